@@ -1,0 +1,5 @@
+import sys
+
+from metaeval.cli import main
+
+sys.exit(main())

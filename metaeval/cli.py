@@ -1,0 +1,72 @@
+"""The ``metaeval`` command: parse arguments and hand over to one command module; nothing else.
+
+Each subcommand lives in ``metaeval/commands/<name>.py`` and exposes ``add_parser(subparsers)`` (building its
+parser with argparse only, so ``metaeval --help`` stays fast) and ``run(args) -> int``.  Heavy libraries are
+imported inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import sys
+
+#: subcommand name -> module.  A module that is not present is simply not offered.
+COMMANDS: dict[str, str] = {
+    "score": "metaeval.commands.score",
+    "analyze": "metaeval.commands.analyze",
+    "calibrate": "metaeval.commands.calibrate",
+    "simulate": "metaeval.commands.simulate",
+    "judge": "metaeval.commands.judge",
+    "sweep": "metaeval.commands.sweep",
+    "assess": "metaeval.commands.assess",
+    "report": "metaeval.commands.report",
+    "data": "metaeval.commands.data",
+    "bench": "metaeval.commands.bench",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="metaeval",
+        description="How far can you trust an LLM nugget judge? Score, meta-evaluate, calibrate and report.",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        if importlib.util.find_spec(module) is None:
+            continue
+        importlib.import_module(module).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "accepts_overrides", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.overrides = extra
+    level = logging.ERROR if args.quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
+    if not args.quiet and args.verbose == 0:
+        level = logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    from metaeval.errors import MetaevalError
+
+    try:
+        return int(args.func(args) or 0)
+    except MetaevalError as exc:
+        print(f"metaeval {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"metaeval {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Nugget-assignment JSONL: NIST's TREC 2024 RAG export and castorini/nuggetizer's assignment output.
+
+Both formats share one schema, one line per (topic, run)::
+
+    {"qid": str, "query": str, "run_id": str, "answer_text": str, "response_length": int,
+     "nuggets": [{"text": str, "importance": "vital"|"okay", "assignment": "support"|"partial_support"|"not_support"}]}
+
+Structural problems (malformed JSON, a missing field, a wrong type, a duplicate (qid, run_id), an empty file)
+raise ``FormatError`` naming file, line and field.  An *unknown label value* (nuggetizer files contain e.g.
+importance ``"failed"`` or assignment ``"established"``) is data, not an error: it is kept as ``FAILED`` with its
+raw text, counted in ``LabelSet.problems`` and reported in one warning naming the first few lines.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from metaeval.errors import FormatError
+from metaeval.io.jsonl import iter_jsonl, optional, require, write_jsonl
+from metaeval.types import LabelProblem, LabelSet, build_label_set, parse_importance, parse_support
+
+log = logging.getLogger(__name__)
+
+
+def read_assignments(path: str | os.PathLike, name: str | None = None) -> LabelSet:
+    """Read a NIST / nuggetizer nugget-assignment file into a ``LabelSet``.
+
+    ``nugget_id`` is the nugget's position in the line's list (NIST lists are identical across the runs of a
+    topic, so positions identify nuggets).  ``name`` defaults to the file's stem.
+    """
+    path = str(path)
+    rows: list[tuple] = []
+    answers: list[tuple] = []
+    topics: dict[str, str] = {}
+    problems: list[LabelProblem] = []
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, obj in iter_jsonl(path):
+        qid = _id(require(obj, "qid", (str, int), path, lineno))
+        run_id = require(obj, "run_id", str, path, lineno)
+        query = optional(obj, "query", str, path, lineno, default="")
+        text = optional(obj, "answer_text", str, path, lineno, default="")
+        rlen = optional(obj, "response_length", int, path, lineno)
+        nuggets = require(obj, "nuggets", list, path, lineno)
+        key = (qid, run_id)
+        if key in seen:
+            raise FormatError(path, lineno, "qid/run_id", f"duplicate (qid, run_id) = {key}, first seen on line {seen[key]}")
+        seen[key] = lineno
+        if query:
+            topics.setdefault(qid, query)
+        answers.append((qid, run_id, text, rlen, lineno))
+        for i, nug in enumerate(nuggets):
+            prefix = f"nuggets[{i}]."
+            if not isinstance(nug, dict):
+                raise FormatError(path, lineno, f"nuggets[{i}]", f"expected an object, got {type(nug).__name__}")
+            ntext = require(nug, "text", str, path, lineno, prefix)
+            imp_raw = nug.get("importance")
+            sup_raw = nug.get("assignment")
+            imp = parse_importance(imp_raw)
+            sup = parse_support(sup_raw)
+            if imp.value == "FAILED":
+                problems.append(LabelProblem(path, lineno, prefix + "importance", imp_raw))
+            if sup.value == "FAILED":
+                problems.append(LabelProblem(path, lineno, prefix + "assignment", sup_raw))
+            rows.append((qid, run_id, i, ntext, imp.value, sup.value, _raw(imp_raw), _raw(sup_raw), lineno))
+    report_problems(path, problems)
+    return build_label_set(
+        name or Path(path).name.split(".")[0],
+        rows,
+        answers,
+        topics=topics,
+        provenance={"path": os.path.abspath(path), "format": "assignments"},
+        problems=problems,
+    )
+
+
+def write_assignments(labels: LabelSet, path: str | os.PathLike) -> int:
+    """Write a label set in the shared NIST / nuggetizer assignment schema (FAILED labels keep their raw text
+    when it was read from a file, so a read-write round trip is lossless)."""
+    return write_jsonl(path, assignment_records(labels))
+
+
+def assignment_records(labels: LabelSet) -> Iterable[dict[str, Any]]:
+    lab = labels.labels
+    by_answer = {k: g for k, g in lab.groupby(["qid", "run_id"], sort=False, observed=True)}
+    for row in labels.answers.itertuples(index=False):
+        g = by_answer.get((row.qid, row.run_id))
+        nuggets = []
+        if g is not None:
+            for n in g.sort_values("nugget_id").itertuples(index=False):
+                nuggets.append(
+                    {
+                        "text": n.nugget,
+                        "importance": _out(n.importance, n.importance_raw),
+                        "assignment": _out(n.support, n.support_raw),
+                    }
+                )
+        rec: dict[str, Any] = {"query": labels.topics.get(row.qid, ""), "qid": row.qid, "run_id": row.run_id,
+                               "answer_text": row.answer_text or "", "nuggets": nuggets}
+        if row.response_length is not None and row.response_length == row.response_length:
+            rec["response_length"] = int(row.response_length)
+        yield rec
+
+
+def report_problems(path: str, problems: list[LabelProblem], show: int = 5) -> None:
+    """Log one warning summarising unknown labels: how many, and the first few lines and values."""
+    if not problems:
+        return
+    first = "; ".join(f"line {p.line} {p.field}={p.value!r}" for p in problems[:show])
+    more = f" (+{len(problems) - show} more)" if len(problems) > show else ""
+    log.warning("%s: %d unknown label value(s) kept as FAILED: %s%s", path, len(problems), first, more)
+
+
+def _id(value: Any) -> str:
+    return str(value)
+
+
+def _raw(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else repr(value)
+
+
+def _out(label: Any, raw: Any) -> str:
+    if label == "FAILED" and isinstance(raw, str):
+        return raw
+    return str(label)

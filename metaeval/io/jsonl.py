@@ -1,0 +1,93 @@
+"""Line-oriented JSON reading and writing with errors that name file, line and field."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from metaeval.errors import FormatError
+
+
+def open_text(path: str | os.PathLike, mode: str = "rt"):
+    """Open a text file, transparently handling ``.gz``.  Reading is strict UTF-8."""
+    p = str(path)
+    if p.endswith(".gz"):
+        return gzip.open(p, mode, encoding="utf-8")
+    return open(p, mode, encoding="utf-8", newline="" if "w" in mode else None)
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every non-blank line.
+
+    Raises ``FormatError`` for an empty file, a line that is not valid JSON, a line that is not a JSON
+    object, or bytes that are not UTF-8.
+    """
+    seen = False
+    try:
+        with open_text(path) as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                seen = True
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise FormatError(path, lineno, "", f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+                if not isinstance(obj, dict):
+                    raise FormatError(path, lineno, "", f"expected a JSON object, got {type(obj).__name__}")
+                yield lineno, obj
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, 0, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except FileNotFoundError:
+        raise FormatError(path, 0, "", "no such file") from None
+    if not seen:
+        raise FormatError(path, 0, "", "empty file (no JSON lines)")
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> int:
+    """Write records one per line (UTF-8, no ASCII escaping); returns the count.  Writes atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    n = 0
+    with open_text(tmp, "wt") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, ensure_ascii=False))
+            fh.write("\n")
+            n += 1
+    os.replace(tmp, path)
+    return n
+
+
+_TYPE_NAMES = {str: "a string", list: "a list", dict: "an object", int: "an integer", float: "a number"}
+
+
+def require(obj: dict[str, Any], key: str, types: type | tuple[type, ...], path: Any, line: int, prefix: str = "") -> Any:
+    """Return ``obj[key]``, raising ``FormatError`` naming the field if it is missing or of the wrong type."""
+    name = f"{prefix}{key}"
+    if key not in obj:
+        raise FormatError(path, line, name, "missing required field")
+    value = obj[key]
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+        want = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in _as_tuple(types))
+        raise FormatError(path, line, name, f"expected {want}, got {type(value).__name__} {_short(value)}")
+    return value
+
+
+def optional(obj: dict[str, Any], key: str, types: type | tuple[type, ...], path: Any, line: int, default: Any = None, prefix: str = "") -> Any:
+    """Like ``require`` but returns ``default`` when the field is absent or null."""
+    if obj.get(key) is None:
+        return default
+    return require(obj, key, types, path, line, prefix)
+
+
+def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _short(value: Any, n: int = 40) -> str:
+    s = repr(value)
+    return s if len(s) <= n else s[: n - 3] + "..."

@@ -1,0 +1,173 @@
+"""Per-answer nugget scores and run aggregation (Pradeep et al. 2025, section 4.4; castorini/nuggetizer).
+
+For one answer with nuggets ``i`` labelled ``s_i`` in {support, partial_support, not_support} and importance
+``m_i`` in {vital, okay}:
+
+* credit: strict ``c_i = 1[s_i = support]``; partial ``p_i = 1[s_i = support] + 0.5 * 1[s_i = partial_support]``
+* ``A_strict = sum_i c_i / N``                         (all nuggets, strict)
+* ``A        = sum_i p_i / N``                         (all nuggets, partial credit)
+* ``V_strict = sum_{i vital} c_i / N_vital``           (primary metric of the TREC 2024 RAG track)
+* ``V        = sum_{i vital} p_i / N_vital``
+* ``W_strict = sum_i w_i c_i / sum_i w_i`` and ``W = sum_i w_i p_i / sum_i w_i`` with ``w = 1`` for vital,
+  ``0.5`` for okay (nuggetizer's weighted scores).
+
+A run's score for a metric is the mean of its per-answer scores over the topics it answered.
+
+Policies (``ScoringPolicy``), all documented defaults follow castorini/nuggetizer so scores match it exactly:
+
+* ``no_vital``: an answer whose denominator is zero (no vital nugget for V; no nugget at all for A/W) scores
+  ``"zero"`` (default, as nuggetizer) or is ``"exclude"``-d (NaN, skipped by the run mean).
+* ``failed_support``: a FAILED assignment label counts as ``"not_support"`` (default, as nuggetizer: in the
+  denominator, no credit), is ``"exclude"``-d from numerator and denominator, or counts as ``"support"``
+  (an upper bound; use with the default for lower/upper bounds on scores).
+* ``failed_importance``: a nugget whose importance is FAILED is, by default (``"nuggetizer"``), counted in A,
+  not in V (it is not vital) and given weight 0 in W - exactly nuggetizer's behaviour; or ``"exclude"``-d from
+  every metric; or treated ``"as_okay"`` / ``"as_vital"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from metaeval.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from metaeval.types import LabelSet
+
+METRICS: tuple[str, ...] = ("v_strict", "a_strict", "v", "a", "w_strict", "w")
+SCORE_COLUMNS: tuple[str, ...] = ("run_id", "qid", "a_strict", "a", "v_strict", "v", "w_strict", "w", "n_nuggets", "n_vital", "n_failed")
+#: Display names used in the paper and in reports.
+METRIC_NAMES: dict[str, str] = {"v_strict": "V_strict", "a_strict": "A_strict", "v": "V", "a": "A", "w_strict": "W_strict", "w": "W"}
+
+_NO_VITAL = ("zero", "exclude")
+_FAILED_SUPPORT = ("not_support", "exclude", "support")
+_FAILED_IMPORTANCE = ("nuggetizer", "exclude", "as_okay", "as_vital")
+
+
+@dataclass(frozen=True)
+class ScoringPolicy:
+    """How empty and FAILED cases are scored; see the module docstring."""
+
+    no_vital: str = "zero"
+    failed_support: str = "not_support"
+    failed_importance: str = "nuggetizer"
+    partial_credit: float = 0.5
+    okay_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("no_vital", _NO_VITAL), ("failed_support", _FAILED_SUPPORT), ("failed_importance", _FAILED_IMPORTANCE)):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"scoring policy {name}={getattr(self, name)!r}; expected one of {', '.join(allowed)}")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def normalize_metric(name: str) -> str:
+    """Accept ``V_strict``, ``v_strict``, ``strict_vital_score`` ... and return the canonical column name."""
+    key = name.strip().lower()
+    aliases = {
+        "strict_vital_score": "v_strict", "vital_score": "v", "strict_all_score": "a_strict", "all_score": "a",
+        "strict_weighted_score": "w_strict", "weighted_score": "w",
+    }
+    return aliases.get(key, key)
+
+
+def score_answers(labels: "LabelSet", policy: ScoringPolicy | None = None) -> "pd.DataFrame":
+    """Per-answer scores: one row per (run_id, qid) of ``labels.answers`` with the columns ``SCORE_COLUMNS``.
+
+    Answers with no labelled nugget are included (their scores follow ``policy.no_vital``).
+    """
+    import numpy as np
+    import pandas as pd
+
+    policy = policy or ScoringPolicy()
+    lab = labels.labels
+    sup = lab["support"].astype(object).to_numpy()
+    imp = lab["importance"].astype(object).to_numpy()
+
+    s_failed = sup == "FAILED"
+    strict = (sup == "support").astype(float)
+    partial = strict + policy.partial_credit * (sup == "partial_support")
+    counted = np.ones(len(lab), dtype=bool)
+    if policy.failed_support == "support":
+        strict = strict + s_failed
+        partial = partial + s_failed
+    elif policy.failed_support == "exclude":
+        counted &= ~s_failed
+
+    i_failed = imp == "FAILED"
+    vital = imp == "vital"
+    okay = imp == "okay"
+    member = np.ones(len(lab), dtype=bool)  # counts in A
+    if policy.failed_importance == "exclude":
+        member &= ~i_failed
+    elif policy.failed_importance == "as_okay":
+        okay = okay | i_failed
+    elif policy.failed_importance == "as_vital":
+        vital = vital | i_failed
+    weight = vital * 1.0 + okay * policy.okay_weight
+
+    m = counted & member
+    vc = counted & vital
+    frame = pd.DataFrame(
+        {
+            "run_id": lab["run_id"].to_numpy(),
+            "qid": lab["qid"].to_numpy(),
+            "a_strict_n": m * strict,
+            "a_n": m * partial,
+            "a_d": m * 1.0,
+            "v_strict_n": vc * strict,
+            "v_n": vc * partial,
+            "v_d": vc * 1.0,
+            "w_strict_n": counted * weight * strict,
+            "w_n": counted * weight * partial,
+            "w_d": counted * weight,
+            "n_nuggets": 1,
+            "n_vital": vital.astype(int),
+            "n_failed": s_failed.astype(int),
+        }
+    )
+    sums = frame.groupby(["run_id", "qid"], sort=False).sum()
+    keys = labels.answers[["run_id", "qid"]]
+    sums = sums.reindex(pd.MultiIndex.from_frame(keys)).fillna(0.0)
+
+    fill = 0.0 if policy.no_vital == "zero" else np.nan
+    out = keys.reset_index(drop=True).copy()
+    for metric, den in (("a_strict", "a_d"), ("a", "a_d"), ("v_strict", "v_d"), ("v", "v_d"), ("w_strict", "w_d"), ("w", "w_d")):
+        d = sums[den].to_numpy()
+        n = sums[f"{metric}_n"].to_numpy()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[metric] = np.where(d > 0, n / np.where(d > 0, d, 1.0), fill)
+    for col in ("n_nuggets", "n_vital", "n_failed"):
+        out[col] = sums[col].to_numpy().astype(int)
+    return out[list(SCORE_COLUMNS)]
+
+
+def run_scores(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] = METRICS, common_topics: bool = False) -> "pd.DataFrame":
+    """Run score = mean over topics of per-answer scores, with ``n_topics`` (answers scored per run).
+
+    ``common_topics=True`` first restricts every run to the topics that *all* runs answered, so runs are
+    compared on the same topics.  NaN scores (excluded answers) are skipped by the mean.  Sorted by the first
+    metric, best first.
+    """
+    df = per_answer
+    if common_topics and len(df):
+        n_runs = df["run_id"].nunique()
+        per_topic = df.groupby("qid")["run_id"].nunique()
+        keep = per_topic[per_topic == n_runs].index
+        df = df[df["qid"].isin(keep)]
+    metrics = [m for m in metrics if m in df.columns]
+    agg = df.groupby("run_id")[metrics].mean()
+    agg.insert(0, "n_topics", df.groupby("run_id")["qid"].nunique())
+    agg = agg.reset_index().sort_values([metrics[0], "run_id"], ascending=[False, True], kind="mergesort")
+    return agg.reset_index(drop=True)
+
+
+def to_long(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] = METRICS) -> "pd.DataFrame":
+    """The long score table ``run_id, qid, metric, value`` used by analysis and score-table files."""
+    long = per_answer.melt(id_vars=["run_id", "qid"], value_vars=list(metrics), var_name="metric", value_name="value")
+    return long[["run_id", "qid", "metric", "value"]]

@@ -1,0 +1,279 @@
+"""Core data model: topics, documents, nuggets, answers, assignments and label sets.
+
+Two levels live here:
+
+* small frozen dataclasses (``Topic``, ``Document``, ``Nugget``, ``Answer``, ``Assignment``) that the judge
+  layer and the pipeline pass around one item at a time, and
+* ``LabelSet``, the tabular form in which every label source (NIST assessors, a judge run by metaeval,
+  castorini/nuggetizer output, a simulated judge) is held for scoring, analysis and calibration.
+
+A label set is *all labels from one source*.  Its ``labels`` table has one row per (topic, run, nugget)::
+
+    qid  run_id  nugget_id  nugget  importance  support  line
+
+``importance`` and ``support`` are pandas categoricals over ``IMPORTANCE_LEVELS`` / ``SUPPORT_LEVELS``; a label
+that could not be read or parsed is ``FAILED`` (the raw text is kept in ``importance_raw`` / ``support_raw``),
+never silently mapped to ``okay`` or ``not_support``.  ``line`` is the 1-based line of the source file (or
+``-1`` for labels made in memory) so every problem can be traced back.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pandas as pd
+
+
+class Importance(str, enum.Enum):
+    """Nugget importance.  ``FAILED`` marks a label that is missing or unreadable."""
+
+    VITAL = "vital"
+    OKAY = "okay"
+    FAILED = "FAILED"
+
+
+class Support(str, enum.Enum):
+    """Nugget-to-answer assignment label (ordinal: not_support < partial_support < support)."""
+
+    NOT_SUPPORT = "not_support"
+    PARTIAL_SUPPORT = "partial_support"
+    SUPPORT = "support"
+    FAILED = "FAILED"
+
+    @property
+    def rank(self) -> int:
+        """Ordinal rank 0/1/2, or -1 for FAILED."""
+        return SUPPORT_RANK[self.value]
+
+
+IMPORTANCE_LEVELS: tuple[str, ...] = ("vital", "okay", "FAILED")
+SUPPORT_LEVELS: tuple[str, ...] = ("not_support", "partial_support", "support", "FAILED")
+#: Ordinal order of the three valid support labels, lowest first.
+SUPPORT_ORDER: tuple[str, ...] = ("not_support", "partial_support", "support")
+SUPPORT_RANK: dict[str, int] = {"not_support": 0, "partial_support": 1, "support": 2, "FAILED": -1}
+
+LABEL_COLUMNS: tuple[str, ...] = (
+    "qid",
+    "run_id",
+    "nugget_id",
+    "nugget",
+    "importance",
+    "support",
+    "importance_raw",
+    "support_raw",
+    "line",
+)
+ANSWER_COLUMNS: tuple[str, ...] = ("qid", "run_id", "answer_text", "response_length", "line")
+
+
+def parse_importance(raw: Any) -> Importance:
+    """Map a raw importance string to ``Importance``; anything unknown is ``FAILED`` (never ``okay``)."""
+    if isinstance(raw, Importance):
+        return raw
+    if isinstance(raw, str):
+        key = raw.strip().lower()
+        if key in ("vital", "okay"):
+            return Importance(key)
+    return Importance.FAILED
+
+
+def parse_support(raw: Any) -> Support:
+    """Map a raw assignment string to ``Support``; anything unknown is ``FAILED`` (never ``not_support``).
+
+    Accepted spellings: ``support``, ``partial_support``, ``not_support`` (case-insensitive; a space or a
+    hyphen in place of the underscore is accepted, as LLM replies often write ``partial support``).
+    """
+    if isinstance(raw, Support):
+        return raw
+    if isinstance(raw, str):
+        key = raw.strip().lower().replace("-", "_").replace(" ", "_")
+        if key in ("support", "partial_support", "not_support"):
+            return Support(key)
+    return Support.FAILED
+
+
+@dataclass(frozen=True)
+class Topic:
+    qid: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Document:
+    docid: str
+    text: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Nugget:
+    text: str
+    importance: Importance = Importance.FAILED
+    nugget_id: int = -1
+
+
+@dataclass(frozen=True)
+class Answer:
+    run_id: str
+    qid: str
+    text: str
+    sentences: tuple[str, ...] = ()
+    citations: tuple[tuple[int, ...], ...] = ()
+    response_length: int | None = None
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One nugget x answer label, with where it came from."""
+
+    qid: str
+    run_id: str
+    nugget: Nugget
+    label: Support
+    source: str
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    raw: str | None = None
+
+
+@dataclass(frozen=True)
+class LabelProblem:
+    """A label that was kept as FAILED because its value was not understood."""
+
+    path: str
+    line: int
+    field: str
+    value: Any
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: field {self.field!r} has unknown value {self.value!r} (kept as FAILED)"
+
+
+@dataclass
+class LabelSet:
+    """All labels from one source, addressable by ``name``.
+
+    Attributes:
+        name: the source's name, e.g. ``"nist"`` or ``"judge:gpt-4o/assign-v1"``.
+        labels: one row per (qid, run_id, nugget_id); see the module docstring for the columns.
+        answers: one row per (qid, run_id) with the answer text when the source carried it.
+        topics: qid -> query text.
+        provenance: free-form description of where the labels came from (file, checksum, config).
+        problems: unknown labels that were kept as FAILED.
+    """
+
+    name: str
+    labels: "pd.DataFrame"
+    answers: "pd.DataFrame"
+    topics: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    problems: list[LabelProblem] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def qids(self) -> list[str]:
+        return sorted(self.labels["qid"].unique().tolist()) if len(self.labels) else sorted(self.answers["qid"].unique())
+
+    @property
+    def run_ids(self) -> list[str]:
+        return sorted(self.answers["run_id"].unique().tolist())
+
+    def nuggets(self) -> "pd.DataFrame":
+        """One row per (qid, nugget_id): the nugget text and the importance it was most often given."""
+        lab = self.labels
+        cols = ["qid", "nugget_id", "nugget", "importance"]
+        if lab.empty:
+            return lab[cols].copy()
+        return lab.drop_duplicates(["qid", "nugget_id"])[cols].reset_index(drop=True)
+
+    def failure_counts(self) -> dict[str, int]:
+        """How many importance and support labels are FAILED."""
+        lab = self.labels
+        return {
+            "importance_failed": int((lab["importance"] == "FAILED").sum()),
+            "support_failed": int((lab["support"] == "FAILED").sum()),
+            "labels": int(len(lab)),
+        }
+
+    def subset(self, qids: "list[str] | None" = None, run_ids: "list[str] | None" = None, name: str | None = None) -> "LabelSet":
+        """A new label set restricted to the given topics and/or runs."""
+        lab, ans = self.labels, self.answers
+        if qids is not None:
+            qs = set(qids)
+            lab = lab[lab["qid"].isin(qs)]
+            ans = ans[ans["qid"].isin(qs)]
+        if run_ids is not None:
+            rs = set(run_ids)
+            lab = lab[lab["run_id"].isin(rs)]
+            ans = ans[ans["run_id"].isin(rs)]
+        topics = {q: t for q, t in self.topics.items() if q in set(ans["qid"]) or q in set(lab["qid"])}
+        return LabelSet(
+            name=name or self.name,
+            labels=lab.reset_index(drop=True),
+            answers=ans.reset_index(drop=True),
+            topics=topics,
+            provenance=dict(self.provenance),
+            problems=[p for p in self.problems],
+        )
+
+    def with_labels(self, support: Any, name: str, provenance: Mapping[str, Any] | None = None) -> "LabelSet":
+        """A copy with the support column replaced (same rows, same order): how judges and simulations relabel."""
+        lab = self.labels.copy()
+        lab["support"] = make_support_categorical(support)
+        lab["support_raw"] = lab["support"].astype(str)
+        return LabelSet(
+            name=name,
+            labels=lab,
+            answers=self.answers.copy(),
+            topics=dict(self.topics),
+            provenance=dict(provenance or {}),
+            problems=[],
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"LabelSet(name={self.name!r}, topics={self.labels['qid'].nunique()}, "
+            f"answers={len(self.answers)}, labels={len(self.labels)})"
+        )
+
+
+def make_importance_categorical(values: Any) -> "pd.Categorical":
+    import pandas as pd
+
+    return pd.Categorical(values, categories=list(IMPORTANCE_LEVELS))
+
+
+def make_support_categorical(values: Any) -> "pd.Categorical":
+    import pandas as pd
+
+    return pd.Categorical(values, categories=list(SUPPORT_LEVELS))
+
+
+def build_label_set(
+    name: str,
+    rows: list[tuple],
+    answers: list[tuple],
+    topics: dict[str, str] | None = None,
+    provenance: dict[str, Any] | None = None,
+    problems: list[LabelProblem] | None = None,
+) -> LabelSet:
+    """Make a ``LabelSet`` from row tuples ordered as ``LABEL_COLUMNS`` and ``ANSWER_COLUMNS``."""
+    import pandas as pd
+
+    labels = pd.DataFrame.from_records(rows, columns=list(LABEL_COLUMNS))
+    labels["importance"] = make_importance_categorical(labels["importance"])
+    labels["support"] = make_support_categorical(labels["support"])
+    labels["nugget_id"] = labels["nugget_id"].astype("int64")
+    labels["line"] = labels["line"].astype("int64")
+    ans = pd.DataFrame.from_records(answers, columns=list(ANSWER_COLUMNS))
+    ans["line"] = ans["line"].astype("int64")
+    return LabelSet(
+        name=name,
+        labels=labels,
+        answers=ans,
+        topics=dict(topics or {}),
+        provenance=dict(provenance or {}),
+        problems=list(problems or []),
+    )
