@@ -123,6 +123,8 @@ class Answer:
     sentences: tuple[str, ...] = ()
     citations: tuple[tuple[int, ...], ...] = ()
     response_length: int | None = None
+    references: tuple[str, ...] = ()
+    topic: str = ""
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ def write_table(df: "pd.DataFrame", path: str | os.PathLike) -> None:
     if kind == "parquet":
         df.to_parquet(tmp, index=False)
     elif kind in ("jsonl", "json"):
-        df.to_json(tmp, orient="records", lines=True, force_ascii=False, compression="infer" if not str(path).endswith(".gz") else "gzip")
+        df.to_json(tmp, orient="records", lines=True, force_ascii=False, double_precision=15, compression="infer" if not str(path).endswith(".gz") else "gzip")
     else:
         df.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",", compression="gzip" if str(path).endswith(".gz") else None)
     os.replace(tmp, path)

@@ -1,0 +1,1 @@
+"""metaeval benchmarks: scripts that print figures (speed targets live here, never in timed tests)."""

@@ -1,0 +1,65 @@
+"""castorini/nuggetizer per-topic metrics JSONL: one line per topic plus a final ``qid: "all"`` line::
+
+    {"qid": str, "strict_vital_score": float, "vital_score": float, "strict_weighted_score": float,
+     "weighted_score": float, "strict_all_score": float, "all_score": float}
+
+Read into a per-answer-like table with metaeval's column names (``v_strict, v, w_strict, w, a_strict, a``).
+"""
+
+from __future__ import annotations
+
+import os
+from statistics import mean
+from typing import TYPE_CHECKING
+
+from metaeval.errors import FormatError
+from metaeval.io.jsonl import iter_jsonl, require, write_jsonl
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+#: nuggetizer field -> metaeval metric column
+NUGGETIZER_FIELDS: dict[str, str] = {
+    "strict_vital_score": "v_strict", "vital_score": "v", "strict_all_score": "a_strict", "all_score": "a",
+    "strict_weighted_score": "w_strict", "weighted_score": "w",
+}
+
+
+def read_metrics(path: str | os.PathLike, run_id: str | None = None) -> "pd.DataFrame":
+    """Per-topic rows (``run_id, qid`` + metric columns present in the file); the ``all`` line goes to
+    ``df.attrs["all"]``.  ``run_id`` defaults to the file's stem."""
+    import pandas as pd
+
+    path = str(path)
+    rows, overall = [], None
+    for lineno, obj in iter_jsonl(path):
+        qid = str(require(obj, "qid", (str, int), path, lineno))
+        vals = {}
+        for field, col in NUGGETIZER_FIELDS.items():
+            if field in obj:
+                vals[col] = float(require(obj, field, (int, float), path, lineno))
+        if not vals:
+            raise FormatError(path, lineno, "strict_vital_score", "no metric fields on this line")
+        if qid == "all":
+            overall = vals
+        else:
+            rows.append({"run_id": run_id or os.path.basename(path).split(".jsonl")[0], "qid": qid, **vals})
+    df = pd.DataFrame(rows)
+    df.attrs["all"] = overall
+    return df
+
+
+def write_metrics(per_answer: "pd.DataFrame", path: str | os.PathLike) -> int:
+    """Write one run's per-answer scores in nuggetizer's metrics format, ending with the ``all`` line (means)."""
+    if per_answer["run_id"].nunique() > 1:
+        from metaeval.errors import ConfigError
+
+        raise ConfigError("nuggetizer metrics files hold one run; filter per_answer to a single run_id first")
+    fields = {col: field for field, col in NUGGETIZER_FIELDS.items()}
+
+    def records():
+        for r in per_answer.itertuples(index=False):
+            yield {"qid": r.qid, **{fields[c]: float(getattr(r, c)) for c in fields}}
+        yield {"qid": "all", **{fields[c]: mean(per_answer[c]) for c in fields}}
+
+    return write_jsonl(path, records())
