@@ -1,0 +1,62 @@
+"""Frozen, content-hashed job specs (HELM's RunSpec idea): identity drives deduplication and resume.
+
+A job's key is ``sha256`` of the canonical JSON of its spec.  Two grid cells that need the same unit of work
+(the same judge creating nuggets for the same topic with the same prompt) produce the same key, so the work
+runs once.  What does *not* change the output (retries, timeouts, concurrency, the strategy that asked for it)
+is not part of the spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+STAGES: tuple[str, ...] = ("create", "importance", "assign")
+
+
+def content_hash(obj: Any, n: int = 16) -> str:
+    """Hex digest (first ``n`` characters of sha256) of ``obj``'s canonical JSON."""
+    data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:n]
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One unit of work for one judge.
+
+    Attributes:
+        stage: ``create`` (all creation windows of one topic), ``importance`` (all importance batches of one
+            topic's nugget list) or ``assign`` (all assignment batches of one answer).
+        judge: the judge's identity hash (its config minus limits; see ``judge_identity``).
+        prompt: the prompt selection's identity (template ids and versions).
+        qid: topic.
+        run_id: run (``assign`` only).
+        inputs: hash of everything the judge reads (documents, nugget texts, answer text).
+        sample: sample index (for repeated sampling at temperature > 0).
+    """
+
+    stage: str
+    judge: str
+    prompt: str
+    qid: str
+    inputs: str
+    run_id: str = ""
+    sample: int = 0
+
+    @property
+    def key(self) -> str:
+        return content_hash(asdict(self), 24)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def judge_identity(judge_config: dict[str, Any]) -> str:
+    """Hash of a judge config without the fields that do not change outputs (limits, prices, api_key_env)."""
+    ignored = {"limits", "prices", "api_key_env", "base_url"}
+    cfg = {k: v for k, v in judge_config.items() if k not in ignored}
+    if isinstance(cfg.get("deployment"), dict):
+        cfg["deployment"] = {k: v for k, v in cfg["deployment"].items() if k not in ignored}
+    return content_hash(cfg)
