@@ -1,0 +1,156 @@
+"""Kendall's tau between a reference and a candidate at the paper's three levels (Pradeep et al. 2025, sec. 5).
+
+On the common (topic, run) cells (see :mod:`metaeval.analysis.cells`), with reference scores ``x[t, r]`` and
+candidate scores ``y[t, r]``:
+
+* **run**: ``tau(xbar, ybar)`` where ``xbar_r`` / ``ybar_r`` are run means over the run's common topics - the
+  system-ranking correlation usually reported in IR meta-evaluation;
+* **topic_avg**: ``mean_t tau(x[t, :], y[t, :])`` over topics where the per-topic tau is defined; a topic is
+  skipped (and counted in ``n_topics_skipped``) when it is undefined, e.g. tau-b with constant scores on a side;
+* **pooled**: ``tau`` over all cells at once (every (topic, run) pair is one item).
+
+All three are computed from topic multiplicity weights ``w`` (ones for the observed data), so the point
+estimates and the topic-bootstrap replicates of :mod:`metaeval.analysis.bootstrap` run through the same code:
+run means become ``sum_t w_t x[t,r] / sum_t w_t``, the topic average a ``w``-weighted mean of per-topic taus, and
+the pooled tau a quadratic form (:mod:`metaeval.analysis.pooled`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from metaeval.analysis.cells import Aligned, align, to_long
+from metaeval.analysis.kendall import _div, get_variant
+from metaeval.analysis.pooled import PooledKernel
+
+LEVELS: tuple[str, ...] = ("run", "topic_avg", "pooled")
+
+
+class LevelEngine:
+    """Per-level tau for any ``(B, T)`` topic-weight matrix, for one reference/candidate pair of matrices."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, variant: str = "b"):
+        self.variant = get_variant(variant)
+        mask = ~(np.isnan(x) | np.isnan(y))
+        self.mask = mask.astype(float)
+        self.x0 = np.where(mask, x, 0.0)
+        self.y0 = np.where(mask, y, 0.0)
+        xm = np.where(mask, x, np.nan)
+        ym = np.where(mask, y, np.nan)
+        self.topic_tau = self.variant.batch(xm, ym)  # (T,)
+        self.topic_ok = ~np.isnan(self.topic_tau)
+        self._kernel: PooledKernel | None = None
+        self._xm, self._ym = xm, ym
+
+    @property
+    def kernel(self) -> PooledKernel:
+        if self._kernel is None:
+            self._kernel = PooledKernel(self._xm, self._ym, self.variant.kind)
+        return self._kernel
+
+    def run(self, w: np.ndarray) -> np.ndarray:
+        den = w @ self.mask
+        return self.variant.batch(_div(w @ self.x0, den), _div(w @ self.y0, den))
+
+    def run_means(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        den = w @ self.mask
+        return _div(w @ self.x0, den), _div(w @ self.y0, den)
+
+    def topic_avg(self, w: np.ndarray) -> np.ndarray:
+        ok = self.topic_ok.astype(float)
+        return _div(w @ np.where(self.topic_ok, self.topic_tau, 0.0), w @ ok)
+
+    def pooled(self, w: np.ndarray) -> np.ndarray:
+        return self.kernel.tau(w, self.variant.name)
+
+    def levels(self, w: np.ndarray) -> dict[str, np.ndarray]:
+        w = np.atleast_2d(np.asarray(w, dtype=float))
+        return {"run": self.run(w), "topic_avg": self.topic_avg(w), "pooled": self.pooled(w)}
+
+
+@dataclass(frozen=True)
+class TauLevels:
+    """Tau at the three levels for one metric, with the cell bookkeeping (and CIs when bootstrapped)."""
+
+    metric: str
+    variant: str
+    run: float
+    topic_avg: float
+    pooled: float
+    n_runs: int
+    n_topics: int
+    n_cells: int
+    n_topics_used: int
+    n_topics_skipped: int
+    dropped: dict[str, int] = field(default_factory=dict)
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    boot_mean: dict[str, float] = field(default_factory=dict)
+    ci_method: str = "percentile"
+    n_boot: int = 0
+    seed: int | None = None
+    alpha: float = 0.05
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ci"] = {k: [float(v[0]), float(v[1])] for k, v in self.ci.items()}
+        return d
+
+
+def _f(v: Any) -> float:
+    return float(np.asarray(v).reshape(-1)[0])
+
+
+def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: int | None = 0,
+                        alpha: float = 0.05, candidate: int = 0, weights: np.ndarray | None = None,
+                        ci_method: str = "percentile") -> TauLevels:
+    """Point estimates (and bootstrap CIs when ``n_boot > 0`` or ``weights`` are given) for one candidate.
+
+    ``weights``: a ``(B, T)`` topic-multiplicity matrix to reuse (e.g. the same resamples for every metric);
+    ``ci_method``: a name in :data:`metaeval.analysis.bootstrap.CI_METHODS`.
+    """
+    from metaeval.analysis.bootstrap import CI_METHODS, topic_weights
+    from metaeval.errors import ConfigError
+
+    if ci_method not in CI_METHODS:
+        raise ConfigError(f"unknown CI method {ci_method!r}; expected one of {', '.join(CI_METHODS)}")
+    eng = LevelEngine(al.x, al.ys[candidate], variant)
+    t_count = len(al.topics)
+    point = eng.levels(np.ones((1, t_count)))
+    ci: dict[str, tuple[float, float]] = {}
+    boot_mean: dict[str, float] = {}
+    if n_boot > 0 or weights is not None:
+        w = weights if weights is not None else topic_weights(t_count, n_boot, seed)
+        reps = eng.levels(w)
+        jack = eng.levels(1.0 - np.eye(t_count)) if ci_method == "bca" else {}
+        for lvl in LEVELS:
+            ci[lvl] = CI_METHODS[ci_method](reps[lvl], alpha, _f(point[lvl]), jack.get(lvl))
+            ok = reps[lvl][~np.isnan(reps[lvl])]
+            boot_mean[lvl] = float(ok.mean()) if ok.size else float("nan")
+        n_boot = len(w)
+    mask = ~(np.isnan(al.x) | np.isnan(al.ys[candidate]))
+    used = int(eng.topic_ok.sum())
+    return TauLevels(
+        metric=al.metric, variant=eng.variant.name,
+        run=_f(point["run"]), topic_avg=_f(point["topic_avg"]), pooled=_f(point["pooled"]),
+        n_runs=int(mask.any(axis=0).sum()), n_topics=int(mask.any(axis=1).sum()), n_cells=int(mask.sum()),
+        n_topics_used=used, n_topics_skipped=int(mask.any(axis=1).sum()) - used,
+        dropped=dict(al.dropped), ci=ci, boot_mean=boot_mean, ci_method=ci_method, n_boot=int(n_boot), seed=seed if n_boot else None, alpha=alpha,
+    )
+
+
+def tau_levels(reference: Any, candidate: Any, metric: str = "v_strict", variant: str = "b", n_boot: int = 0,
+               seed: int | None = 0, alpha: float = 0.05, policy: Any = None,
+               ci_method: str = "percentile") -> TauLevels:
+    """Kendall's tau of ``candidate`` against ``reference`` at the run, per-topic-average and pooled levels.
+
+    ``reference`` / ``candidate``: a LabelSet, a per-answer wide score table (``score_answers``) or a long table
+    ``run_id, qid, metric, value``.  ``variant``: ``b`` (default), ``a``, ``ap`` or ``ap_sym``
+    (:data:`metaeval.analysis.kendall.TAU_VARIANTS`).  ``n_boot > 0`` adds topic-bootstrap CIs (``ci_method``:
+    ``percentile``, ``centered`` or ``bca``; :mod:`metaeval.analysis.bootstrap` explains why the run-level
+    percentile interval can miss the estimate).  ``policy``: the scoring policy used for LabelSet inputs.
+    """
+    al = align(to_long(reference, policy), [to_long(candidate, policy)], metric)
+    return levels_from_aligned(al, variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method)
