@@ -1,0 +1,172 @@
+"""The calibration-method interface, the registry, and the prediction they return.
+
+Every method is fitted on the (nugget, answer) pairs of *calibration* topics that carry both a judge label and
+a human label, and applied to judge labels elsewhere.  A fitted model is a plain JSON-ready ``dict`` (the
+``method`` key names its class), so a saved model file is human-readable and ``apply`` works the same on a
+freshly fitted model and on one loaded from disk.
+
+``apply`` returns corrected per-answer scores (the expected human score of each answer, used for tau at the
+topic and pooled levels) and corrected run scores with a standard error and a confidence interval for each
+metric.  The interval targets the run score that human assessors would have given on the *applied* topics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from metaeval.calibration.pairs import METRICS, Pairs
+from metaeval.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+MODEL_VERSION = 1
+
+
+@dataclass
+class ArrayPrediction:
+    """Per-answer and per-run corrected scores as arrays aligned with a ``Pairs`` (answers / ``run_ids``)."""
+
+    answers: dict[str, np.ndarray]
+    run: dict[str, np.ndarray]
+    se: dict[str, np.ndarray] = field(default_factory=dict)
+    lo: dict[str, np.ndarray] = field(default_factory=dict)
+    hi: dict[str, np.ndarray] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Prediction:
+    """Corrected scores as tables: ``answers`` (run_id, qid, one column per metric) and ``runs`` (long:
+    run_id, metric, estimate, se, ci_low, ci_high, n_topics)."""
+
+    method: str
+    answers: "pd.DataFrame"
+    runs: "pd.DataFrame"
+    level: float
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def leaderboard(self, metric: str = "v_strict") -> "pd.DataFrame":
+        df = self.runs[self.runs["metric"] == metric].sort_values(["estimate", "run_id"], ascending=[False, True])
+        return df.reset_index(drop=True)
+
+
+class CalibrationMethod:
+    """Base class: subclasses set ``name``, ``gives_ci``, and implement ``fit_pairs`` / ``apply_pairs``."""
+
+    name: str = ""
+    gives_ci: bool = True
+    description: str = ""
+
+    def fit_pairs(self, judge: Pairs, human: np.ndarray, **options: Any) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def apply_pairs(self, model: dict, judge: Pairs, metrics: Sequence[str] = METRICS, level: float = 0.95,
+                    rng: np.random.Generator | None = None) -> ArrayPrediction:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, type[CalibrationMethod]] = {}
+
+
+def register(cls: type[CalibrationMethod]) -> type[CalibrationMethod]:
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_method(name: str) -> CalibrationMethod:
+    from metaeval.calibration import methods as _m  # noqa: F401  (fills the registry)
+
+    if name not in REGISTRY:
+        raise ConfigError(f"unknown calibration method {name!r}; expected one of {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name]()
+
+
+def z_value(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2.0))
+
+
+def normal_ci(est: np.ndarray, se: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    z = z_value(level)
+    return est - z * se, est + z * se
+
+
+def check_training(judge: Pairs, human: np.ndarray) -> np.ndarray:
+    """Mask of pairs usable for fitting (human label valid); errors when there are none."""
+    human = np.asarray(human)
+    if human.shape != judge.sup.shape:
+        raise ConfigError(f"human labels ({human.shape[0]}) do not align with judge pairs ({judge.sup.shape[0]})")
+    ok = human >= 0
+    if not ok.any():
+        raise ConfigError("no (nugget, answer) pair carries both a human and a judge label: nothing to calibrate on")
+    return ok
+
+
+def credit_moments(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """From P(human = k), k = 0/1/2 (shape (..., 3)): mean and variance of strict and partial credit."""
+    p1, p2 = prob[..., 1], prob[..., 2]
+    strict = p2
+    partial = p2 + 0.5 * p1
+    v_strict = p2 * (1.0 - p2)
+    v_partial = p2 + 0.25 * p1 - partial ** 2
+    return strict, partial, v_strict, np.maximum(v_partial, 0.0)
+
+
+def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: np.ndarray | None,
+                               metrics: Sequence[str], level: float) -> ArrayPrediction:
+    """Scores from per-pair label probabilities ``prob`` (n, 3) of the human label.
+
+    Run-score variance = label-noise part ``sum_i omega_i^2 Var(credit_i)`` (pairs independent given the
+    model) + parameter part, the variance of the run score over ``prob_draws`` (B, n, 3) drawn from the
+    fitted model's sampling distribution (None: no parameter part).
+    """
+    from metaeval.calibration.pairs import METRIC_SPEC
+
+    strict, partial, v_s, v_p = credit_moments(prob)
+    per_answer = judge.answer_scores(strict, partial, metrics)
+    pr = ArrayPrediction(answers=per_answer, run={})
+    draws = None
+    if prob_draws is not None:
+        ds, dp, _, _ = credit_moments(prob_draws)
+        draws = (ds, dp)
+    prun = judge.pair_run()
+    nr = len(judge.run_ids)
+    for m in metrics:
+        family, is_strict = METRIC_SPEC[m]
+        w = judge.run_weights(family)
+        est = judge.run_means(per_answer[m])
+        var = np.bincount(prun, weights=w ** 2 * (v_s if is_strict else v_p), minlength=nr)
+        if draws is not None:
+            c = draws[0] if is_strict else draws[1]
+            runs_b = np.stack([np.bincount(prun, weights=w * c[b], minlength=nr) for b in range(c.shape[0])])
+            var = var + runs_b.var(axis=0, ddof=1)
+        se = np.sqrt(var)
+        pr.run[m], pr.se[m] = est, se
+        pr.lo[m], pr.hi[m] = normal_ci(est, se, level)
+    return pr
+
+
+def to_prediction(method: str, judge: Pairs, ap: ArrayPrediction, level: float) -> Prediction:
+    import pandas as pd
+
+    answers = judge.answers_frame()
+    for m, v in ap.answers.items():
+        answers[m] = v
+    n_topics = np.bincount(judge.ans_run, minlength=len(judge.run_ids))
+    rows = []
+    for m, est in ap.run.items():
+        for r, run_id in enumerate(judge.run_ids):
+            if n_topics[r] == 0:
+                continue
+            rows.append((run_id, m, float(est[r]), _get(ap.se, m, r), _get(ap.lo, m, r), _get(ap.hi, m, r), int(n_topics[r])))
+    runs = pd.DataFrame(rows, columns=["run_id", "metric", "estimate", "se", "ci_low", "ci_high", "n_topics"])
+    return Prediction(method=method, answers=answers, runs=runs, level=level, notes=dict(ap.notes))
+
+
+def _get(d: dict, m: str, r: int) -> float:
+    return float(d[m][r]) if m in d else float("nan")
