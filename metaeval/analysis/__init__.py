@@ -7,7 +7,8 @@ Modules:
 * :mod:`~metaeval.analysis.levels` - ``tau_levels`` at run / per-topic-average / pooled level (``TauLevels``);
 * :mod:`~metaeval.analysis.pooled` - pooled tau as quadratic forms in topic weights (fast bootstrap);
 * :mod:`~metaeval.analysis.bootstrap` - topic-bootstrap CIs, paired test between candidates, run-pair flips;
-* :mod:`~metaeval.analysis.agreement` - label agreement, kappa, Krippendorff's alpha, strictness, Stuart-Maxwell;
+* :mod:`~metaeval.analysis.confusion` - kappa, Krippendorff's alpha, strictness, Stuart-Maxwell from counts;
+* :mod:`~metaeval.analysis.agreement` - joining two label sets and their support / importance agreement;
 * :mod:`~metaeval.analysis.descriptive` - Table 4 style statistics per label set;
 * :mod:`~metaeval.analysis.api` - ``analyze(reference, candidates, ...)`` returning DataFrames and the JSON block.
 
@@ -27,9 +28,10 @@ _EXPORTS = {
     "align": "cells", "to_long": "cells", "Aligned": "cells",
     "topic_weights": "bootstrap", "percentile_ci": "bootstrap", "paired_bootstrap": "bootstrap",
     "run_flips": "bootstrap", "PAIRED_TESTS": "bootstrap",
-    "label_agreement": "agreement", "confusion_agreement": "agreement", "importance_agreement": "agreement",
-    "join_labels": "agreement", "krippendorff_alpha_ordinal": "agreement", "strictness_index": "agreement",
-    "describe_labels": "descriptive", "label_mix": "descriptive",
+    "label_agreement": "agreement", "importance_agreement": "agreement", "join_labels": "agreement",
+    "confusion_agreement": "confusion", "krippendorff_alpha_ordinal": "confusion", "strictness_index": "confusion",
+    "describe_labels": "descriptive", "describe_many": "descriptive", "label_mix": "descriptive",
+    "CI_METHODS": "bootstrap",
     "analyze": "api", "AnalysisResult": "api",
 }
 

@@ -1,0 +1,119 @@
+"""Label agreement between two label sets that label the same (nugget, answer) pairs.
+
+Rows are joined on ``(qid, run_id, nugget_id)``.  A joined row whose nugget text differs between the sides
+(after stripping whitespace) is not the same nugget: it is left out and reported under ``text_mismatches``.
+Rows on one side only are counted (``reference_only`` / ``candidate_only``).  FAILED labels are not forced
+into the 3x3 matrix: they are counted separately (``failed``: reference, candidate, both) and the statistics
+of :mod:`metaeval.analysis.confusion` are computed on the rows where both labels are valid.
+
+Importance (vital/okay) agreement is computed the same way per distinct nugget ``(qid, nugget_id)`` (order
+``okay < vital``, so the strictness index there is the share of nuggets the candidate downgrades minus the
+share it upgrades); ``identical`` flags the common case of a candidate that copied the reference's importance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metaeval.analysis.confusion import confusion_agreement
+from metaeval.types import SUPPORT_ORDER
+
+KEY = ["qid", "run_id", "nugget_id"]
+IMPORTANCE_ORDER: tuple[str, ...] = ("okay", "vital")
+
+
+def join_labels(reference: Any, candidate: Any, max_examples: int = 5) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Inner join of two LabelSets' labels with nugget-text verification.
+
+    Returns the joined rows (``qid, run_id, nugget_id, nugget, support_ref, support_cand, importance_ref,
+    importance_cand``) and a report ``{n_reference, n_candidate, n_joined, reference_only, candidate_only,
+    text_mismatches, text_mismatch_examples}``.
+    """
+    cols = KEY + ["nugget", "support", "importance"]
+    r = reference.labels[cols].copy()
+    c = candidate.labels[cols].copy()
+    for df in (r, c):
+        df["qid"] = df["qid"].astype(str)
+        df["run_id"] = df["run_id"].astype(str)
+        for col in ("support", "importance"):
+            df[col] = df[col].astype(str)
+    m = r.merge(c, on=KEY, how="outer", suffixes=("_ref", "_cand"), indicator=True)
+    both = m[m["_merge"] == "both"]
+    same = both["nugget_ref"].astype(str).str.strip() == both["nugget_cand"].astype(str).str.strip()
+    bad = both[~same]
+    info = {
+        "n_reference": int(len(r)), "n_candidate": int(len(c)), "n_joined": int(same.sum()),
+        "reference_only": int((m["_merge"] == "left_only").sum()),
+        "candidate_only": int((m["_merge"] == "right_only").sum()),
+        "text_mismatches": int(len(bad)),
+        "text_mismatch_examples": [
+            {"qid": q, "run_id": run, "nugget_id": int(n), "reference": a, "candidate": b}
+            for q, run, n, a, b in bad[KEY + ["nugget_ref", "nugget_cand"]].head(max_examples).itertuples(index=False)
+        ],
+    }
+    out = both[same].rename(columns={"nugget_ref": "nugget"}).drop(columns=["nugget_cand", "_merge"])
+    return out.reset_index(drop=True), info
+
+
+def count_matrix(ref: pd.Series, cand: pd.Series, order: tuple[str, ...]) -> tuple[np.ndarray, dict[str, int]]:
+    """``K x K`` counts of (reference, candidate) label pairs over ``order``; FAILED / unknown counted apart."""
+    idx = {k: i for i, k in enumerate(order)}
+    ri = ref.astype(str).map(idx)
+    ci = cand.astype(str).map(idx)
+    ok = ri.notna() & ci.notna()
+    m = np.zeros((len(order), len(order)), dtype=np.int64)
+    np.add.at(m, (ri[ok].astype(int).to_numpy(), ci[ok].astype(int).to_numpy()), 1)
+    failed = {"reference": int((ri.isna() & ci.notna()).sum()), "candidate": int((ci.isna() & ri.notna()).sum()),
+              "both": int((ri.isna() & ci.isna()).sum())}
+    return m, failed
+
+
+def importance_agreement(joined: pd.DataFrame, alpha: float = 0.05) -> dict[str, Any] | None:
+    """vital/okay agreement per distinct nugget of a :func:`join_labels` table; None when no nugget has both."""
+    nug = joined.drop_duplicates(["qid", "nugget_id"])
+    m, failed = count_matrix(nug["importance_ref"], nug["importance_cand"], IMPORTANCE_ORDER)
+    if m.sum() == 0:
+        return None
+    out = confusion_agreement(m, IMPORTANCE_ORDER, alpha)
+    out["failed"] = failed
+    out["n_nuggets"] = int(len(nug))
+    out["identical"] = bool(np.trace(m) == m.sum() and failed["reference"] == failed["candidate"] == 0)
+    return out
+
+
+def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05) -> dict[str, Any]:
+    """Support-label agreement (and importance agreement) of two LabelSets; a JSON-ready dict.
+
+    Keys: everything from :func:`metaeval.analysis.confusion.confusion_agreement` (``order, confusion,
+    confusion_row_normalised, exact_agreement, cohen_kappa, weighted_kappa, krippendorff_alpha,
+    strictness_index, stuart_maxwell_p, reference_mix, candidate_mix, shifts`` ...), plus ``failed``
+    (counts of FAILED on either side), ``join`` (the join report) and ``importance`` (or None).
+    """
+    from metaeval.errors import ConfigError
+
+    joined, info = join_labels(reference, candidate)
+    if joined.empty:
+        raise ConfigError(
+            f"label sets {reference.name!r} and {candidate.name!r} share no (qid, run_id, nugget_id) with the same "
+            f"nugget text ({info['text_mismatches']} text mismatches); they do not label the same pairs")
+    m, failed = count_matrix(joined["support_ref"], joined["support_cand"], SUPPORT_ORDER)
+    out = confusion_agreement(m, SUPPORT_ORDER, alpha)
+    out["failed"] = failed
+    out["join"] = info
+    out["importance"] = importance_agreement(joined, alpha)
+    return out
+
+
+def confusion_frame(agreement: dict[str, Any], candidate: str = "candidate") -> pd.DataFrame:
+    """Tidy rows ``candidate, reference_label, candidate_label, count, row_share`` of an agreement dict."""
+    order = agreement["order"]
+    rows = []
+    for i, a in enumerate(order):
+        for j, b in enumerate(order):
+            rows.append({"candidate": candidate, "reference_label": a, "candidate_label": b,
+                         "count": agreement["confusion"][i][j],
+                         "row_share": agreement["confusion_row_normalised"][i][j]})
+    return pd.DataFrame(rows)
