@@ -1,0 +1,28 @@
+"""The judge layer: judges that create nuggets, label importance and assign nuggets to answers.
+
+Two levels (issue 5; DESIGN principles 2-5):
+
+* ``Judge`` (``base``): one async interface with three methods, each ONE unit of work (at most one model call
+  plus traced re-asks), so the pipeline controls batching and job hashing.  Results carry labels (FAILED where
+  unusable, raw reply kept), a reason, and one ``CallTrace`` per model call.  ``SyncJudge`` wraps a judge for
+  the edges only.
+* ``LLMJudge`` (``llm``) does the tasks through versioned prompts (``metaeval.prompts``) and a ``ChatClient``
+  (``client``): cache (``cache``, SQLite WAL) -> limits (``limits``) -> retries with bounded jittered backoff ->
+  backend (``backends``: openai, anthropic; translation only) -> parse (``parsing``) -> re-ask.
+* Offline judges: ``lexical``, ``embedding`` (extra [embed]), ``local-llm`` (extra [local], llama.cpp server
+  driven through the openai backend), ``replay`` and ``simulated`` (from an existing label set).
+
+Build judges with ``make_judge(config_dict_or_name_or_path)`` (``registry``).  Deployment configs:
+``config.Deployment``.  Keys come only from the environment variable a deployment names.
+"""
+
+from metaeval.judges.base import (
+    AssignResult, ImportanceResult, Judge, JudgeResult, NuggetsResult, SyncJudge,
+)
+from metaeval.judges.config import Deployment, Limits, Prices
+from metaeval.judges.registry import JUDGES, make_judge, resolve_judge_config
+
+__all__ = [
+    "AssignResult", "Deployment", "ImportanceResult", "JUDGES", "Judge", "JudgeResult", "Limits", "NuggetsResult",
+    "Prices", "SyncJudge", "make_judge", "resolve_judge_config",
+]

@@ -1,0 +1,35 @@
+"""Chat backends: translate one chat request into one SDK call and the reply back; nothing else.
+
+Caching, limits, retries, accounting and tracing live once in ``metaeval.judges.client.ChatClient``.  A backend
+raises ``TransientError`` (429, 5xx, timeout, dropped connection, unreadable body: worth retrying) or
+``PermanentError`` (anything else, e.g. 400/401/404) and never retries by itself (the SDKs are built with
+``max_retries=0`` so retry counts are ours).  Backends are chosen by registry name, never from a model name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from metaeval.errors import ConfigError
+from metaeval.judges.backends.base import ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.judges.config import Deployment
+
+#: backend name -> "module:Class" (imported lazily so the SDKs load only when used)
+BACKENDS: dict[str, str] = {
+    "openai": "metaeval.judges.backends.openai_backend:OpenAIBackend",
+    "anthropic": "metaeval.judges.backends.anthropic_backend:AnthropicBackend",
+}
+
+
+def make_backend(deployment: "Deployment", api_key: str) -> ChatBackend:
+    target = BACKENDS.get(deployment.backend)
+    if target is None:
+        raise ConfigError(f"deployment {deployment.name!r}: unknown backend {deployment.backend!r}; known: {sorted(BACKENDS)}")
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)(deployment, api_key)
+
+
+__all__ = ["BACKENDS", "ChatBackend", "ChatReply", "ChatRequest", "PermanentError", "TransientError", "make_backend"]

@@ -1,0 +1,123 @@
+"""The backend interface: one async ``complete(request) -> ChatReply``; typed transient/permanent errors."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    model: str
+    messages: tuple[Mapping[str, str], ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    finish_reason: str | None = None
+    model: str | None = None
+
+
+class TransientError(Exception):
+    """Worth retrying.  ``kind``: rate_limit | server | timeout | connection | bad_response."""
+
+    def __init__(self, kind: str, message: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    """Not worth retrying (bad request, authentication, unknown model...)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date); ``None`` if absent."""
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    val = headers.get("retry-after")
+    if not val:
+        return None
+    try:
+        return max(0.0, float(val))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(val)
+            return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def split_params(fn: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for an SDK method: parameters its signature names pass as they are; the rest go in
+    ``extra_body`` (SDK versions differ in which generation parameters they name, the wire format does not)."""
+    import inspect
+
+    try:
+        names = set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = set()
+    kwargs = {k: v for k, v in params.items() if k in names}
+    extra = {k: v for k, v in params.items() if k not in names}
+    if extra:
+        kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **extra}
+    return kwargs
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced (keys must never reach logs or traces)."""
+    if secret and len(secret) >= 4 and secret in text:
+        return text.replace(secret, "[REDACTED]")
+    return text
+
+
+class ChatBackend(ABC):
+    """Holds one SDK client per event loop (SDK HTTP pools are bound to the loop that created them)."""
+
+    name = "base"
+
+    def __init__(self, deployment: Any, api_key: str):
+        self.deployment = deployment
+        self._api_key = api_key
+        self._clients: dict[int, Any] = {}
+
+    def _sdk(self) -> Any:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(id(loop))
+        if client is None:
+            client = self._clients[id(loop)] = self._make_sdk_client()
+        return client
+
+    @abstractmethod
+    def _make_sdk_client(self) -> Any: ...
+
+    @abstractmethod
+    async def complete(self, request: ChatRequest) -> ChatReply: ...
+
+    async def aclose(self) -> None:
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"{type(self).__name__}(deployment={getattr(self.deployment, 'name', '?')!r})"

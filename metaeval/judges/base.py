@@ -1,0 +1,154 @@
+"""The judge interface: three async methods, each ONE unit of work, and their typed results.
+
+A *unit* is at most one model call plus its traced re-asks, so the pipeline (not the judge) decides the paper's
+batching (<=10 documents per creation call, <=10 nuggets per importance/assignment call) and hashes one job per
+unit.  Sizes beyond those limits are a programming error (``ValueError``), never silently split.
+
+=====================================================  ==========================================================
+method                                                 result
+=====================================================  ==========================================================
+``create_nuggets(topic, documents<=10, so_far<=30)``   ``NuggetsResult.nuggets``: the updated list (<=30); on
+                                                       failure ``nuggets_so_far`` unchanged and ``failed=True``
+``label_importance(topic, nuggets<=10)``               ``ImportanceResult.labels``: one ``Importance`` per nugget
+``assign(topic, answer, nuggets<=10)``                 ``AssignResult.labels``: one ``Support`` per nugget
+=====================================================  ==========================================================
+
+Labels that could not be obtained are ``FAILED`` (never a default label); ``raw`` keeps the last reply and
+``reason`` says why.  ``traces`` holds one ``CallTrace`` per model call (re-asks included; empty for judges
+that make no call).  ``label_importance`` also takes optional ``documents`` (used by the lexical judge, which
+counts supporting documents; ignored by LLM judges, whose importance prompt does not show documents).
+
+Everything is async; ``SyncJudge`` (edge use only: CLI, notebooks) runs one private event loop.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
+
+MAX_DOCUMENTS = 10
+MAX_NUGGETS = 30
+MAX_BATCH = 10
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """Common fields of every result.  ``status``: ``ok`` | ``partial`` (some items FAILED) | ``failed``."""
+
+    status: str
+    reason: str | None = None
+    raw: str | None = None
+    traces: tuple[Any, ...] = ()
+    reasks: int = 0
+    judge: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge, "status": self.status, "reason": self.reason, "raw": self.raw,
+            "reasks": self.reasks, "traces": [t.to_dict() for t in self.traces],
+        }
+
+
+@dataclass(frozen=True)
+class NuggetsResult(JudgeResult):
+    nuggets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportanceResult(JudgeResult):
+    labels: tuple[Importance, ...] = ()
+
+
+@dataclass(frozen=True)
+class AssignResult(JudgeResult):
+    labels: tuple[Support, ...] = ()
+
+
+def status_of(labels: Sequence[Any]) -> str:
+    n_failed = sum(1 for x in labels if getattr(x, "value", x) == "FAILED")
+    if n_failed == 0:
+        return "ok"
+    return "failed" if n_failed == len(labels) else "partial"
+
+
+def check_sizes(documents: Sequence[Any] | None = None, nuggets_so_far: Sequence[Any] | None = None,
+                batch: Sequence[Any] | None = None) -> None:
+    if documents is not None and len(documents) > MAX_DOCUMENTS:
+        raise ValueError(f"one creation call takes at most {MAX_DOCUMENTS} documents, got {len(documents)}")
+    if nuggets_so_far is not None and len(nuggets_so_far) > MAX_NUGGETS:
+        raise ValueError(f"the nugget list holds at most {MAX_NUGGETS} nuggets, got {len(nuggets_so_far)}")
+    if batch is not None and len(batch) > MAX_BATCH:
+        raise ValueError(f"one call labels at most {MAX_BATCH} nuggets, got {len(batch)}")
+
+
+def nugget_text(n: Nugget | str) -> str:
+    return n.text if isinstance(n, Nugget) else str(n)
+
+
+class Judge(abc.ABC):
+    """Base class.  Subclasses set ``kind`` and implement the three coroutines."""
+
+    kind = "judge"
+
+    def __init__(self, name: str | None = None):
+        self.name = name or self.kind
+
+    @abc.abstractmethod
+    async def create_nuggets(self, topic: Topic, documents: Sequence[Document],
+                             nuggets_so_far: Sequence[str] = ()) -> NuggetsResult: ...
+
+    @abc.abstractmethod
+    async def label_importance(self, topic: Topic, nuggets: Sequence[str], *,
+                               documents: Sequence[Document] | None = None) -> ImportanceResult: ...
+
+    @abc.abstractmethod
+    async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult: ...
+
+    def describe(self) -> dict[str, Any]:
+        """Config and identity for provenance (no secrets)."""
+        return {"judge": self.kind, "name": self.name}
+
+    async def aclose(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class SyncJudge:
+    """Blocking wrapper for the edges (CLI, notebooks): one private event loop for the judge's lifetime."""
+
+    def __init__(self, judge: Judge):
+        self.judge = judge
+        self._loop = asyncio.new_event_loop()
+
+    def _run(self, coro: Any) -> Any:
+        return self._loop.run_until_complete(coro)
+
+    def create_nuggets(self, topic: Topic, documents: Sequence[Document], nuggets_so_far: Sequence[str] = ()) -> NuggetsResult:
+        return self._run(self.judge.create_nuggets(topic, documents, nuggets_so_far))
+
+    def label_importance(self, topic: Topic, nuggets: Sequence[str], *, documents: Sequence[Document] | None = None) -> ImportanceResult:
+        return self._run(self.judge.label_importance(topic, nuggets, documents=documents))
+
+    def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
+        return self._run(self.judge.assign(topic, answer, nuggets))
+
+    def close(self) -> None:
+        if not self._loop.is_closed():
+            self._run(self.judge.aclose())
+            self._loop.close()
+
+    def __enter__(self) -> "SyncJudge":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,172 @@
+"""``ChatClient``: the one place where caching, limits, retries, accounting and tracing happen.
+
+Flow of ``await client.complete(messages, prompt=...)``::
+
+    cache lookup (hit -> trace with cache_hit=True, no request)
+      -> for attempt in 0..max_retries:
+             rate limiter slot (concurrency, rpm, tpm) -> backend.complete(request)
+             TransientError -> record RetryEvent, sleep backoff *outside* the slot, try again
+             PermanentError -> stop
+      -> cache put (successful replies only) -> CallTrace
+
+Backoff before retry ``k`` (0-based): ``d = max(retry_after or 0, base * 2**k * (1 + jitter * u))`` with
+``u ~ U(0,1)`` from a seeded ``random.Random``, then ``d = min(d, max_backoff_s)``: bounded, jittered, and
+honouring the server's Retry-After up to the cap (tests shorten waits through ``max_backoff_s``).
+
+When retries run out the call raises ``CallFailed`` carrying a trace with ``error`` set, so the judge can mark
+its items FAILED with the reason.  The API key is read once from the environment at construction (a missing
+key is a ``ConfigError`` before any work), handed to the backend, and scrubbed from every error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any, Mapping, Sequence
+
+from metaeval.errors import MetaevalError
+from metaeval.judges.backends import ChatBackend, ChatRequest, PermanentError, TransientError, make_backend
+from metaeval.judges.backends.base import redact
+from metaeval.judges.cache import ResponseCache, cache_key
+from metaeval.judges.config import Deployment
+from metaeval.judges.limits import RateLimiter
+from metaeval.judges.trace import CallTrace, ClientStats, RetryEvent, utc_now
+
+
+class CallFailed(MetaevalError):
+    """A call that failed permanently or ran out of retries; ``trace.error`` says why."""
+
+    def __init__(self, message: str, trace: CallTrace):
+        super().__init__(message)
+        self.trace = trace
+
+
+class ChatClient:
+    def __init__(
+        self,
+        deployment: Deployment | Mapping[str, Any],
+        *,
+        cache: ResponseCache | str | None = None,
+        backend: ChatBackend | None = None,
+        seed: int = 0,
+    ):
+        self.deployment = deployment if isinstance(deployment, Deployment) else Deployment.from_dict(deployment)
+        key = self.deployment.api_key()  # ConfigError now, before any work
+        self._secret = key
+        self.backend = backend or make_backend(self.deployment, key)
+        self.cache = ResponseCache(cache) if isinstance(cache, str) else cache
+        self.stats = ClientStats()
+        self._rng = random.Random(seed)
+        self._limiters: dict[int, RateLimiter] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def _limiter(self) -> RateLimiter:
+        loop_id = id(asyncio.get_running_loop())
+        lim = self._limiters.get(loop_id)
+        if lim is None:
+            lm = self.deployment.limits
+            lim = self._limiters[loop_id] = RateLimiter(lm.concurrency, lm.rpm, lm.tpm)
+        return lim
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        lm = self.deployment.limits
+        expo = lm.backoff_base_s * (2**attempt) * (1.0 + lm.jitter * self._rng.random())
+        return min(max(retry_after or 0.0, expo), lm.max_backoff_s)
+
+    def _estimate_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
+        chars = sum(len(m["content"]) for m in messages)
+        return chars // 4 + int(self.deployment.params.get("max_tokens", 512) or 512)
+
+    # ------------------------------------------------------------------ the call
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        prompt: Mapping[str, str] | None = None,
+        sample_index: int = 0,
+        reask: int = 0,
+    ) -> CallTrace:
+        """One chat completion through cache, limits and retries; returns its trace (``raw_output`` = reply)."""
+        dep = self.deployment
+        msgs = tuple({"role": str(m["role"]), "content": str(m["content"])} for m in messages)
+        key = cache_key(dep.name, dep.model, msgs, dep.params, sample_index)
+        prompt = dict(prompt or {})
+        base = dict(
+            deployment=dep.name, backend=dep.backend, model=dep.model, params=dict(dep.params),
+            prompt_id=prompt.get("prompt_id"), prompt_version=prompt.get("prompt_version"),
+            prompt_sha=prompt.get("prompt_sha"), message_hash=key, sample_index=sample_index, reask=reask,
+        )
+        self.stats.calls += 1
+        t0 = time.perf_counter()
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return CallTrace(
+                    **base, raw_output=hit["text"], input_tokens=hit.get("input_tokens", 0),
+                    output_tokens=hit.get("output_tokens", 0), cost_usd=0.0,
+                    latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
+                    timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
+                )
+        request = ChatRequest(model=dep.model, messages=msgs, params=dep.params, timeout_s=dep.limits.timeout_s)
+        events: list[RetryEvent] = []
+        limiter = self._limiter()
+        est = self._estimate_tokens(msgs)
+        error: str | None = None
+        reply = None
+        attempts = 0
+        for attempt in range(dep.limits.max_retries + 1):
+            attempts += 1
+            try:
+                async with limiter.slot(est):
+                    self.stats.requests += 1
+                    reply = await self.backend.complete(request)
+                limiter.settle(est, reply.input_tokens + reply.output_tokens)
+                break
+            except TransientError as exc:
+                msg = redact(str(exc), self._secret)
+                last = attempt == dep.limits.max_retries
+                delay = 0.0 if last else self.backoff(attempt, exc.retry_after)
+                events.append(RetryEvent(attempt, exc.kind, exc.status, exc.retry_after, delay, msg))
+                self.stats.retry_kinds[exc.kind] = self.stats.retry_kinds.get(exc.kind, 0) + 1
+                if last:
+                    error = f"gave up after {attempt + 1} attempts; last error {exc.kind}: {msg}"
+                    break
+                self.stats.retries += 1
+                await asyncio.sleep(delay)
+            except PermanentError as exc:
+                error = f"permanent error: {redact(str(exc), self._secret)}"
+                break
+        latency = time.perf_counter() - t0
+        retries = attempts - 1
+        if reply is None:
+            self.stats.failures += 1
+            trace = CallTrace(
+                **base, raw_output=None, input_tokens=0, output_tokens=0, cost_usd=0.0, latency_s=latency,
+                cache_hit=False, retries=retries, retry_events=tuple(events), timestamp=utc_now(), error=error,
+            )
+            raise CallFailed(error or "call failed", trace)
+        cost = dep.prices.cost(reply.input_tokens, reply.output_tokens)
+        self.stats.input_tokens += reply.input_tokens
+        self.stats.output_tokens += reply.output_tokens
+        self.stats.cost_usd += cost
+        if self.cache is not None:
+            self.cache.put(key, {
+                "text": reply.text, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+                "finish_reason": reply.finish_reason, "model": reply.model,
+            })
+        return CallTrace(
+            **base, raw_output=reply.text, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+            cost_usd=cost, latency_s=latency, cache_hit=False, retries=retries, retry_events=tuple(events),
+            timestamp=utc_now(), finish_reason=reply.finish_reason,
+        )
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+    def describe(self) -> dict[str, Any]:
+        return {"deployment": self.deployment.public_dict(), "cache": self.cache.path if self.cache else None}
+
+    def __repr__(self) -> str:
+        return f"ChatClient(deployment={self.deployment.name!r}, backend={self.deployment.backend!r})"

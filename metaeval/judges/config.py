@@ -1,0 +1,157 @@
+"""Deployment configuration: plain frozen dataclasses built from plain dicts (never a Hydra DictConfig).
+
+A deployment is one model behind one backend::
+
+    name: gpt-4o-mini            # used in cache keys and traces
+    backend: openai              # registry name: openai | anthropic
+    model: gpt-4o-mini
+    base_url: null               # optional; absent -> the SDK's OPENAI_BASE_URL / ANTHROPIC_BASE_URL apply
+    api_key_env: OPENAI_API_KEY  # the *name* of the environment variable holding the key (null: no key needed)
+    params: {temperature: 0, max_tokens: 512}                  # generation parameters (part of the cache key)
+    limits: {concurrency: 8, rpm: 500, tpm: 200000, max_retries: 6, timeout_s: 60,
+             backoff_base_s: 0.5, max_backoff_s: 30}           # not part of the cache key
+    prices: {input_per_1m: 0.15, output_per_1m: 0.60}          # USD per million tokens
+
+The key itself is read only by ``Deployment.api_key()``, only from the named variable, and is never stored on
+the dataclass, so ``asdict(deployment)`` / ``public_dict()`` can go into traces and results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from metaeval.errors import ConfigError
+
+#: key used when ``api_key_env`` is null (local OpenAI-compatible servers ignore it, the SDK wants a string).
+NO_KEY = "no-key-needed"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Client-side limits.  ``max_backoff_s`` caps every wait, including a server's Retry-After."""
+
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    max_retries: int = 6
+    timeout_s: float = 60.0
+    backoff_base_s: float = 0.5
+    max_backoff_s: float = 30.0
+    jitter: float = 0.25
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"limits.concurrency must be >= 1, got {self.concurrency}")
+        if self.max_retries < 0:
+            raise ConfigError(f"limits.max_retries must be >= 0, got {self.max_retries}")
+        if self.timeout_s <= 0:
+            raise ConfigError(f"limits.timeout_s must be > 0, got {self.timeout_s}")
+        for name in ("rpm", "tpm"):
+            val = getattr(self, name)
+            if val is not None and val <= 0:
+                raise ConfigError(f"limits.{name} must be > 0 or null, got {val}")
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million input / output tokens."""
+
+    input_per_1m: float = 0.0
+    output_per_1m: float = 0.0
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_1m + output_tokens * self.output_per_1m) / 1e6
+
+
+@dataclass(frozen=True)
+class Deployment:
+    name: str
+    backend: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    prices: Prices = field(default_factory=Prices)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any], where: str = "deployment") -> "Deployment":
+        if not isinstance(obj, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {type(obj).__name__}")
+        obj = dict(obj)
+        if "api_key" in obj:
+            raise ConfigError(f"{where}: put the key in an environment variable and name it in api_key_env")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise ConfigError(f"{where}: unknown field(s) {unknown}; known: {sorted(known)}")
+        for key in ("backend", "model"):
+            if not isinstance(obj.get(key), str) or not obj[key]:
+                raise ConfigError(f"{where}: field {key!r} is required (a non-empty string)")
+        obj.setdefault("name", obj["model"])
+        obj["limits"] = _sub(Limits, obj.get("limits"), f"{where}.limits")
+        obj["prices"] = _sub(Prices, obj.get("prices"), f"{where}.prices")
+        params = obj.get("params") or {}
+        if not isinstance(params, Mapping):
+            raise ConfigError(f"{where}.params: expected a mapping")
+        obj["params"] = dict(params)
+        return cls(**obj)
+
+    def api_key(self) -> str:
+        """The key from the environment variable named in ``api_key_env``; a clear error when it is not set."""
+        if not self.api_key_env:
+            return NO_KEY
+        value = os.environ.get(self.api_key_env, "")
+        if not value.strip():
+            raise ConfigError(
+                f"deployment {self.name!r}: environment variable {self.api_key_env} is not set "
+                f"(it must hold the API key for backend {self.backend!r})"
+            )
+        return value.strip()
+
+    def public_dict(self) -> dict[str, Any]:
+        """Everything about the deployment that may be written down (no key: the dataclass never holds it)."""
+        d = asdict(self)
+        d["params"] = dict(self.params)
+        return d
+
+
+def _sub(cls: type, obj: Any, where: str) -> Any:
+    if obj is None:
+        return cls()
+    if isinstance(obj, cls):
+        return obj
+    if not isinstance(obj, Mapping):
+        raise ConfigError(f"{where}: expected a mapping, got {type(obj).__name__}")
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {unknown}; known: {sorted(known)}")
+    try:
+        return cls(**dict(obj))
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
+def load_config_file(path: str | os.PathLike) -> dict[str, Any]:
+    """A judge or deployment config from a YAML or JSON file (a plain dict)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such config file")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if p.suffix == ".json":
+            obj = json.loads(text)
+        else:
+            import yaml
+
+            obj = yaml.safe_load(text)
+    except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError
+        raise ConfigError(f"{p}: cannot parse config ({exc})") from exc
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{p}: a config must be a mapping")
+    return obj

@@ -1,0 +1,162 @@
+"""``LexicalJudge``: an offline, pure-Python nugget judge by content-word overlap.  No model, no network.
+
+Tokens: lower-cased words ``[a-z0-9]+``, stop words removed, a light suffix stemmer (``-ies -> y``, ``-ing``,
+``-ed``, ``-es``, ``-s``).  For a nugget with content-word set ``N`` and a text window ``W``:
+
+    coverage(N, W) = |N ∩ W| / |N|
+
+* **assign**: ``c = max`` coverage over single answer sentences and pairs of adjacent sentences;
+  ``support`` if ``c >= support_threshold`` (default 0.6), ``partial_support`` if ``c >= partial_threshold``
+  (default 0.3), else ``not_support``.  A nugget with no content words is FAILED (reason given).
+* **create**: candidate statements are document sentences (cut to ``max_words`` at a clause boundary) with
+  at least 3 content words; each is scored by ``2 * |query terms ∩ S| + mean document frequency of its words``;
+  candidates whose content words overlap an existing nugget with Jaccard >= ``dedup_jaccard`` are dropped; the
+  list keeps ``nuggets_so_far`` first and fills up to 30 with the best new ones.
+* **importance**: with ``documents``: ``vital`` if at least ``vital_min_docs`` documents (default 2, at most the
+  number given) cover the nugget with coverage >= ``support_threshold``; without documents: ``vital`` if the
+  nugget shares at least half of the query's content words, else ``okay`` (the fallback is named in ``reason``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Mapping, Sequence
+
+from metaeval.judges.base import (
+    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
+)
+from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her here
+hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off
+on once only or other our ours out over own same she should so some such than that the their theirs them then
+there these they this those through to too under until up very was we were what when where which while who whom
+why will with would you your yours many much may might must one ones well like use used using
+""".split())
+_WORD = re.compile(r"[a-z0-9]+")
+_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def stem(w: str) -> str:
+    for suf, rep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(w) > len(suf) + 3 and w.endswith(suf):
+            return w[: -len(suf)] + rep
+    return w
+
+
+def content_words(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT.split(text) if s and s.strip()]
+
+
+def coverage(nugget_words: set[str], window: set[str]) -> float:
+    return len(nugget_words & window) / len(nugget_words) if nugget_words else 0.0
+
+
+def best_coverage(nugget: str, text_sentences: Sequence[str]) -> float:
+    nw = content_words(nugget)
+    sets = [content_words(s) for s in text_sentences]
+    windows = sets + [a | b for a, b in zip(sets, sets[1:])]
+    return max((coverage(nw, w) for w in windows), default=0.0)
+
+
+class LexicalJudge(Judge):
+    kind = "lexical"
+
+    def __init__(self, support_threshold: float = 0.6, partial_threshold: float = 0.3, vital_min_docs: int = 2,
+                 max_words: int = 20, dedup_jaccard: float = 0.6, name: str | None = None):
+        super().__init__(name)
+        if not 0 <= partial_threshold <= support_threshold <= 1:
+            raise ValueError("need 0 <= partial_threshold <= support_threshold <= 1")
+        self.t_support, self.t_partial = support_threshold, partial_threshold
+        self.vital_min_docs, self.max_words, self.dedup_jaccard = vital_min_docs, max_words, dedup_jaccard
+
+    # ------------------------------------------------------------------ assign
+    async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
+        check_sizes(batch=nuggets)
+        sents = list(answer.sentences) or sentences(answer.text)
+        labels, empty = [], []
+        for i, n in enumerate(nuggets):
+            text = nugget_text(n)
+            if not content_words(text):
+                labels.append(Support.FAILED)
+                empty.append(i + 1)
+                continue
+            c = best_coverage(text, sents)
+            labels.append(Support.SUPPORT if c >= self.t_support else Support.PARTIAL_SUPPORT if c >= self.t_partial else Support.NOT_SUPPORT)
+        reason = f"nugget(s) {empty} have no content words" if empty else None
+        return AssignResult(status=status_of(labels), reason=reason, judge=self.name, labels=tuple(labels))
+
+    # ------------------------------------------------------------------ importance
+    async def label_importance(self, topic: Topic, nuggets: Sequence[str], *,
+                               documents: Sequence[Document] | None = None) -> ImportanceResult:
+        check_sizes(batch=nuggets)
+        texts = [nugget_text(n) for n in nuggets]
+        if documents:
+            doc_sents = [sentences(d.text) for d in documents]
+            need = max(1, min(self.vital_min_docs, len(documents)))
+            labels = []
+            for t in texts:
+                hits = sum(1 for s in doc_sents if best_coverage(t, s) >= self.t_support)
+                labels.append(Importance.VITAL if hits >= need else Importance.OKAY)
+            return ImportanceResult(status="ok", judge=self.name, labels=tuple(labels))
+        q = content_words(topic.text)
+        labels = [Importance.VITAL if q and len(q & content_words(t)) >= max(1, len(q) / 2) else Importance.OKAY for t in texts]
+        return ImportanceResult(status="ok", reason="no documents given: importance from query-term overlap",
+                                judge=self.name, labels=tuple(labels))
+
+    # ------------------------------------------------------------------ create
+    def _clip(self, sent: str) -> str:
+        words = sent.split()
+        if len(words) <= self.max_words:
+            return sent.strip()
+        cut = " ".join(words[: self.max_words])
+        for sep in (";", ",", " - "):
+            if sep in cut[len(cut) // 3 :]:
+                cut = cut[: cut.rindex(sep)]
+                break
+        return cut.strip()
+
+    async def create_nuggets(self, topic: Topic, documents: Sequence[Document],
+                             nuggets_so_far: Sequence[str] = ()) -> NuggetsResult:
+        check_sizes(documents=documents, nuggets_so_far=nuggets_so_far)
+        q = content_words(topic.text)
+        df: Counter[str] = Counter()
+        per_doc = [[self._clip(s) for s in sentences(d.text)] for d in documents]
+        for d in documents:
+            df.update(content_words(d.text))
+        cands: list[tuple[float, str]] = []
+        for sents in per_doc:
+            for s in sents:
+                cw = content_words(s)
+                if len(cw) < 3:
+                    continue
+                score = 2.0 * len(cw & q) + sum(df[w] for w in cw) / len(cw)
+                cands.append((score, s.rstrip(".")))
+        kept = [" ".join(n.split()) for n in nuggets_so_far]
+        kept_sets = [content_words(n) for n in kept]
+        for score, s in sorted(cands, key=lambda c: (-c[0], c[1])):
+            if len(kept) >= MAX_NUGGETS:
+                break
+            cw = content_words(s)
+            if any(len(cw & k) / max(1, len(cw | k)) >= self.dedup_jaccard for k in kept_sets):
+                continue
+            kept.append(s)
+            kept_sets.append(cw)
+        return NuggetsResult(status="ok", judge=self.name, nuggets=tuple(kept))
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.kind, "name": self.name, "support_threshold": self.t_support,
+                "partial_threshold": self.t_partial, "vital_min_docs": self.vital_min_docs,
+                "max_words": self.max_words, "dedup_jaccard": self.dedup_jaccard}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "LexicalJudge":
+        keys = ("support_threshold", "partial_threshold", "vital_min_docs", "max_words", "dedup_jaccard", "name")
+        return cls(**{k: config[k] for k in keys if k in config})

@@ -1,0 +1,128 @@
+"""``LLMJudge``: the three nugget tasks through versioned prompts and a ``ChatClient``.
+
+One unit = first call + at most ``max_reasks`` re-asks (default 2).  A re-ask continues the conversation with the
+model's unusable reply and the template's ``reask`` message naming the problem (wrong length, unknown label, no
+list).  After the last re-ask: a wrong length or no list -> every item FAILED; a right-length list with some
+unknown labels -> only those items FAILED.  A call that fails at the transport level (retries exhausted,
+permanent HTTP error) -> every item FAILED with the client's reason; it is not re-asked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from metaeval.errors import ConfigError
+from metaeval.judges.base import (
+    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
+)
+from metaeval.judges.client import CallFailed, ChatClient
+from metaeval.judges.parsing import check_labels, check_nuggets
+from metaeval.prompts import DEFAULT_PROMPTS, PromptTemplate, load_template
+from metaeval.prompts.templates_io import assign_values, create_values, importance_values
+from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
+
+
+class LLMJudge(Judge):
+    kind = "llm"
+
+    def __init__(self, client: ChatClient, prompts: Mapping[str, str | PromptTemplate] | None = None,
+                 max_reasks: int = 2, sample_index: int = 0, name: str | None = None):
+        super().__init__(name or client.deployment.name)
+        self.client = client
+        chosen = {**DEFAULT_PROMPTS, **dict(prompts or {})}
+        self.prompts: dict[str, PromptTemplate] = {}
+        for task, spec in chosen.items():
+            tmpl = spec if isinstance(spec, PromptTemplate) else load_template(spec)
+            if tmpl.task != task:
+                raise ConfigError(f"prompt {tmpl.name} is a {tmpl.task!r} template, configured for {task!r}")
+            self.prompts[task] = tmpl
+        if max_reasks < 0:
+            raise ConfigError(f"max_reasks must be >= 0, got {max_reasks}")
+        self.max_reasks = max_reasks
+        self.sample_index = sample_index
+
+    # ------------------------------------------------------------------ the re-ask loop
+    async def _converse(self, tmpl: PromptTemplate, values: dict[str, Any],
+                        check: Callable[[str], tuple[Any, str | None]]) -> tuple[Any, str | None, str | None, list, int]:
+        """Returns (parsed-or-partial, problem, raw, traces, reasks)."""
+        messages = tmpl.render(**values)
+        traces: list = []
+        parsed, problem, raw = None, None, None
+        for k in range(self.max_reasks + 1):
+            try:
+                trace = await self.client.complete(messages, prompt=tmpl.ref(), sample_index=self.sample_index, reask=k)
+            except CallFailed as exc:
+                traces.append(exc.trace)
+                return None, f"call failed: {exc.trace.error}", raw, traces, k
+            traces.append(trace)
+            raw = trace.raw_output or ""
+            parsed, problem = check(raw)
+            if problem is None:
+                return parsed, None, raw, traces, k
+            if k < self.max_reasks:
+                messages = [*messages, {"role": "assistant", "content": raw}, tmpl.render_reask(problem, **values)]
+        return parsed, f"unusable reply after {self.max_reasks} re-ask(s): {problem}", raw, traces, self.max_reasks
+
+    # ------------------------------------------------------------------ tasks
+    async def create_nuggets(self, topic: Topic, documents: Sequence[Document],
+                             nuggets_so_far: Sequence[str] = ()) -> NuggetsResult:
+        check_sizes(documents=documents, nuggets_so_far=nuggets_so_far)
+        tmpl = self.prompts["create"]
+        values = create_values(topic.text, documents, list(nuggets_so_far), MAX_NUGGETS)
+        parsed, problem, raw, traces, reasks = await self._converse(tmpl, values, lambda r: check_nuggets(r, MAX_NUGGETS))
+        if problem is not None:
+            return NuggetsResult(status="failed", reason=problem, raw=raw, traces=tuple(traces), reasks=reasks,
+                                 judge=self.name, nuggets=tuple(nuggets_so_far))
+        return NuggetsResult(status="ok", raw=raw, traces=tuple(traces), reasks=reasks, judge=self.name, nuggets=tuple(parsed))
+
+    async def label_importance(self, topic: Topic, nuggets: Sequence[str], *,
+                               documents: Sequence[Document] | None = None) -> ImportanceResult:
+        check_sizes(batch=nuggets)
+        tmpl = self.prompts["importance"]
+        texts = [nugget_text(n) for n in nuggets]
+        labels, problem, raw, traces, reasks = await self._labels(tmpl, importance_values(topic.text, texts), len(texts))
+        out = tuple(Importance(x) if x else Importance.FAILED for x in labels)
+        return ImportanceResult(status=status_of(out), reason=problem, raw=raw, traces=tuple(traces), reasks=reasks,
+                                judge=self.name, labels=out)
+
+    async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
+        check_sizes(batch=nuggets)
+        tmpl = self.prompts["assign"]
+        texts = [nugget_text(n) for n in nuggets]
+        labels, problem, raw, traces, reasks = await self._labels(tmpl, assign_values(topic.text, answer.text, texts), len(texts))
+        out = tuple(Support(x) if x else Support.FAILED for x in labels)
+        return AssignResult(status=status_of(out), reason=problem, raw=raw, traces=tuple(traces), reasks=reasks,
+                            judge=self.name, labels=out)
+
+    async def _labels(self, tmpl: PromptTemplate, values: dict[str, Any], n: int):
+        if n == 0:
+            return [], None, None, [], 0
+
+        def check(raw: str) -> tuple[Any, str | None]:
+            res = check_labels(raw, n, tmpl.labels)
+            return res.labels, res.problem
+
+        labels, problem, raw, traces, reasks = await self._converse(tmpl, values, check)
+        if labels is None:
+            labels = [None] * n
+        return list(labels), problem, raw, traces, reasks
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "judge": self.kind, "name": self.name, **self.client.describe(), "max_reasks": self.max_reasks,
+            "sample_index": self.sample_index,
+            "prompts": {task: {"name": t.name, "sha": t.sha} for task, t in self.prompts.items()},
+        }
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "LLMJudge":
+        """``{judge: llm, deployment: {...}, prompts: {task: name}, max_reasks: 2, cache: PATH|null, seed: 0}``."""
+        dep = config.get("deployment")
+        if dep is None:
+            raise ConfigError("an llm judge config needs a 'deployment' mapping")
+        client = ChatClient(dep, cache=config.get("cache"), seed=int(config.get("seed", 0)))
+        return cls(client, prompts=config.get("prompts"), max_reasks=int(config.get("max_reasks", 2)),
+                   sample_index=int(config.get("sample_index", 0)), name=config.get("name"))

@@ -1,0 +1,142 @@
+"""Judges that answer from an existing ``LabelSet``: ``ReplayJudge`` (labels as they are) and
+``SimulatedJudge`` (labels passed through a confusion matrix, seeded).
+
+Lookup is by *text*, not position: assignment by (qid, run_id, nugget text), importance by (qid, nugget text),
+with whitespace collapsed.  A nugget or answer the label set does not hold is FAILED with the reason
+``not in label set <name>``; a FAILED reference label stays FAILED.  ``create_nuggets`` returns the label set's
+nuggets for the topic (at most 30, documents ignored): a replayed "creation" is the reference nugget list.
+
+``SimulatedJudge`` draws each label ``j ~ Categorical(C[h, :])`` (``metaeval.calibration.simulate``,
+rows = reference label not_support / partial_support / support) with a generator seeded by
+``(seed, sha256(qid, run_id, nugget))``, so a label does not depend on batching or call order.  Importance is
+replayed unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Mapping, Sequence
+
+from metaeval.errors import ConfigError
+from metaeval.judges.base import (
+    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
+)
+from metaeval.types import Answer, Document, Importance, LabelSet, Nugget, Support, Topic
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).lower()
+
+
+def _load(spec: Any) -> LabelSet:
+    if isinstance(spec, LabelSet):
+        return spec
+    if isinstance(spec, str):
+        from metaeval.io import load_labels
+
+        return load_labels(spec)
+    raise ConfigError(f"expected a LabelSet or a path to a label file, got {type(spec).__name__}")
+
+
+class ReplayJudge(Judge):
+    kind = "replay"
+
+    def __init__(self, labels: LabelSet, name: str | None = None):
+        super().__init__(name or f"replay:{labels.name}")
+        self.labels = labels
+        lab = labels.labels
+        self._support: dict[tuple[str, str, str], str] = {}
+        self._importance: dict[tuple[str, str], str] = {}
+        self._nuggets: dict[str, list[str]] = {}
+        for qid, run, text, imp, sup in zip(lab["qid"], lab["run_id"], lab["nugget"], lab["importance"].astype(str), lab["support"].astype(str)):
+            self._support[(str(qid), str(run), _norm(text))] = sup
+            self._importance.setdefault((str(qid), _norm(text)), imp)
+            seen = self._nuggets.setdefault(str(qid), [])
+            if text not in seen:
+                seen.append(text)
+
+    def _missing(self, what: list[int]) -> str | None:
+        return f"nugget(s) {what} not in label set {self.labels.name}" if what else None
+
+    def reference_support(self, qid: str, run_id: str, nuggets: Sequence[Nugget | str]) -> tuple[list[str], list[int]]:
+        out, missing = [], []
+        for i, n in enumerate(nuggets):
+            lab = self._support.get((str(qid), str(run_id), _norm(nugget_text(n))))
+            if lab is None:
+                missing.append(i + 1)
+            out.append(lab or "FAILED")
+        return out, missing
+
+    async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
+        check_sizes(batch=nuggets)
+        labs, missing = self.reference_support(topic.qid, answer.run_id, nuggets)
+        out = tuple(Support(x) for x in labs)
+        return AssignResult(status=status_of(out), reason=self._missing(missing), judge=self.name, labels=out)
+
+    async def label_importance(self, topic: Topic, nuggets: Sequence[str], *,
+                               documents: Sequence[Document] | None = None) -> ImportanceResult:
+        check_sizes(batch=nuggets)
+        out, missing = [], []
+        for i, n in enumerate(nuggets):
+            lab = self._importance.get((str(topic.qid), _norm(nugget_text(n))))
+            if lab is None:
+                missing.append(i + 1)
+            out.append(Importance(lab) if lab else Importance.FAILED)
+        return ImportanceResult(status=status_of(out), reason=self._missing(missing), judge=self.name, labels=tuple(out))
+
+    async def create_nuggets(self, topic: Topic, documents: Sequence[Document],
+                             nuggets_so_far: Sequence[str] = ()) -> NuggetsResult:
+        check_sizes(documents=documents, nuggets_so_far=nuggets_so_far)
+        ref = self._nuggets.get(str(topic.qid))
+        if not ref:
+            return NuggetsResult(status="failed", reason=f"topic {topic.qid} not in label set {self.labels.name}",
+                                 judge=self.name, nuggets=tuple(nuggets_so_far))
+        return NuggetsResult(status="ok", judge=self.name, nuggets=tuple(ref[:MAX_NUGGETS]))
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.kind, "name": self.name, "labels": self.labels.name,
+                "source": self.labels.provenance.get("path")}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "ReplayJudge":
+        if "labels" not in config:
+            raise ConfigError("a replay judge config needs 'labels' (a label file path or a LabelSet)")
+        return cls(_load(config["labels"]), name=config.get("name"))
+
+
+class SimulatedJudge(ReplayJudge):
+    kind = "simulated"
+
+    def __init__(self, reference: LabelSet, confusion: Any = None, seed: int = 0, name: str | None = None):
+        from metaeval.calibration.simulate import DEFAULT_CONFUSION, resolve_confusion
+
+        super().__init__(reference, name=name or f"simulated:{reference.name}")
+        self.confusion_spec = DEFAULT_CONFUSION if confusion is None else confusion
+        self.confusion = resolve_confusion(self.confusion_spec)
+        self.seed = int(seed)
+
+    async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
+        import numpy as np
+
+        from metaeval.calibration.simulate import simulate_support
+
+        check_sizes(batch=nuggets)
+        ref, missing = self.reference_support(topic.qid, answer.run_id, nuggets)
+        out = []
+        for n, lab in zip(nuggets, ref):
+            digest = hashlib.sha256("\x1f".join((str(topic.qid), str(answer.run_id), _norm(nugget_text(n)))).encode()).digest()
+            rng = np.random.default_rng([self.seed, int.from_bytes(digest[:8], "little")])
+            out.append(Support(str(simulate_support(np.array([lab], dtype=object), self.confusion, rng)[0])))
+        return AssignResult(status=status_of(out), reason=self._missing(missing), judge=self.name, labels=tuple(out))
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "confusion": self.confusion.round(6).tolist(),
+                "confusion_spec": self.confusion_spec if isinstance(self.confusion_spec, str) else "matrix",
+                "seed": self.seed}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "SimulatedJudge":
+        ref = config.get("reference", config.get("labels"))
+        if ref is None:
+            raise ConfigError("a simulated judge config needs 'reference' (a label file path or a LabelSet)")
+        return cls(_load(ref), confusion=config.get("confusion"), seed=int(config.get("seed", 0)), name=config.get("name"))

@@ -1,0 +1,123 @@
+"""Reply rules for the test server: functions ``messages -> reply text``.
+
+``label_rule`` reads a metaeval prompt (the first user message: the task from its delimited blocks, the nugget
+count from ``<nuggets count="N">``, the label vocabulary from the wording) and answers like a cooperative model:
+a list of the right length in the format the prompt asks for (JSON object when the prompt says JSON, a Python
+list otherwise).  Labels are a deterministic function of (nugget text, answer text), so reruns agree.
+``scripted(replies)`` returns the given replies in turn.  ``wrong_length`` and ``malformed`` are used by fault
+injection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from typing import Callable, Iterable, Mapping, Sequence
+
+Messages = Sequence[Mapping[str, str]]
+Rule = Callable[[Messages], str]
+
+_COUNT = re.compile(r'<nuggets count="(\d+)">(.*?)</nuggets>', re.DOTALL)
+_DOC = re.compile(r"<document [^>]*>\n?(.*?)</document>", re.DOTALL)
+_ITEM = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
+
+
+def _first_user(messages: Messages) -> str:
+    for m in messages:
+        if m.get("role") == "user":
+            return _content_text(m.get("content", ""))
+    return ""
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # anthropic content blocks
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return str(content)
+
+
+def _wants_json(messages: Messages) -> bool:
+    return any("JSON" in _content_text(m.get("content", "")) for m in messages)
+
+
+def _pick(options: Sequence[str], *parts: str) -> str:
+    h = hashlib.sha256("\x1f".join(parts).encode()).digest()
+    return options[h[0] % len(options)]
+
+
+def analyse(messages: Messages) -> dict:
+    """What the prompt asks: task, nuggets, answer, documents, labels, json."""
+    text = _first_user(messages)
+    everything = " ".join(_content_text(m.get("content", "")) for m in messages)
+    m = _COUNT.search(text)
+    nuggets = [t for _, t in _ITEM.findall(m.group(2))] if m else []
+    n = int(m.group(1)) if m else 0
+    if "<answer>" in text:
+        task = "assign"
+        labels = ["support", "partial_support", "not_support"] if "partial_support" in everything else ["support", "not_support"]
+    elif "<documents" in text:
+        task, labels = "create", []
+    elif m:
+        task, labels = "importance", ["vital", "okay"]
+    else:
+        task, labels = "unknown", []
+    ans = re.search(r"<answer>\n?(.*?)</answer>", text, re.DOTALL)
+    return {
+        "task": task, "n": n, "nuggets": nuggets, "labels": labels, "json": _wants_json(messages),
+        "answer": ans.group(1).strip() if ans else "", "documents": _DOC.findall(text),
+    }
+
+
+def _format(items: list[str], key: str, as_json: bool) -> str:
+    return json.dumps({key: items}) if as_json else json.dumps(items)
+
+
+def label_rule(messages: Messages) -> str:
+    """A well-formed answer to any metaeval prompt (see module docstring)."""
+    a = analyse(messages)
+    if a["task"] in ("assign", "importance"):
+        labs = [_pick(a["labels"], nug, a["answer"]) for nug in a["nuggets"][: a["n"]]]
+        labs += [a["labels"][-1]] * (a["n"] - len(labs))
+        return _format(labs, "labels", a["json"])
+    if a["task"] == "create":
+        nuggets = list(a["nuggets"])
+        for doc in a["documents"]:
+            first = re.split(r"(?<=[.!?])\s", doc.strip())[0][:100]
+            if first and first not in nuggets:
+                nuggets.append(first)
+        return _format(nuggets[:30] or ["no facts found"], "nuggets", a["json"])
+    return "Hello from the metaeval test server."
+
+
+def wrong_length(messages: Messages) -> str:
+    a = analyse(messages)
+    labs = (a["labels"] or ["support"])[:1] * (a["n"] + 1)
+    return _format(labs, "labels", a["json"])
+
+
+def malformed(messages: Messages) -> str:
+    return "I am not able to grade these nuggets, sorry."
+
+
+def scripted(replies: Iterable[str], then: Rule | None = None) -> Rule:
+    """Return ``replies`` one per request (thread-safe), then fall back to ``then`` (default: ``label_rule``)."""
+    it = iter(list(replies))
+    lock = threading.Lock()
+    fallback = then or label_rule
+
+    def rule(messages: Messages) -> str:
+        with lock:
+            nxt = next(it, None)
+        return nxt if nxt is not None else fallback(messages)
+
+    return rule
+
+
+def constant(reply: str) -> Rule:
+    return lambda messages: reply
+
+
+__all__ = ["analyse", "constant", "label_rule", "malformed", "scripted", "wrong_length"]
