@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -294,8 +295,8 @@ TOPICS: list[T] = [
             (3, "The grid matters", "How clean an electric car is depends on how the electricity is generated. Charging from a coal-heavy grid reduces the climate benefit, while renewable power increases it. As grids add more wind and solar, electric cars get cleaner over time."),
             (0, "Buying a hybrid", "Hybrid cars combine a petrol engine with a small battery. They are a popular choice for drivers who cover long distances."),
             (2, "Battery minerals", "Batteries need lithium, cobalt and nickel. Mining these minerals can damage ecosystems and use a lot of water."),
-            (2, "Battery recycling", "Used electric car batteries can be recycled to recover valuable metals, and many get a second life storing energy for buildings."),
-            (1, "Efficiency", "Electric motors turn about 80 to 90 percent of battery energy into motion, while combustion engines use only about 20 to 30 percent of the fuel's energy."),
+            (2, "Battery recycling", "Used electric car batteries can be recycled to recover valuable metals, and many get a second life storing energy for buildings. Recycling capacity is still growing."),
+            (1, "Efficiency", "Electric motors turn about 80 to 90 percent of battery energy into motion, while combustion engines use only about 20 to 30 percent of the fuel's energy. Regenerative braking recovers some energy when the car slows down."),
             (0, "Cycling to work", "Cycling to work is cheap and good exercise. Many cities are building protected bike lanes."),
         ],
         [
@@ -579,6 +580,8 @@ def _validate() -> None:
         seen.add(t.qid)
         assert 6 <= len(t.docs) <= 10 and 6 <= len(t.nuggets) <= 10, t.qid
         assert sum(g == 0 for g, _, _ in t.docs) == len(t.offtopic), t.qid
+        for _, _, text in t.docs:
+            assert 2 <= len(re.findall(r"[.!?](\s|$)", text)) <= 5, text
         for n in t.nuggets:
             assert 5 <= len(n.text.split()) <= 12, n.text
             assert all(1 <= d <= len(t.docs) and t.docs[d - 1][0] > 0 for d in n.docs), n.text
