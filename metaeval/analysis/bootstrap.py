@@ -12,9 +12,9 @@
   BCa above it (BCa targets tau on infinitely many topics, which is higher); ``centered`` keeps the estimate
   inside and describes the spread of a tau on this many topics.  ``boot_mean`` is reported so the bias shows.
 * **Paired test** "candidate A agrees with the reference more than candidate B": both candidates are scored on
-  the same resamples; ``d* = tau_A* - tau_B*``.  Two-sided p-value by the shift method (bootstrap distribution
-  recentred under H0: ``d = 0``): ``p = (1 + #{|d* - d| >= |d|}) / (B + 1)``; the CI is the percentile interval
-  of ``d*``.
+  the same resamples; ``d* = tau_A* - tau_B*``.  The CI is the percentile interval of ``d*`` and the two-sided
+  p-value the one that inverts it, ``p = min(1, 2 min((1 + #{d* <= 0}) / (B + 1), (1 + #{d* >= 0}) / (B + 1)))``,
+  so ``p < alpha`` exactly when the ``1 - alpha`` interval excludes 0.
 * **Flips**: run pairs ordered one way by the reference run means and the other way by the candidate's.  For
   each pair the reference's own evidence is tested over topics with a paired test (registry
   ``PAIRED_TESTS``): ``t`` = paired t-test ``t = mean(d) / (sd(d) / sqrt(n))``, ``n - 1`` df, two-sided (equals
@@ -107,7 +107,7 @@ def paired_bootstrap(al: Aligned, variant: str = "b", n_boot: int = 1000, seed: 
                      alpha: float = 0.05, a: int = 0, b: int = 1) -> pd.DataFrame:
     """Paired topic-bootstrap comparison of candidates ``a`` and ``b`` of ``al`` (same resamples for both).
 
-    One row per level: ``tau_a, tau_b, diff, ci_low, ci_high, p_value``.
+    One row per level: ``tau_candidate_a, tau_candidate_b, diff, ci_low, ci_high, p_value, n_boot``.
     """
     from metaeval.analysis.levels import LEVELS, LevelEngine
 
@@ -122,9 +122,11 @@ def paired_bootstrap(al: Aligned, variant: str = "b", n_boot: int = 1000, seed: 
         d = float(pa[lvl][0] - pb[lvl][0])
         ds = ra[lvl] - rb[lvl]
         ds = ds[~np.isnan(ds)]
-        p = float((1 + np.sum(np.abs(ds - d) >= abs(d))) / (len(ds) + 1)) if len(ds) and not np.isnan(d) else float("nan")
+        n = len(ds)
+        p = float(min(1.0, 2 * min((1 + np.sum(ds <= 0)) / (n + 1), (1 + np.sum(ds >= 0)) / (n + 1)))) if n else float("nan")
         lo, hi = percentile_ci(ds, alpha)
-        rows.append({"metric": al.metric, "level": lvl, "tau_a": float(pa[lvl][0]), "tau_b": float(pb[lvl][0]),
+        rows.append({"metric": al.metric, "level": lvl, "tau_candidate_a": float(pa[lvl][0]),
+                     "tau_candidate_b": float(pb[lvl][0]),
                      "diff": d, "ci_low": lo, "ci_high": hi, "p_value": p, "n_boot": len(ds)})
     return pd.DataFrame(rows)
 

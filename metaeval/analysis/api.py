@@ -1,0 +1,224 @@
+"""``analyze``: the whole meta-evaluation of one or more candidates against a reference, as DataFrames + JSON.
+
+Per candidate and metric: tau at the three levels with topic-bootstrap CIs (:mod:`.levels`), run-pair flips
+(:mod:`.bootstrap`); per candidate, when both sides are label sets: label agreement (:mod:`.agreement`) and
+descriptive statistics (:mod:`.descriptive`); between every two candidates: the paired bootstrap test.
+Inputs are LabelSets, score DataFrames, or paths (:func:`load_input`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metaeval.analysis.bootstrap import paired_bootstrap, run_flips
+from metaeval.analysis.cells import align, metrics_of, to_long
+from metaeval.analysis.levels import LEVELS, levels_from_aligned
+from metaeval.errors import ConfigError
+
+
+def load_input(path: str | os.PathLike) -> Any:
+    """A path -> LabelSet (assignment file), long score table (score file) or long table (folder of
+    ``trec_eval -q`` / ir_measures files, one per run)."""
+    from metaeval.errors import FormatError
+
+    p = Path(path)
+    if p.is_dir():
+        from metaeval.io.trec_eval import read_trec_eval_dir
+
+        return read_trec_eval_dir(p)
+    if not p.exists():
+        raise FormatError(str(p), 0, "", "no such file or folder")
+    try:
+        from metaeval.io import detect_format, load_labels
+    except ImportError:  # pragma: no cover - older tree without the format registry
+        detect_format = load_labels = None
+    if detect_format is not None:
+        fmt = detect_format(p)
+        if fmt == "assignments":
+            return load_labels(p)
+        if fmt == "scores":
+            from metaeval.io.scores import read_score_table
+
+            return read_score_table(p)
+        raise FormatError(str(p), 0, "", f"is a {fmt} file; analyze needs labels (assignments) or scores")
+    if p.suffix in (".jl", ".jsonl") and '"nuggets"' in p.open(encoding="utf-8").readline():
+        from metaeval.io.assignments import read_assignments
+
+        return read_assignments(p)
+    from metaeval.io.scores import read_score_table
+
+    return read_score_table(p)
+
+
+def _name(obj: Any, path: Any, k: int) -> str:
+    if path is not None:
+        return Path(path).name.split(".")[0]
+    return getattr(obj, "name", None) or f"candidate_{k}"
+
+
+def _clean(obj: Any) -> Any:
+    """NaN/inf -> None and numpy scalars -> Python, recursively (strict JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return None if not math.isfinite(float(obj)) else float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
+
+
+@dataclass
+class AnalysisResult:
+    """Tidy tables for notebooks and the JSON document ``metaeval analyze`` writes."""
+
+    tau: pd.DataFrame
+    cells: pd.DataFrame
+    flips: pd.DataFrame
+    flip_pairs: pd.DataFrame
+    paired: pd.DataFrame
+    agreement: pd.DataFrame
+    confusion: pd.DataFrame
+    descriptive: pd.DataFrame
+    json: dict[str, Any] = field(default_factory=dict)
+
+    def write(self, out_dir: str | os.PathLike) -> list[Path]:
+        """Write ``analysis.json`` and one CSV per non-empty table into ``out_dir``; returns the paths."""
+        import json
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "analysis.json"]
+        tmp = paths[0].with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(_clean(self.json), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        os.replace(tmp, paths[0])
+        for name in ("tau", "cells", "flips", "flip_pairs", "paired", "agreement", "confusion", "descriptive"):
+            df = getattr(self, name)
+            if len(df):
+                df.to_csv(out / f"{name}.csv", index=False)
+                paths.append(out / f"{name}.csv")
+        return paths
+
+
+def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
+    keys = ("n", "exact_agreement", "cohen_kappa", "weighted_kappa", "krippendorff_alpha", "strictness_index",
+            "stuart_maxwell_stat", "stuart_maxwell_p")
+    row = {"candidate": name, "labels": "support", **{k: ag[k] for k in keys}}
+    row.update({"cohen_kappa_low": ag["cohen_kappa_ci"][0], "cohen_kappa_high": ag["cohen_kappa_ci"][1],
+                "weighted_kappa_low": ag["weighted_kappa_ci"][0], "weighted_kappa_high": ag["weighted_kappa_ci"][1],
+                "strictness_low": ag["strictness_ci"][0], "strictness_high": ag["strictness_ci"][1]})
+    return row
+
+
+def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = None, variant: str = "b",
+            n_boot: int = 1000, seed: int | None = 0, alpha: float = 0.05, ci_method: str = "percentile",
+            policy: Any = None, flip_test: str = "t", names: Sequence[str] | None = None) -> AnalysisResult:
+    """Meta-evaluate ``candidates`` (one or a list) against ``reference``; see the module docstring.
+
+    ``metrics``: defaults to every metric both sides have (the six nugget metrics for label sets).
+    ``variant``: tau variant (``b``, ``a``, ``ap``, ``ap_sym``); ``n_boot``: topic-bootstrap replicates (0 = no
+    CIs, no paired test); ``seed``: bootstrap seed; ``ci_method``: ``percentile``, ``centered`` or ``bca``;
+    ``flip_test``: reference's paired test over topics (``t`` or ``permutation``).
+    """
+    from metaeval.analysis.agreement import confusion_frame, label_agreement
+    from metaeval.analysis.descriptive import describe_labels
+    from metaeval.scoring import normalize_metric
+    from metaeval.types import LabelSet
+
+    cand_list = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
+    if not cand_list:
+        raise ConfigError("no candidate to analyse")
+    ref_path = reference if isinstance(reference, (str, os.PathLike)) else None
+    ref = load_input(reference) if ref_path is not None else reference
+    paths = [c if isinstance(c, (str, os.PathLike)) else None for c in cand_list]
+    cands = [load_input(c) if p is not None else c for c, p in zip(cand_list, paths)]
+    cnames = list(names) if names else [_name(c, p, k + 1) for k, (c, p) in enumerate(zip(cands, paths))]
+    if len(set(cnames)) != len(cnames):
+        cnames = [f"{n}#{k + 1}" for k, n in enumerate(cnames)]
+    ref_name = _name(ref, ref_path, 0) if ref_path is not None or hasattr(ref, "name") else "reference"
+    ref_long = to_long(ref, policy)
+    cand_longs = [to_long(c, policy) for c in cands]
+    common = [m for m in metrics_of(ref_long) if all(m in set(cl["metric"]) for cl in cand_longs)]
+    if metrics:
+        wanted = [normalize_metric(m) if normalize_metric(m) in common else m for m in metrics]
+        missing = [m for m in wanted if m not in common]
+        if missing:
+            raise ConfigError(f"metric(s) {', '.join(missing)} not on every side; available: {', '.join(common)}")
+        common = wanted
+    if not common:
+        raise ConfigError("reference and candidates share no metric")
+
+    tau_rows, cell_rows, flip_rows, pair_frames, blocks = [], [], [], [], {}
+    for k, (cname, cl) in enumerate(zip(cnames, cand_longs)):
+        block: dict[str, Any] = {"name": cname, "metrics": {}}
+        for metric in common:
+            al = align(ref_long, [cl], metric)
+            tl = levels_from_aligned(al, variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method)
+            fsum, fpairs = run_flips(al, test=flip_test, alpha=alpha, seed=seed)
+            nan2 = (float("nan"), float("nan"))
+            mblock = {lvl: {"tau": getattr(tl, lvl), "ci": list(tl.ci.get(lvl, nan2)),
+                            "boot_mean": tl.boot_mean.get(lvl)} for lvl in LEVELS}
+            mblock["topic_avg"].update(n_topics=tl.n_topics_used, n_topics_skipped=tl.n_topics_skipped)
+            mblock["cells"] = {"n_runs": tl.n_runs, "n_topics": tl.n_topics, "n_cells": tl.n_cells, "dropped": tl.dropped}
+            mblock["flips"] = fsum
+            block["metrics"][metric] = mblock
+            for lvl in LEVELS:
+                lo, hi = tl.ci.get(lvl, nan2)
+                tau_rows.append({"candidate": cname, "metric": metric, "level": lvl, "variant": tl.variant,
+                                 "tau": getattr(tl, lvl), "ci_low": lo, "ci_high": hi,
+                                 "boot_mean": tl.boot_mean.get(lvl, float("nan")), "n_runs": tl.n_runs,
+                                 "n_topics": tl.n_topics_used if lvl == "topic_avg" else tl.n_topics,
+                                 "n_cells": tl.n_cells})
+            cell_rows.append({"candidate": cname, "metric": metric, "n_runs": tl.n_runs, "n_topics": tl.n_topics,
+                              "n_cells": tl.n_cells, "n_topics_skipped": tl.n_topics_skipped,
+                              **{f"dropped_{s}": v for s, v in tl.dropped.items()}})
+            flip_rows.append({"candidate": cname, "metric": metric, **fsum})
+            pair_frames.append(fpairs.assign(candidate=cname))
+        block["cells"] = dict(block["metrics"][common[0]]["cells"])
+        both_labels = isinstance(ref, LabelSet) and isinstance(cands[k], LabelSet)
+        block["labels"] = label_agreement(ref, cands[k], alpha) if both_labels else None
+        block["descriptive"] = describe_labels(cands[k]) if isinstance(cands[k], LabelSet) else None
+        blocks[cname] = block
+
+    paired = []
+    if n_boot > 0 and len(cands) > 1:
+        for a in range(len(cands)):
+            for b in range(a + 1, len(cands)):
+                for metric in common:
+                    al = align(ref_long, [cand_longs[a], cand_longs[b]], metric)
+                    df = paired_bootstrap(al, variant, n_boot, seed, alpha)
+                    paired.append(df.assign(candidate_a=cnames[a], candidate_b=cnames[b]))
+    paired_df = pd.concat(paired, ignore_index=True) if paired else pd.DataFrame()
+
+    desc_rows = ([{"role": "reference", **describe_labels(ref)}] if isinstance(ref, LabelSet) else []) + [
+        {"role": "candidate", **b["descriptive"]} for b in blocks.values() if b["descriptive"] is not None]
+    agreements = {n: b["labels"] for n, b in blocks.items() if b["labels"] is not None}
+    doc: dict[str, Any] = {
+        "reference": ref_name, "candidates": blocks, "metrics_analysed": common, "variant": variant,
+        "n_boot": n_boot, "seed": seed, "alpha": alpha, "ci_method": ci_method, "flip_test": flip_test,
+        "reference_descriptive": describe_labels(ref) if isinstance(ref, LabelSet) else None,
+        "paired": paired_df.to_dict(orient="records") if len(paired_df) else [],
+    }
+    if len(blocks) == 1:  # the single-candidate layout: the block's keys at the top level too
+        only = next(iter(blocks.values()))
+        doc.update({k: only[k] for k in ("metrics", "cells", "labels")})
+        doc["descriptive"] = {"reference": doc["reference_descriptive"], "candidate": only["descriptive"]}
+    return AnalysisResult(
+        tau=pd.DataFrame(tau_rows), cells=pd.DataFrame(cell_rows), flips=pd.DataFrame(flip_rows),
+        flip_pairs=pd.concat(pair_frames, ignore_index=True) if pair_frames else pd.DataFrame(),
+        paired=paired_df,
+        agreement=pd.DataFrame([_agreement_row(n, a) for n, a in agreements.items()]),
+        confusion=pd.concat([confusion_frame(a, n) for n, a in agreements.items()], ignore_index=True) if agreements else pd.DataFrame(),
+        descriptive=pd.DataFrame(desc_rows),
+        json=_clean(doc),
+    )
