@@ -223,7 +223,7 @@ def _present(spec: DataFile, dest: Path, manifest: dict) -> FileStatus:
 
 
 def _get_one(spec: DataFile, origin: str, dest: Path, name: str) -> FileStatus:
-    tmp = dest.with_name(f".{dest.name}.part")
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")  # unique per process: concurrent fetches do not collide
     md5, sha = hashlib.md5(), hashlib.sha256()
     size = 0
     try:

@@ -144,9 +144,10 @@ def _entries() -> tuple[DatasetEntry, ...]:
         DatasetEntry(
             name="trec-rag-2024-qrels-nist",
             description=(
-                "TREC 2024 RAG Track NIST relevance judgments (grades 0-3, 86 topics, 20,283 lines). Believed to be "
-                "NIST's 2024-retrieval-qrels.txt (same line and topic count) under a local name; checksum recorded "
-                "from our copy and NOT checked against the public file, so a download may report a mismatch."
+                "TREC 2024 RAG Track NIST relevance judgments (grades 0-3; 20,283 lines, 86 topics, 20,194 passages). "
+                "Believed to be NIST's 2024-retrieval-qrels.txt under a local name (same line, topic and passage "
+                "counts as reported for that file); checksum recorded from our copy and NOT checked against the public "
+                "file, so a download may report a mismatch - then fetch a copy you trust with --from."
             ),
             source=TREC_RAG24_PAGE,
             files=(
