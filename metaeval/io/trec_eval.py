@@ -8,7 +8,8 @@ Two whitespace-separated three-column layouts are read:
 
 The layout is detected per file (``fmt="auto"``): a ``runid`` line or ``all`` in the second column means
 trec_eval, ``all`` in the first column ir_measures; otherwise the column with fewer distinct values holds the
-measure names.  Aggregate rows (qid ``all``) and non-numeric bookkeeping measures (``runid``, ``relstring``) are
+measure names, and on a tie the column whose values have no letter (``2024-105741``) holds the query ids;
+anything still ambiguous is an error (pass ``fmt``).  Aggregate rows (qid ``all``) and non-numeric bookkeeping measures (``runid``, ``relstring``) are
 skipped; any other non-numeric value is an error naming the file, line and field.  The run id is the ``runid``
 line's name, else the file name without its extensions.  The result is the long table
 ``run_id, qid, metric, value`` that :mod:`metaeval.analysis` reads, so relevance-judgment studies (LLM vs NIST
@@ -61,6 +62,11 @@ def detect_layout(rows: list[tuple[int, list[str]]], path: str = "") -> str:
     if len(first) < len(second):
         return "trec_eval"
     if len(second) < len(first):
+        return "ir_measures"
+    first_ids, second_ids = (not any(ch.isalpha() for v in col for ch in v) for col in (first, second))
+    if second_ids and not first_ids:
+        return "trec_eval"
+    if first_ids and not second_ids:
         return "ir_measures"
     raise FormatError(path, 0, "", "cannot tell trec_eval (measure qid value) from ir_measures (qid measure value); pass fmt")
 
