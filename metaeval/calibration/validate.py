@@ -75,14 +75,18 @@ def fit_apply(method: str, train_j: Pairs, train_h: np.ndarray, test_j: Pairs, m
 
 def cross_validate_pairs(judge: Pairs, human: np.ndarray, methods: Sequence[str] = DEFAULT_METHODS, folds: int = 5,
                          rng: np.random.Generator | None = None, metrics: Sequence[str] = METRICS, level: float = 0.95,
-                         options: dict[str, Any] | None = None, tau: bool = True) -> list[FoldRecord]:
-    """K-fold validation on aligned arrays; returns one record per (fold, method, metric)."""
-    from metaeval.calibration.tau import tau3_matrix
+                         options: dict[str, Any] | None = None, tau: str = "fast",
+                         plan: Sequence[np.ndarray] | None = None) -> list[FoldRecord]:
+    """K-fold validation on aligned arrays; returns one record per (fold, method, metric).
 
+    ``tau``: ``"fast"`` (``tau3_matrix``), ``"analysis"`` (``metaeval.analysis.levels.tau_levels`` on per-answer
+    tables) or ``"none"``.  ``plan``: explicit held-out topic index sets (default: ``folds`` random folds).
+    """
     rng = rng if rng is not None else np.random.default_rng(0)
     human_p = judge.with_support(human)
     records: list[FoldRecord] = []
-    for f, held in enumerate(topic_folds(len(judge.qids), folds, rng)):
+    plan = topic_folds(len(judge.qids), folds, rng) if plan is None else plan
+    for f, held in enumerate(plan):
         train = np.setdiff1d(np.arange(len(judge.qids)), held)
         check_disjoint(train, held)
         tj, th = judge.select_topics(train), human_p.select_topics(train).sup
@@ -90,16 +94,38 @@ def cross_validate_pairs(judge: Pairs, human: np.ndarray, methods: Sequence[str]
         check_disjoint(np.unique(tj.ans_topic), np.unique(ej.ans_topic))
         truth_a, raw_a = eh.observed_scores(metrics), ej.observed_scores(metrics)
         preds = {m: fit_apply(m, tj, th, ej, metrics, level, rng, options) for m in methods}
-        grid = _grid(ej) if tau else None
+        tau_fn = _tau_function(ej, tau)
         for metric in metrics:
             truth, raw = eh.run_means(truth_a[metric]), ej.run_means(raw_a[metric])
-            present = np.unique(ej.ans_run)
-            tb = tau3_matrix(grid(truth_a[metric]), grid(raw_a[metric]), truth[present], raw[present]) if grid else {}
+            tb = tau_fn(metric, truth_a[metric], raw_a[metric], truth, raw)
             for m, p in preds.items():
-                ta = tau3_matrix(grid(truth_a[metric]), grid(p.answers[metric]), truth[present], p.run[metric][present]) if grid else {}
+                ta = tau_fn(metric, truth_a[metric], p.answers[metric], truth, p.run[metric])
                 records.append(FoldRecord(f, m, metric, truth, raw, p.run[metric], p.lo.get(metric, np.full_like(truth, np.nan)),
                                           p.hi.get(metric, np.full_like(truth, np.nan)), tb, ta))
     return records
+
+
+def _tau_function(ej: Pairs, how: str):
+    """f(metric, ref_answers, cand_answers, ref_run, cand_run) -> {run, topic_avg, pooled} on held-out topics."""
+    from metaeval.calibration.tau import tau3_matrix, tau_before_after
+
+    present = np.unique(ej.ans_run)
+    if how == "none":
+        return lambda *a: {}
+    if how == "fast":
+        grid = _grid(ej)
+        return lambda metric, ra, ca, rr, cr: tau3_matrix(grid(ra), grid(ca), rr[present], cr[present])
+    import pandas as pd
+
+    frame = ej.answers_frame()
+    runs = pd.Index(np.asarray(ej.run_ids, dtype=object)[present])
+
+    def analysis_tau(metric, ra, ca, rr, cr):
+        ref, cand = frame.assign(**{metric: ra}), frame.assign(**{metric: ca})
+        out = tau_before_after(ref, cand, metric, pd.Series(rr[present], index=runs), pd.Series(cr[present], index=runs))
+        return {k: out[k] for k in ("run", "topic_avg", "pooled")}
+
+    return analysis_tau
 
 
 def _grid(p: Pairs):
@@ -167,6 +193,6 @@ def cross_validate(human: "LabelSet", judge: "LabelSet", methods: Sequence[str] 
         raise ConfigError(f"only {int(labelled.sum())} topic(s) carry both human and judge labels; need at least {folds}")
     jp = jp.select_topics(np.flatnonzero(labelled))
     h = h[labelled[jp.ans_topic[jp.ans]]] if len(h) != len(jp.sup) else h
-    recs = cross_validate_pairs(jp, h, methods, folds, np.random.default_rng(seed), metrics, level, options)
+    recs = cross_validate_pairs(jp, h, methods, folds, np.random.default_rng(seed), metrics, level, options, tau="analysis")
     return {"folds": folds, "seed": seed, "level": level, "n_topics": int(labelled.sum()), "n_runs": len(jp.run_ids),
             "methods": summarize(recs), "tau_note": "tau-b; per fold on held-out topics, averaged over folds"}

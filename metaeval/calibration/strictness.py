@@ -1,0 +1,135 @@
+"""Where is the judge stricter than the human assessors?  Models of label shift with effect sizes and CIs.
+
+For every (nugget, answer) pair labelled by both sides (FAILED on either side dropped) let
+``shift = rank(judge) - rank(human)`` on the ordinal scale not_support < partial_support < support
+(-2..2) and ``stricter = 1[judge < human]``.  Covariates: vital (vs okay), standardised log answer length,
+run, topic.
+
+* ``logit``: ``stricter ~ vital + log_length`` (statsmodels ``Logit``), odds ratios with topic-cluster-robust
+  (sandwich) standard errors, since pairs within a topic share nuggets and assessors;
+* ``ols``: ``shift ~ vital + log_length``, mean shift differences with topic-cluster-robust SEs;
+* ``mixedlm``: ``shift ~ vital + log_length`` with a random intercept per topic, and separately per run
+  (``statsmodels.formula.api.mixedlm``, REML); the intraclass correlations say how much of the shift varies
+  between topics / runs (crossed topic x run effects were too slow to fit in statsmodels for routine use);
+* ``index``: the strictness index ``P(judge < human) - P(judge > human)`` per stratum (all, importance,
+  answer-length tertile, run, topic) from ``metaeval.analysis.confusion.strictness_index`` (i.i.d. Wald CI),
+  plus a topic-clustered CI: with ``s_i = 1[j < h] - 1[j > h]`` and ``d = mean(s)``,
+  ``SE = sqrt(sum_t (sum_{i in t} (s_i - d))^2) / n`` (Liang & Zeger 1986 sandwich for a mean).
+
+Marginal-homogeneity tests (Stuart-Maxwell) live in ``metaeval.analysis``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from metaeval.calibration.pairs import align_pairs
+from metaeval.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from metaeval.types import LabelSet
+
+log = logging.getLogger(__name__)
+
+
+def shift_frame(human: "LabelSet", judge: "LabelSet") -> "pd.DataFrame":
+    """One row per doubly-labelled pair: qid, run_id, human, judge (ranks), shift, stricter, vital, log_length_z."""
+    import pandas as pd
+
+    jp, h = align_pairs(human, judge)
+    ok = (h >= 0) & (jp.sup >= 0) & (jp.imp < 2)
+    if ok.sum() < 10:
+        raise ConfigError(f"only {int(ok.sum())} (nugget, answer) pairs carry valid human and judge labels")
+    loglen = np.log1p(np.nan_to_num(jp.ans_len[jp.ans]))[ok]
+    lab = pd.DataFrame({
+        "qid": np.asarray(jp.qids, dtype=object)[jp.ans_topic[jp.ans]][ok],
+        "run_id": np.asarray(jp.run_ids, dtype=object)[jp.pair_run()][ok],
+        "human": h[ok].astype(int), "judge": jp.sup[ok].astype(int),
+        "vital": (jp.imp[ok] == 0).astype(float),
+        "log_length_z": (loglen - loglen.mean()) / (loglen.std() or 1.0),
+        "length": jp.ans_len[jp.ans][ok],
+    })
+    lab["shift"] = lab["judge"] - lab["human"]
+    lab["stricter"] = (lab["shift"] < 0).astype(float)
+    return lab
+
+
+def clustered_index(df: "pd.DataFrame") -> dict[str, Any]:
+    """Strictness index with the analysis package's Wald CI and a topic-clustered CI."""
+    from metaeval.analysis.confusion import strictness_index
+
+    m = np.zeros((3, 3))
+    np.add.at(m, (df["human"].to_numpy(), df["judge"].to_numpy()), 1)
+    out = strictness_index(m)
+    s = np.sign(df["human"].to_numpy() - df["judge"].to_numpy()).astype(float)
+    d = s.mean()
+    codes = df["qid"].astype("category").cat.codes.to_numpy()
+    per = np.bincount(codes, weights=s - d)
+    se = float(np.sqrt((per ** 2).sum()) / len(s))
+    out.update({"n": int(len(s)), "n_topics": int(len(np.unique(codes))), "se_cluster": se,
+                "ci_cluster": [float(d - 1.96 * se), float(d + 1.96 * se)]})
+    return out
+
+
+def _coef_table(res: Any, transform=None) -> list[dict[str, Any]]:
+    ci = np.asarray(res.conf_int())
+    rows = []
+    for i, name in enumerate(res.params.index):
+        est, lo, hi = float(res.params.iloc[i]), float(ci[i, 0]), float(ci[i, 1])
+        row = {"term": name, "coef": est, "se": float(res.bse.iloc[i]), "ci": [lo, hi], "p": float(res.pvalues.iloc[i])}
+        if transform is not None:
+            row["effect"] = float(transform(est))
+            row["effect_ci"] = [float(transform(lo)), float(transform(hi))]
+        rows.append(row)
+    return rows
+
+
+def strictness_models(human: "LabelSet", judge: "LabelSet", mixed: bool = True) -> dict[str, Any]:
+    """Fit the strictness models and indices described in the module docstring; JSON-ready dict."""
+    import pandas as pd
+    import statsmodels.formula.api as smf
+
+    df = shift_frame(human, judge)
+    groups = df["qid"].astype("category").cat.codes.to_numpy()
+    robust = {"cov_type": "cluster", "cov_kwds": {"groups": groups}}
+    out: dict[str, Any] = {"n_pairs": int(len(df)), "n_topics": int(df["qid"].nunique()), "n_runs": int(df["run_id"].nunique()),
+                           "mean_shift": float(df["shift"].mean()), "share_stricter": float(df["stricter"].mean()),
+                           "share_more_lenient": float((df["shift"] > 0).mean())}
+    formula = "vital + log_length_z" if df["vital"].std() > 0 else "log_length_z"
+    if df["stricter"].nunique() > 1:
+        logit = smf.logit(f"stricter ~ {formula}", df).fit(disp=False, **robust)
+        out["logit"] = {"formula": f"stricter ~ {formula}", "effect": "odds ratio", "se": "cluster-robust by topic",
+                        "coefficients": _coef_table(logit, np.exp)}
+    ols = smf.ols(f"shift ~ {formula}", df).fit(**robust)
+    out["ols"] = {"formula": f"shift ~ {formula}", "effect": "mean shift (label ranks)", "se": "cluster-robust by topic",
+                  "coefficients": _coef_table(ols)}
+    if mixed:
+        out["mixedlm"] = {}
+        for key, col in (("topic", "qid"), ("run", "run_id")):
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    mm = smf.mixedlm(f"shift ~ {formula}", df, groups=df[col]).fit(reml=True)
+                fe = [r for r in _coef_table(mm) if r["term"] in mm.fe_params.index]
+                out["mixedlm"][key] = {"formula": f"shift ~ {formula} + (1 | {key})", "coefficients": fe,
+                                       f"{key}_variance": float(mm.cov_re.iloc[0, 0]), "residual_variance": float(mm.scale),
+                                       "icc": float(mm.cov_re.iloc[0, 0] / (mm.cov_re.iloc[0, 0] + mm.scale)),
+                                       "converged": bool(mm.converged),
+                                       "warnings": sorted({type(w.message).__name__ for w in caught})}
+            except (np.linalg.LinAlgError, ValueError) as exc:  # report, never hide
+                out["mixedlm"][key] = {"error": f"{type(exc).__name__}: {exc}"}
+    df["length_bin"] = pd.qcut(df["length"].rank(method="first"), 3, labels=["short", "medium", "long"])
+    strata: dict[str, dict[str, Any]] = {"all": {"all": clustered_index(df)}}
+    for col, key in (("vital", "importance"), ("length_bin", "answer_length"), ("run_id", "run"), ("qid", "topic")):
+        strata[key] = {}
+        for val, sub in df.groupby(col, observed=True):
+            name = {1.0: "vital", 0.0: "okay"}.get(val, str(val)) if col == "vital" else str(val)
+            strata[key][name] = clustered_index(sub)
+    out["strictness_index"] = strata
+    return out
