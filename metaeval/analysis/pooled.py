@@ -39,7 +39,7 @@ class PooledKernel:
             self._pairs_blocks()
         elif kind == "ap":
             self.ap_fwd = self._ap_blocks(self.xs, self.ys)
-            self.ap_rev = self._ap_blocks(self.ys, self.xs)
+            self._ap_rev: tuple[np.ndarray, np.ndarray] | None = None
         else:
             raise ValueError(f"unknown pooled kernel {kind!r}")
 
@@ -63,19 +63,25 @@ class PooledKernel:
             self.Y[t] = self._by_topic((dy == 0).astype(float))
 
     def _ap_blocks(self, ref: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n_cells = len(ref)
-        g = np.zeros((n_cells, self.n_topics))
-        h = np.zeros((n_cells, self.n_topics))
-        onehot = np.zeros((n_cells, self.n_topics))
-        onehot[np.arange(n_cells), self.topic] = 1.0
-        step = max(1, 2_000_000 // max(n_cells, 1))
-        for s in range(0, n_cells, step):
-            sl = slice(s, s + step)
-            above = (cand[None, :] > cand[sl, None]).astype(float)  # (k, N): j above i in the candidate
-            credit = np.where(ref[None, :] > ref[sl, None], 1.0, np.where(ref[None, :] == ref[sl, None], 0.5, 0.0))
-            g[sl] = above @ onehot
-            h[sl] = (above * credit) @ onehot
+        g = np.zeros((len(ref), self.n_topics))
+        h = np.zeros((len(ref), self.n_topics))
+        for u in range(self.n_topics):
+            idx = self.topic == u
+            if not idx.any():
+                continue
+            above = cand[None, idx] > cand[:, None]  # (N, n_u): cell j of topic u above cell i in the candidate
+            rj, ri = ref[None, idx], ref[:, None]
+            credit = (rj > ri) + 0.5 * (rj == ri)
+            g[:, u] = above.sum(axis=1)
+            h[:, u] = (above * credit).sum(axis=1)
         return g, h
+
+    @property
+    def ap_rev(self) -> tuple[np.ndarray, np.ndarray]:
+        """Blocks with the roles swapped (for the symmetric tau_AP), built on first use."""
+        if self._ap_rev is None:
+            self._ap_rev = self._ap_blocks(self.ys, self.xs)
+        return self._ap_rev
 
     # ----------------------------------------------------------------- statistics
     def tau(self, weights: np.ndarray, variant: str = "b") -> np.ndarray:
