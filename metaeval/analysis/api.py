@@ -206,6 +206,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     doc: dict[str, Any] = {
         "reference": ref_name, "candidates": blocks, "metrics_analysed": common, "variant": variant,
         "n_boot": n_boot, "seed": seed, "alpha": alpha, "ci_method": ci_method, "flip_test": flip_test,
+        "scoring_policy": policy.as_dict() if hasattr(policy, "as_dict") else None,
         "reference_descriptive": describe_labels(ref) if isinstance(ref, LabelSet) else None,
         "paired": paired_df.to_dict(orient="records") if len(paired_df) else [],
     }

@@ -24,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
     p.add_argument("--ci", default="percentile", choices=["percentile", "centered", "bca"], help="bootstrap CI method (default percentile)")
     p.add_argument("--flip-test", default="t", choices=["t", "permutation"], help="reference's paired test over topics for flipped run pairs")
+    p.add_argument("--no-vital", choices=["zero", "exclude"], default="zero", help="label inputs: answers with no vital nugget score 0 (default) or are excluded")
+    p.add_argument("--failed-support", choices=["not_support", "exclude", "support"], default="not_support", help="label inputs: how FAILED assignment labels score (default not_support)")
+    p.add_argument("--failed-importance", choices=["nuggetizer", "exclude", "as_okay", "as_vital"], default="nuggetizer", help="label inputs: how FAILED importance labels score")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder: analysis.json and tidy CSVs")
     p.set_defaults(func=run)
 
@@ -31,13 +34,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from metaeval.analysis.api import analyze
     from metaeval.errors import ConfigError
+    from metaeval.scoring import ScoringPolicy
 
     if args.bootstrap < 0:
         raise ConfigError("--bootstrap must be >= 0")
     if not 0 < args.alpha < 1:
         raise ConfigError("--alpha must be between 0 and 1")
+    policy = ScoringPolicy(no_vital=args.no_vital, failed_support=args.failed_support, failed_importance=args.failed_importance)
     res = analyze(args.reference, args.candidate, metrics=args.metrics, variant=args.tau, n_boot=args.bootstrap,
-                  seed=args.seed, alpha=args.alpha, ci_method=args.ci, flip_test=args.flip_test)
+                  seed=args.seed, alpha=args.alpha, ci_method=args.ci, flip_test=args.flip_test, policy=policy)
     paths = res.write(args.out)
     print(format_summary(res))
     print(f"\nwrote {', '.join(str(p) for p in paths)}")

@@ -105,3 +105,22 @@ def test_bad_inputs_exit_2(files, capsys, tmp_path):
     assert main(["analyze", "--reference", str(d / "ref_scores.csv"), "--candidate", str(d / "judge.jsonl"),
                  "--metrics", "ndcg", "--out", str(tmp_path / "o")]) == 2
     assert "ndcg" in capsys.readouterr().err
+
+
+def test_scoring_policy_reaches_label_inputs(nist_labels):
+    from metaeval.analysis.api import analyze
+    from metaeval.scoring import ScoringPolicy
+
+    sup = nist_labels.labels["support"].astype(str).to_numpy().copy()
+    sup[::4] = "FAILED"
+    judge = nist_labels.with_labels(sup, name="flaky")
+    default = analyze(nist_labels, judge, metrics=["a_strict"], n_boot=0)
+    excl = analyze(nist_labels, judge, metrics=["a_strict"], n_boot=0, policy=ScoringPolicy(failed_support="exclude"))
+    t0 = default.tau.set_index("level")["tau"]
+    t1 = excl.tau.set_index("level")["tau"]
+    pol = ScoringPolicy(failed_support="exclude")
+    want = tau_levels(score_answers(nist_labels, pol), score_answers(judge, pol), "a_strict")
+    assert t1.to_dict() == pytest.approx({"run": want.run, "topic_avg": want.topic_avg, "pooled": want.pooled}, abs=1e-12)
+    assert (t1 - t0).abs().max() > 1e-3
+    assert excl.json["scoring_policy"]["failed_support"] == "exclude"
+    assert default.json["labels"]["failed"]["candidate"] == len(sup[::4])

@@ -87,3 +87,13 @@ def test_zero_variance_pair_is_significant_only_with_a_difference():
     p = dict(zip(zip(table.run_a, table.run_b), table.p_ref))
     assert p[("r0", "r1")] == 0.0 and p[("r0", "r2")] == 1.0
     assert summary["n_flips"] == 0
+
+
+def test_paired_p_value_inverts_the_percentile_interval():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(20, 8)) + np.linspace(0, 2, 8)
+    a = x + rng.normal(scale=0.8, size=x.shape)
+    b = x + rng.normal(scale=1.0, size=x.shape)
+    res = paired_bootstrap(_aligned(x, a, b), n_boot=400, seed=1)
+    for r in res.itertuples():
+        assert (r.p_value < 0.05) == (r.ci_low > 0 or r.ci_high < 0)
