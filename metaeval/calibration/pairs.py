@@ -68,7 +68,10 @@ class Pairs:
         """The pairs and answers of some topics (indices into ``qids``); run and topic lists are kept."""
         keep_t = np.zeros(len(self.qids), dtype=bool)
         keep_t[np.asarray(topic_idx, dtype=int)] = True
-        keep_a = keep_t[self.ans_topic]
+        return self.select_answers(keep_t[self.ans_topic])
+
+    def select_answers(self, keep_a: np.ndarray) -> "Pairs":
+        """The pairs and answers where the boolean answer mask is true (pair order kept)."""
         new_idx = np.cumsum(keep_a) - 1
         keep_p = keep_a[self.ans]
         return Pairs(new_idx[self.ans[keep_p]], self.imp[keep_p], self.sup[keep_p], self.nug_len[keep_p],

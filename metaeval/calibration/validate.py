@@ -144,6 +144,16 @@ def _grid(p: Pairs):
     return grid
 
 
+def _renumber_topics(p: Pairs) -> Pairs:
+    """Drop topics without answers from ``qids`` so that folds deal only labelled topics."""
+    from dataclasses import replace
+
+    used = np.unique(p.ans_topic)
+    remap = np.full(len(p.qids), -1)
+    remap[used] = np.arange(len(used))
+    return replace(p, ans_topic=remap[p.ans_topic], qids=tuple(p.qids[i] for i in used))
+
+
 def summarize(records: list[FoldRecord]) -> dict[str, dict[str, dict[str, Any]]]:
     """Aggregate fold records into ``{method: {metric: figures}}`` (see the module docstring)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -161,8 +171,8 @@ def summarize(records: list[FoldRecord]) -> dict[str, dict[str, dict[str, Any]]]
             "n_folds": len(rs), "n_estimates": int(ok.sum()),
             "mae_before": _m(np.abs(e0[ok])), "mae_after": _m(np.abs(e1[ok])),
             "bias_before": _m(e0[ok]), "bias_after": _m(e1[ok]),
-            "abs_bias_before": _m(np.abs(np.nanmean(np.where(ok, e0, np.nan), axis=0))),
-            "abs_bias_after": _m(np.abs(np.nanmean(np.where(ok, e1, np.nan), axis=0))),
+            "abs_bias_before": _m(np.abs(_colmean(np.where(ok, e0, np.nan)))),
+            "abs_bias_after": _m(np.abs(_colmean(np.where(ok, e1, np.nan)))),
             "rmse_before": float(np.sqrt(np.mean(e0[ok] ** 2))), "rmse_after": float(np.sqrt(np.mean(e1[ok] ** 2))),
             "coverage": _m(cov) if cov.size else None,
             "mean_ci_width": _m((hi - lo)[has_ci]) if has_ci.any() else None,
@@ -173,6 +183,12 @@ def summarize(records: list[FoldRecord]) -> dict[str, dict[str, dict[str, Any]]]
                 fig[f"tau_{side}"] = {lv: _m(np.array([t[lv] for t in taus], dtype=float)) for lv in ("run", "topic_avg", "pooled")}
         out.setdefault(method, {})[metric] = fig
     return out
+
+
+def _colmean(x: np.ndarray) -> np.ndarray:
+    """Column means over finite entries (NaN for a column with none, without a warning)."""
+    n = np.isfinite(x).sum(axis=0)
+    return np.where(n > 0, np.nansum(x, axis=0) / np.maximum(n, 1), np.nan)
 
 
 def _m(x: np.ndarray) -> float | None:
@@ -188,11 +204,14 @@ def cross_validate(human: "LabelSet", judge: "LabelSet", methods: Sequence[str] 
     from metaeval.errors import ConfigError
 
     jp, h = align_pairs(human, judge)
-    labelled = np.bincount(jp.ans_topic[jp.ans], weights=h >= 0, minlength=len(jp.qids)) > 0
+    labelled_answer = np.bincount(jp.ans, weights=h >= 0, minlength=jp.n_answers) > 0
+    labelled = np.bincount(jp.ans_topic[labelled_answer], minlength=len(jp.qids)) > 0
     if labelled.sum() < folds:
         raise ConfigError(f"only {int(labelled.sum())} topic(s) carry both human and judge labels; need at least {folds}")
-    jp = jp.select_topics(np.flatnonzero(labelled))
-    h = h[labelled[jp.ans_topic[jp.ans]]] if len(h) != len(jp.sup) else h
+    # validate only where the truth is known: answers with human labels, renumbered to the labelled topics
+    h = h[labelled_answer[jp.ans]]
+    jp = jp.select_answers(labelled_answer)
+    jp = _renumber_topics(jp)
     recs = cross_validate_pairs(jp, h, methods, folds, np.random.default_rng(seed), metrics, level, options, tau="analysis")
     return {"folds": folds, "seed": seed, "level": level, "n_topics": int(labelled.sum()), "n_runs": len(jp.run_ids),
             "methods": summarize(recs), "tau_note": "tau-b; per fold on held-out topics, averaged over folds"}

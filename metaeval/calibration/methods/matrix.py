@@ -95,7 +95,9 @@ def fit_matrix(judge_codes: np.ndarray, human: np.ndarray, strata: np.ndarray, k
     pooled = (n_pool + prior) / (n_pool.sum(axis=1, keepdims=True) + prior.sum())
     n_s = np.zeros((3, 3, 4))
     np.add.at(n_s, (strata, human, j), 1)
-    per = (n_s + kappa * pooled[None]) / (n_s.sum(axis=2, keepdims=True) + kappa)
+    den = n_s.sum(axis=2, keepdims=True) + kappa
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per = np.where(den > 0, (n_s + kappa * pooled[None]) / np.where(den > 0, den, 1.0), pooled[None])
     return {"pooled": pooled, "pooled_counts": n_pool, "strata": per, "strata_counts": n_s}
 
 

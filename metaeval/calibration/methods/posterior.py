@@ -44,7 +44,11 @@ def judge_codes4(sup: np.ndarray) -> np.ndarray:
 
 
 def _shrink(counts: np.ndarray, prior: np.ndarray, kappa: float) -> np.ndarray:
-    return (counts + kappa * prior) / (counts.sum(axis=-1, keepdims=True) + kappa)
+    """``(n + kappa * prior) / (n_total + kappa)``; the prior itself where there is nothing to go on."""
+    den = counts.sum(axis=-1, keepdims=True) + kappa
+    prior = np.broadcast_to(prior, counts.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (counts + kappa * prior) / np.where(den > 0, den, 1.0), prior)
 
 
 def _groups(judge: Pairs, by: str | None, model: dict | None = None) -> tuple[list[str], np.ndarray, list | None]:

@@ -1,0 +1,68 @@
+"""``metaeval calibrate``, ``calibrate apply`` and ``simulate`` end to end on the NIST file and a simulated judge."""
+
+import json
+
+import pytest
+
+from metaeval.calibration.simulate import simulate_judge
+from metaeval.cli import main
+from metaeval.io.assignments import write_assignments
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, nist_labels, nist_file):
+    d = tmp_path_factory.mktemp("cal")
+    judge = simulate_judge(nist_labels, seed=21, name="simjudge")
+    write_assignments(judge, d / "judge.jl")
+    # human labels on 12 of 21 topics and 30 of 45 runs; the judge covers everything
+    human_sub = nist_labels.subset(qids=nist_labels.qids[:12], run_ids=nist_labels.run_ids[:30])
+    write_assignments(human_sub, d / "human_sub.jl")
+    return d, nist_file
+
+
+def test_calibrate_validate_and_apply(files, capsys):
+    d, nist = files
+    out = d / "out"
+    rc = main(["calibrate", "--human", str(d / "human_sub.jl"), "--judge", str(d / "judge.jl"), "--method", "ppi",
+               "--method", "matrix", "--metric", "v_strict", "--metric", "a_strict", "--folds", "3", "--out", str(out)])
+    assert rc == 0
+    res = json.loads((out / "calibration.json").read_text())
+    v = res["validation"]
+    assert v["n_topics"] == 12 and v["folds"] == 3
+    for m in ("ppi", "matrix"):
+        f = v["methods"][m]["v_strict"]
+        assert {"mae_before", "mae_after", "bias_before", "bias_after", "coverage", "tau_before", "tau_after"} <= set(f)
+    lb = res["leaderboard"]["ppi"]["v_strict"]
+    assert len(lb) == 45 and all(r["ci"][0] <= r["estimate"] <= r["ci"][1] for r in lb)
+    assert len(res["leaderboard"]["raw_judge"]["v_strict"]) == 45
+    assert "leave-topics-out 3-fold" in capsys.readouterr().out
+
+    app = d / "applied"
+    rc = main(["calibrate", "apply", "--model", str(out / "calibration-model.json"), "--judge", str(d / "judge.jl"), "--out", str(app)])
+    assert rc == 0
+    res2 = json.loads((app / "calibrated.json").read_text())
+    assert res2["n_topics"] == 21 and res2["n_runs"] == 45
+    assert len(res2["notes"]["ppi"]["pooled_rectifier_runs"]) == 15
+    assert (app / "answers.matrix.csv").exists()
+
+
+def test_calibrate_errors(files, capsys):
+    d, _ = files
+    assert main(["calibrate", "--judge", str(d / "judge.jl"), "--out", str(d / "x")]) == 2
+    assert main(["calibrate", "apply", "--model", str(d / "missing.json"), "--judge", str(d / "judge.jl"), "--out", str(d / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.json" in err
+
+
+def test_simulate_command(files):
+    d, nist = files
+    out = d / "sim"
+    rc = main(["simulate", "--human", str(nist), "--reps", "3", "--method", "ppi", "--method", "posterior",
+               "--metric", "v_strict", "--seed", "1", "--out", str(out)])
+    assert rc == 0
+    res = json.loads((out / "simulation.json").read_text())
+    assert res["config"]["reps"] == 3 and res["config"]["confusion_name"] == "paper-fig6-edits"
+    assert res["raw"]["v_strict"]["bias"] < 0
+    for m in ("ppi", "posterior"):
+        assert {"bias", "rmse", "coverage", "mean_abs_bias"} <= set(res["methods"][m]["v_strict"])
+    assert main(["simulate", "--human", str(nist), "--reps", "1", "--confusion", "nope", "--out", str(out)]) == 2
