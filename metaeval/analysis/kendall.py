@@ -68,6 +68,33 @@ def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+_CHUNK_ELEMENTS = 4_000_000  # pair-matrix elements per chunk: bounds memory for many runs x many replicates
+
+
+def _chunked(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Apply a pairwise batch function in slices of the flattened leading axes (same result, bounded memory)."""
+
+    def wrapper(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+        if x.shape != y.shape:
+            raise ValueError(f"reference and candidate shapes differ: {x.shape} vs {y.shape}")
+        n = x.shape[-1] if x.ndim else 1
+        lead = x.shape[:-1]
+        rows = int(np.prod(lead)) if lead else 1
+        step = max(1, _CHUNK_ELEMENTS // max(n * n, 1))
+        if rows <= step:
+            return fn(x, y)
+        xf, yf = x.reshape(rows, n), y.reshape(rows, n)
+        out = np.concatenate([fn(xf[s:s + step], yf[s:s + step]) for s in range(0, rows, step)])
+        return out.reshape(lead)
+
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__name__ = fn.__name__
+    return wrapper
+
+
+@_chunked
 def tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b along the last axis (equals ``scipy.stats.kendalltau(x, y).statistic`` per row)."""
     sx, sy, valid = _pairs(x, y)
@@ -78,12 +105,14 @@ def tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _div(s, np.sqrt((n0 - n1) * (n0 - n2)))
 
 
+@_chunked
 def tau_a_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-a along the last axis: (concordant - discordant) / all usable pairs."""
     sx, sy, valid = _pairs(x, y)
     return _div((sx * sy).sum(axis=(-2, -1)) / 2.0, valid.sum(axis=(-2, -1)) / 2.0)
 
 
+@_chunked
 def tau_ap_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """AP correlation ``tau_AP(candidate y | reference x)`` along the last axis, with the module's tie policy."""
     sx, sy, valid = _pairs(x, y)

@@ -21,6 +21,8 @@ import numpy as np
 
 from metaeval.analysis.kendall import _div, get_variant
 
+_CHUNK_ELEMENTS = 4_000_000
+
 
 class PooledKernel:
     """Block statistics of a ``(T, R)`` reference ``x`` and candidate ``y`` (NaN = missing cell)."""
@@ -106,6 +108,9 @@ class PooledKernel:
         return _div(s, np.sqrt(np.clip(n0 - n1, 0, None) * np.clip(n0 - n2, 0, None)))
 
     def _ap(self, w: np.ndarray, g: np.ndarray, h: np.ndarray) -> np.ndarray:
+        step = max(1, _CHUNK_ELEMENTS // max(g.shape[0], 1))  # bound the (B, N) temporaries
+        if len(w) > step:
+            return np.concatenate([self._ap(w[s:s + step], g, h) for s in range(0, len(w), step)])
         p = w @ g.T  # (B, N) items above each cell
         c = w @ h.T
         wi = w[:, self.topic]

@@ -81,3 +81,18 @@ def test_variant_registry_and_errors():
         get_variant("c")
     with pytest.raises(ValueError, match="shapes differ"):
         tau_b([1, 2], [1, 2, 3])
+
+
+def test_chunked_batches_equal_unchunked(monkeypatch):
+    import metaeval.analysis.kendall as k
+
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 5, size=(3, 40, 9)).astype(float)
+    y = x + rng.integers(-2, 3, size=x.shape)
+    x[0, 0, 0] = np.nan
+    full = {v: TAU_VARIANTS[v].batch(x, y) for v in TAU_VARIANTS}
+    monkeypatch.setattr(k, "_CHUNK_ELEMENTS", 81 * 7)  # 7 rows per chunk
+    for v in TAU_VARIANTS:
+        got = TAU_VARIANTS[v].batch(x, y)
+        assert got.shape == (3, 40)
+        np.testing.assert_allclose(got, full[v], atol=1e-12)

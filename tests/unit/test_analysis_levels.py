@@ -130,3 +130,15 @@ def test_other_variants_equal_direct_computation(pair, variant):
     assert res.pooled == pytest.approx(kendall(m["v_x"], m["v_y"], variant), abs=1e-9)
     per = [kendall(g["v_x"], g["v_y"], variant) for _, g in m.groupby("qid")]
     assert res.topic_avg == pytest.approx(np.nanmean(per), abs=1e-9)
+
+
+def test_pooled_ap_in_chunks_equals_one_pass(pair, monkeypatch):
+    import metaeval.analysis.pooled as pooled
+
+    ref, cand = pair
+    al = align(to_long(ref), [to_long(cand)], "v")
+    w = topic_weights(len(al.topics), 10, seed=2)
+    k = PooledKernel(al.x, al.y, "ap")
+    full = k.tau(w, "ap_sym")
+    monkeypatch.setattr(pooled, "_CHUNK_ELEMENTS", al.n_cells * 3)
+    np.testing.assert_allclose(k.tau(w, "ap_sym"), full, atol=1e-12)
