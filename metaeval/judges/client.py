@@ -86,14 +86,20 @@ class ChatClient:
         prompt: Mapping[str, str] | None = None,
         sample_index: int = 0,
         reask: int = 0,
+        extra_params: Mapping[str, Any] | None = None,
     ) -> CallTrace:
-        """One chat completion through cache, limits and retries; returns its trace (``raw_output`` = reply)."""
+        """One chat completion through cache, limits and retries; returns its trace (``raw_output`` = reply).
+
+        ``extra_params`` (e.g. a per-call ``response_format`` schema) are merged over the deployment's params and,
+        like them, are part of the cache key and the trace.
+        """
         dep = self.deployment
+        params = {**dict(dep.params), **dict(extra_params or {})}
         msgs = tuple({"role": str(m["role"]), "content": str(m["content"])} for m in messages)
-        key = cache_key(dep.name, dep.model, msgs, dep.params, sample_index)
+        key = cache_key(dep.name, dep.model, msgs, params, sample_index)
         prompt = dict(prompt or {})
         base = dict(
-            deployment=dep.name, backend=dep.backend, model=dep.model, params=dict(dep.params),
+            deployment=dep.name, backend=dep.backend, model=dep.model, params=params,
             prompt_id=prompt.get("prompt_id"), prompt_version=prompt.get("prompt_version"),
             prompt_sha=prompt.get("prompt_sha"), message_hash=key, sample_index=sample_index, reask=reask,
         )
@@ -109,7 +115,7 @@ class ChatClient:
                     latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
                     timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
                 )
-        request = ChatRequest(model=dep.model, messages=msgs, params=dep.params, timeout_s=dep.limits.timeout_s)
+        request = ChatRequest(model=dep.model, messages=msgs, params=params, timeout_s=dep.limits.timeout_s)
         events: list[RetryEvent] = []
         limiter = self._limiter()
         est = self._estimate_tokens(msgs)

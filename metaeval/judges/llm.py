@@ -5,6 +5,11 @@ model's unusable reply and the template's ``reask`` message naming the problem (
 list).  After the last re-ask: a wrong length or no list -> every item FAILED; a right-length list with some
 unknown labels -> only those items FAILED.  A call that fails at the transport level (retries exhausted,
 permanent HTTP error) -> every item FAILED with the client's reason; it is not re-asked.
+
+``structured_output`` (for ``output: json`` templates only) adds a per-call JSON schema (exact label count, label
+enum; or at most 30 nugget strings) as ``response_format``: ``"json_schema"`` is OpenAI's form (also vLLM),
+``"json_object_schema"`` is llama.cpp's ``{"type": "json_object", "schema": ...}``.  The schema is part of the
+request params, hence of the cache key and the trace.  Parsing and re-asks stay the same either way.
 """
 
 from __future__ import annotations
@@ -22,12 +27,24 @@ from metaeval.prompts.templates_io import assign_values, create_values, importan
 from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
 
 
+#: structured_output name -> response_format builder (key, schema) -> dict
+STRUCTURED: dict[str | None, Callable[[str, dict], dict] | None] = {
+    None: None,
+    "json_schema": lambda key, schema: {"type": "json_schema", "json_schema": {"name": key, "strict": True, "schema": schema}},
+    "json_object_schema": lambda key, schema: {"type": "json_object", "schema": schema},
+}
+
+
 class LLMJudge(Judge):
     kind = "llm"
 
     def __init__(self, client: ChatClient, prompts: Mapping[str, str | PromptTemplate] | None = None,
-                 max_reasks: int = 2, sample_index: int = 0, name: str | None = None):
+                 max_reasks: int = 2, sample_index: int = 0, name: str | None = None,
+                 structured_output: str | None = None):
         super().__init__(name or client.deployment.name)
+        if structured_output not in STRUCTURED:
+            raise ConfigError(f"structured_output must be one of {sorted(k for k in STRUCTURED if k)} or null, got {structured_output!r}")
+        self.structured_output = structured_output
         self.client = client
         chosen = {**DEFAULT_PROMPTS, **dict(prompts or {})}
         self.prompts: dict[str, PromptTemplate] = {}
@@ -42,15 +59,29 @@ class LLMJudge(Judge):
         self.sample_index = sample_index
 
     # ------------------------------------------------------------------ the re-ask loop
+    def _response_format(self, tmpl: PromptTemplate, n: int | None) -> dict[str, Any] | None:
+        if not self.structured_output or tmpl.output != "json":
+            return None
+        if tmpl.task == "create":
+            key, items = "nuggets", {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_NUGGETS}
+        else:
+            key, items = "labels", {"type": "array", "items": {"type": "string", "enum": list(tmpl.labels)},
+                                    "minItems": n, "maxItems": n}
+        schema = {"type": "object", "properties": {key: items}, "required": [key], "additionalProperties": False}
+        return {"response_format": STRUCTURED[self.structured_output](key, schema)}
+
     async def _converse(self, tmpl: PromptTemplate, values: dict[str, Any],
-                        check: Callable[[str], tuple[Any, str | None]]) -> tuple[Any, str | None, str | None, list, int]:
+                        check: Callable[[str], tuple[Any, str | None]], n: int | None = None,
+                        ) -> tuple[Any, str | None, str | None, list, int]:
         """Returns (parsed-or-partial, problem, raw, traces, reasks)."""
         messages = tmpl.render(**values)
+        extra = self._response_format(tmpl, n)
         traces: list = []
         parsed, problem, raw = None, None, None
         for k in range(self.max_reasks + 1):
             try:
-                trace = await self.client.complete(messages, prompt=tmpl.ref(), sample_index=self.sample_index, reask=k)
+                trace = await self.client.complete(messages, prompt=tmpl.ref(), sample_index=self.sample_index, reask=k,
+                                                  extra_params=extra)
             except CallFailed as exc:
                 traces.append(exc.trace)
                 return None, f"call failed: {exc.trace.error}", raw, traces, k
@@ -102,7 +133,7 @@ class LLMJudge(Judge):
             res = check_labels(raw, n, tmpl.labels)
             return res.labels, res.problem
 
-        labels, problem, raw, traces, reasks = await self._converse(tmpl, values, check)
+        labels, problem, raw, traces, reasks = await self._converse(tmpl, values, check, n)
         if labels is None:
             labels = [None] * n
         return list(labels), problem, raw, traces, reasks
@@ -110,7 +141,7 @@ class LLMJudge(Judge):
     def describe(self) -> dict[str, Any]:
         return {
             "judge": self.kind, "name": self.name, **self.client.describe(), "max_reasks": self.max_reasks,
-            "sample_index": self.sample_index,
+            "sample_index": self.sample_index, "structured_output": self.structured_output,
             "prompts": {task: {"name": t.name, "sha": t.sha} for task, t in self.prompts.items()},
         }
 
@@ -125,4 +156,5 @@ class LLMJudge(Judge):
             raise ConfigError("an llm judge config needs a 'deployment' mapping")
         client = ChatClient(dep, cache=config.get("cache"), seed=int(config.get("seed", 0)))
         return cls(client, prompts=config.get("prompts"), max_reasks=int(config.get("max_reasks", 2)),
-                   sample_index=int(config.get("sample_index", 0)), name=config.get("name"))
+                   sample_index=int(config.get("sample_index", 0)), name=config.get("name"),
+                   structured_output=config.get("structured_output"))

@@ -69,6 +69,7 @@ class ChatTestServer:
         self.expected_key = expected_key
         self.counts: collections.Counter[str] = collections.Counter()
         self.bodies: collections.Counter[str] = collections.Counter()  # sha256 of request body -> times seen
+        self.recent: collections.deque[dict] = collections.deque(maxlen=100)  # last parsed JSON bodies (no headers)
         self._rng = random.Random(self.faults.seed)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -157,6 +158,7 @@ class ChatTestServer:
         except json.JSONDecodeError:
             self.counts["400"] += 1
             return _error(flavour, 400, "invalid_request_error", "body is not JSON"), None, None
+        self.recent.append(body)
         messages = list(body.get("messages") or [])
         if flavour == "anthropic" and body.get("system"):
             messages = [{"role": "system", "content": body["system"]}] + messages
@@ -254,6 +256,7 @@ class ChatTestServer:
     def reset_counts(self) -> None:
         self.counts.clear()
         self.bodies.clear()
+        self.recent.clear()
 
     def __enter__(self) -> "ChatTestServer":
         return self.start()

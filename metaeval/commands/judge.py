@@ -1,0 +1,83 @@
+"""``metaeval judge``: inspect judges.  ``check NAME`` makes one real round trip; ``list`` shows judges and prompts."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("judge", help="check a judge or deployment (one round trip) and list judges and prompts",
+                       description="Judges create nuggets, label importance and assign nuggets to answers.")
+    jsub = p.add_subparsers(dest="judge_command", metavar="ACTION")
+    c = jsub.add_parser("check", help="one assignment call through the judge: model, labels, latency (never the key)",
+                        description="NAME is a built-in judge (lexical, embedding, local-llm) or a YAML/JSON judge or "
+                        "deployment config file. The call bypasses the cache so it really reaches the model.")
+    c.add_argument("name", metavar="NAME")
+    c.add_argument("--prompt", default=None, metavar="ID@VERSION", help="assignment template to use (default: the judge's)")
+    c.set_defaults(func=run_check)
+    ls = jsub.add_parser("list", help="judges in the registry and built-in prompt templates")
+    ls.set_defaults(func=run_list)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+_EXAMPLE = {
+    "qid": "check-1",
+    "query": "why do cats purr",
+    "answer": "Cats purr by twitching the muscles of the larynx. They purr when content, and also when hurt.",
+    "nuggets": ["Cats purr using muscles of the larynx", "Cats also purr when injured", "Purring lowers blood pressure in owners"],
+}
+
+
+def run_check(args: argparse.Namespace) -> int:
+    import time
+
+    from metaeval.judges import SyncJudge, make_judge, resolve_judge_config
+    from metaeval.types import Answer, Topic
+
+    config = resolve_judge_config(args.name)
+    if "cache" in config:
+        config["cache"] = None  # a check must reach the model
+    if args.prompt:
+        config["prompts"] = {**dict(config.get("prompts") or {}), "assign": args.prompt}
+    t0 = time.perf_counter()
+    judge = make_judge(config)
+    setup_s = time.perf_counter() - t0
+    info = judge.describe()
+    print(f"judge:    {info.get('judge')} ({judge.name})")
+    dep = info.get("deployment")
+    if dep:
+        env = dep.get("api_key_env")
+        print(f"backend:  {dep['backend']}")
+        print(f"model:    {dep['model']}")
+        print(f"base_url: {dep.get('base_url') or '(SDK default or its *_BASE_URL environment variable)'}")
+        print(f"key:      {'from $' + env + ' (set)' if env else 'none needed'}")
+        print(f"prompts:  {', '.join(v['name'] + ' [' + v['sha'] + ']' for v in info['prompts'].values())}")
+    else:
+        extra = {k: v for k, v in info.items() if k not in ("judge", "name")}
+        print(f"model:    {extra.pop('model', info.get('judge'))}  {extra if extra else ''}".rstrip())
+    print(f"setup:    {setup_s * 1000:.0f} ms")
+    with SyncJudge(judge) as sj:
+        t1 = time.perf_counter()
+        res = sj.assign(Topic(_EXAMPLE["qid"], _EXAMPLE["query"]), Answer("check", _EXAMPLE["qid"], _EXAMPLE["answer"]), _EXAMPLE["nuggets"])
+        wall = time.perf_counter() - t1
+    print(f"round trip: assign {len(_EXAMPLE['nuggets'])} nuggets -> {[x.value for x in res.labels]} ({res.status}"
+          f"{', ' + res.reason if res.reason else ''})")
+    print(f"latency:  {wall * 1000:.0f} ms")
+    for tr in res.traces:
+        print(f"  call: model={tr.model} latency={tr.latency_s * 1000:.0f} ms retries={tr.retries} reask={tr.reask} "
+              f"tokens={tr.input_tokens}/{tr.output_tokens} cost=${tr.cost_usd:.6f}" + (f" error={tr.error}" if tr.error else ""))
+    return 0 if res.status != "failed" else 1
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from metaeval.judges import JUDGES
+    from metaeval.prompts import list_templates, load_template
+
+    print("judges:")
+    for name, target in JUDGES.items():
+        print(f"  {name:10s} {target}")
+    print("prompts:")
+    for name in list_templates():
+        t = load_template(name)
+        print(f"  {name:20s} task={t.task:10s} output={t.output:6s} sha={t.sha}")
+    return 0

