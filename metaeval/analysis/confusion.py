@@ -17,6 +17,8 @@ For counts ``n_ij`` with ``N = sum n_ij``, ``p_ij = n_ij / N``, row / column mar
   ``Var = (p_L + p_U - d^2) / N``.
 * Stuart-Maxwell test of marginal homogeneity (Stuart 1955, Biometrika 42:412-416; Maxwell 1970, Br. J.
   Psychiatry 116:651-655) via ``statsmodels.stats.contingency_tables.SquareTable(...).homogeneity()``.
+* The kappa and strictness CIs treat labels as independent; labels of one topic are correlated, so they are
+  too narrow for topic-level inference (``metaeval.calibration.strictness`` adds a topic-clustered CI).
 * shifts: every off-diagonal cell as ``from -> to`` with its share of all labels and of its reference row, and
   the label mix of each side (``reference_mix`` = row margins, ``candidate_mix`` = column margins, percent).
 """
