@@ -92,15 +92,17 @@ def load_models(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def apply_models(bundle: dict[str, Any], judge: "LabelSet", metrics: Sequence[str] = METRICS, level: float = 0.95,
-                 seed: int = 0) -> dict[str, Prediction]:
-    """Apply every model of the bundle to a judge label set."""
+                 seed: int = 0, apply_options: dict[str, dict[str, Any]] | None = None) -> dict[str, Prediction]:
+    """Apply every model of the bundle to a judge label set (``apply_options``: per-method keyword arguments,
+    e.g. ``{"ppi": {"estimand": "population"}}``)."""
     jp = pairs_from_labelset(judge)
     rng = np.random.default_rng(seed)
     out = {}
     for name, model in bundle["models"].items():
         method = get_method(model["method"])
         use = [m for m in metrics if name != "ppi" or m in model.get("metrics", metrics)]
-        out[name] = to_prediction(name, jp, method.apply_pairs(model, jp, metrics=use, level=level, rng=rng), level)
+        opts = dict((apply_options or {}).get(name, {}))
+        out[name] = to_prediction(name, jp, method.apply_pairs(model, jp, metrics=use, level=level, rng=rng, **opts), level)
     return out
 
 

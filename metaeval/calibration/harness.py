@@ -40,6 +40,20 @@ log = logging.getLogger(__name__)
 DESIGNS = ("split", "kfold")
 
 
+def estimate_confusion(human: "LabelSet", judge: "LabelSet") -> np.ndarray:
+    """3x3 counts of (human, judge) labels on the pairs both sides labelled (FAILED on either side left out),
+    for simulating a judge like an observed one."""
+    from metaeval.calibration.pairs import align_pairs
+
+    jp, h = align_pairs(human, judge)
+    ok = (h >= 0) & (jp.sup >= 0)
+    if not ok.any():
+        raise ConfigError(f"{human.name} and {judge.name} share no validly labelled (qid, run_id, nugget_id) pair")
+    counts = np.zeros((3, 3))
+    np.add.at(counts, (h[ok].astype(int), jp.sup[ok].astype(int)), 1)
+    return counts
+
+
 def _plan(n_topics: int, design: str, holdout: float, folds: int, rng: np.random.Generator) -> list[np.ndarray]:
     if design == "kfold":
         return topic_folds(n_topics, folds, rng)

@@ -31,6 +31,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for folds and parameter draws (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--strictness", action="store_true", help="also fit the strictness models (validate)")
+    p.add_argument("--posterior-strata", choices=["none", "run", "length"], default="none",
+                   help="extra strata for the posterior correction, shrunk toward the importance level (default none)")
+    p.add_argument("--kappa", type=float, default=10.0, help="shrinkage prior strength in pseudo-pairs (posterior, matrix; default 10)")
+    p.add_argument("--ppi-estimand", choices=["applied", "population"], default="applied",
+                   help="PPI target: human score on the applied topics (default) or the topic-population mean")
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=run)
 
@@ -57,11 +62,12 @@ def run(args: argparse.Namespace) -> int:
 
     human, judge = load_labels(args.human), load_labels(args.judge)
     methods = tuple(args.method or METHOD_NAMES)
-    cv = cross_validate(human, judge, methods, folds=args.folds, seed=args.seed, metrics=metrics, level=args.level)
-    bundle = fit_models(human, judge, methods, metrics)
+    options = fit_options(args)
+    cv = cross_validate(human, judge, methods, folds=args.folds, seed=args.seed, metrics=metrics, level=args.level, options=options)
+    bundle = fit_models(human, judge, methods, metrics, options=options)
     model_path = os.path.join(args.out, "calibration-model.json")
     save_models(bundle, model_path)
-    preds = apply_models(bundle, judge, metrics, args.level, args.seed)
+    preds = apply_models(bundle, judge, metrics, args.level, args.seed, apply_options=_apply_options(args))
     raw = raw_leaderboard(judge, metrics, args.level, seed=args.seed)
     result = {
         "human": human.name, "judge": judge.name, "model_file": os.path.abspath(model_path),
@@ -95,7 +101,7 @@ def _apply(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
     if args.method:
         bundle["models"] = {k: v for k, v in bundle["models"].items() if k in args.method}
     judge = load_labels(args.judge)
-    preds = apply_models(bundle, judge, metrics, args.level, args.seed)
+    preds = apply_models(bundle, judge, metrics, args.level, args.seed, apply_options=_apply_options(args))
     raw = raw_leaderboard(judge, metrics, args.level, seed=args.seed)
     out = {"judge": judge.name, "model_file": os.path.abspath(args.model), "fitted_on": bundle.get("fitted_on", {}),
            "n_topics": len(judge.qids), "n_runs": len(judge.run_ids),
@@ -116,6 +122,17 @@ def _apply(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
             print(f"  {row.run_id:<50} {row.estimate:7.4f}  [{row.ci_low:7.4f}, {row.ci_high:7.4f}]")
     print(f"\nwrote {os.path.join(args.out, 'calibrated.json')}")
     return 0
+
+
+def fit_options(args: argparse.Namespace) -> dict:
+    """Per-method fit options from the command line."""
+    strata = None if args.posterior_strata == "none" else args.posterior_strata
+    return {"posterior": {"strata": strata, "kappa": args.kappa}, "matrix": {"kappa": args.kappa},
+            "matrix_unconstrained": {"kappa": args.kappa}}
+
+
+def _apply_options(args: argparse.Namespace) -> dict:
+    return {"ppi": {"estimand": args.ppi_estimand}}
 
 
 def _print_validation(cv: dict, metrics: tuple[str, ...]) -> None:

@@ -21,6 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--human", required=True, help="human assignment labels (NIST format)")
     p.add_argument("--confusion", default="paper-fig6-edits",
                    help="paper-fig6-edits (default), paper-fig6-manual, or a JSON file with a 3x3 matrix (rows human)")
+    p.add_argument("--confusion-from", metavar="JUDGE", help="estimate the confusion matrix from this judge's labels "
+                   "against --human (overrides --confusion)")
     p.add_argument("--reps", type=int, default=200, help="replications (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--method", action="append", choices=METHOD_NAMES, help="method (repeat; default all)")
@@ -56,11 +58,18 @@ def run(args: argparse.Namespace) -> int:
         progress = lambda n: bar.update(1)  # noqa: E731
     except ImportError:  # pragma: no cover
         bar, progress = None, None
-    res = run_study(human, args.confusion, reps=args.reps, seed=args.seed, methods=methods, metrics=metrics,
+    confusion = args.confusion
+    if args.confusion_from:
+        from metaeval.calibration.harness import estimate_confusion
+
+        confusion = estimate_confusion(human, load_labels(args.confusion_from))
+    res = run_study(human, confusion, reps=args.reps, seed=args.seed, methods=methods, metrics=metrics,
                     design=args.design, holdout=args.holdout, folds=args.folds, level=args.level, progress=progress)
     if bar is not None:
         bar.close()
     res["human"] = human.name
+    if args.confusion_from:
+        res["config"]["confusion_name"] = f"estimated from {args.confusion_from}"
     path = os.path.join(args.out, "simulation.json")
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(_clean(res), fh, indent=1)

@@ -66,3 +66,28 @@ def test_simulate_command(files):
     for m in ("ppi", "posterior"):
         assert {"bias", "rmse", "coverage", "mean_abs_bias"} <= set(res["methods"][m]["v_strict"])
     assert main(["simulate", "--human", str(nist), "--reps", "1", "--confusion", "nope", "--out", str(out)]) == 2
+
+
+def test_simulate_with_estimated_confusion_and_strata(files):
+    d, nist = files
+    out = d / "sim2"
+    rc = main(["simulate", "--human", str(nist), "--confusion-from", str(d / "judge.jl"), "--reps", "2",
+               "--method", "matrix", "--metric", "a_strict", "--out", str(out)])
+    assert rc == 0
+    res = json.loads((out / "simulation.json").read_text())
+    conf = res["config"]["confusion"]
+    assert res["config"]["confusion_name"].startswith("estimated from")
+    # the simulated judge file was drawn from Figure 6, so the estimate is close to it
+    from metaeval.paper import fig6_confusion
+
+    import numpy as np
+
+    assert np.abs(np.array(conf) - fig6_confusion(normalize=True)).max() < 0.05
+    out2 = d / "strata"
+    rc = main(["calibrate", "--human", str(nist), "--judge", str(d / "judge.jl"), "--method", "posterior",
+               "--posterior-strata", "run", "--metric", "v_strict", "--folds", "3", "--strictness", "--out", str(out2)])
+    assert rc == 0
+    res = json.loads((out2 / "calibration.json").read_text())
+    assert "strictness" in res and "logit" in res["strictness"]
+    model = json.loads((out2 / "calibration-model.json").read_text())["models"]["posterior"]
+    assert model["strata"]["by"] == "run" and len(model["strata"]["groups"]) == 45
