@@ -15,7 +15,9 @@ Read-out per method and metric, over all (replication, fold, run) estimates ``e 
   systematic error; its noise floor is about ``sd(e) / sqrt(R)``); ``bias_reduction`` = 1 - mean_abs_bias of
   the method / mean_abs_bias of the raw judge;
 * ``rmse`` = sqrt(mean e^2), ``mae`` = mean |e|;
-* ``coverage`` = share of intervals (nominal ``level``) that contain the truth, ``mean_ci_width``;
+* ``coverage`` = share of intervals (nominal ``level``) that contain the truth, ``mean_ci_width`` and
+  ``median_ci_width`` (the mean is sensitive to the rare replication whose calibration sample leaves a
+  misclassification matrix nearly singular);
 * ``tau_before`` / ``tau_after``: Kendall tau-b (run, per-topic average, pooled) of raw / corrected scores
   against the human scores on the held-out topics, averaged over replications.
 """
@@ -104,6 +106,7 @@ def _figures(err: np.ndarray, runs: np.ndarray, lo: np.ndarray | None, hi: np.nd
         has = ok & np.isfinite(lo) & np.isfinite(hi)
         fig["coverage"] = float(((lo[has] <= truth[has]) & (truth[has] <= hi[has])).mean()) if has.any() else None
         fig["mean_ci_width"] = float((hi[has] - lo[has]).mean()) if has.any() else None
+        fig["median_ci_width"] = float(np.median(hi[has] - lo[has])) if has.any() else None
     return fig
 
 

@@ -81,11 +81,11 @@ def run(args: argparse.Namespace) -> int:
         raw = res["raw"][m]
         print(f"\n{m}: raw judge bias {raw['bias']:+.4f}, mean |bias| per run {raw['mean_abs_bias']:.4f}, RMSE {raw['rmse']:.4f}; "
               f"tau run/topic/pooled {_t(raw['tau'])}")
-        print(f"  {'method':<22}{'bias':>9}{'|bias|':>9}{'cut':>7}{'RMSE':>8}{'cover':>7}{'width':>7}  tau after")
+        print(f"  {'method':<22}{'bias':>9}{'|bias|':>9}{'cut':>7}{'RMSE':>8}{'cover':>7}{'width':>7}{'median':>7}  tau after")
         for name in methods:
             f = res["methods"][name][m]
             print(f"  {name:<22}{f['bias']:+9.4f}{f['mean_abs_bias']:9.4f}{100 * f['bias_reduction']:6.0f}%{f['rmse']:8.4f}"
-                  f"{f['coverage']:7.3f}{f['mean_ci_width']:7.3f}  {_t(f['tau_after'])}")
+                  f"{f['coverage']:7.3f}{f['mean_ci_width']:7.3f}{f['median_ci_width']:7.3f}  {_t(f['tau_after'])}")
     print(f"\nwrote {path}")
     return 0
 
