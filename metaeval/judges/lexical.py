@@ -42,7 +42,7 @@ _SENT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 def stem(w: str) -> str:
     for suf, rep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(w) > len(suf) + 3 and w.endswith(suf):
+        if len(w) > len(suf) + 2 and w.endswith(suf) and not w.endswith("ss"):
             return w[: -len(suf)] + rep
     return w
 

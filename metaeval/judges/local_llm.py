@@ -146,7 +146,7 @@ class LocalLLMJudge(LLMJudge):
         deployment = {
             "name": config.get("deployment_name", f"local-llm:{model_path.stem}"), "backend": "openai",
             "model": model_path.stem, "base_url": server.base_url, "api_key_env": None,
-            "params": {"temperature": 0.0, "max_tokens": 256, **dict(config.get("params") or {})},
+            "params": {"temperature": 0.0, "max_tokens": 1024, **dict(config.get("params") or {})},
             "limits": {"concurrency": 1, "timeout_s": 300.0, "max_retries": 2, **dict(config.get("limits") or {})},
         }
         try:
