@@ -9,6 +9,11 @@ For replication ``r = 1..R`` (one ``numpy`` Generator seeded once, so the study 
    human + judge labels and apply to the held-out topics' judge labels;
 3. compare each held-out run score with the *true* one, the human run score on the same held-out topics.
 
+Use ``design="split"`` (the default) to judge bias.  Under ``kfold`` a replication's folds reuse each topic
+as calibration data for the other folds, so fold errors are not independent: for PPI, whose error on fold f
+is ``mean_{L_f} Delta - mean_{U_f} Delta``, the fold-size-weighted errors cancel exactly when folds are equal,
+and its kfold "bias" is near zero by construction, not by merit.
+
 Read-out per method and metric, over all (replication, fold, run) estimates ``e = estimate - truth``:
 
 * ``bias`` = mean e; ``mean_abs_bias`` = mean over runs of |mean over replications of e| (the run-level

@@ -91,3 +91,25 @@ def test_simulate_with_estimated_confusion_and_strata(files):
     assert "strictness" in res and "logit" in res["strictness"]
     model = json.loads((out2 / "calibration-model.json").read_text())["models"]["posterior"]
     assert model["strata"]["by"] == "run" and len(model["strata"]["groups"]) == 45
+
+
+def test_apply_to_real_judge_only_file_with_failed_labels(files, nuggetizer_dir):
+    """A model fitted on 21 NIST topics applied to nuggetizer's 300-topic judge output (FAILED labels inside)."""
+    from metaeval.io import load_labels
+
+    d, nist = files
+    out = d / "fit"
+    assert main(["calibrate", "--human", str(nist), "--judge", str(d / "judge.jl"), "--method", "posterior",
+                 "--method", "ppi", "--metric", "v_strict", "--folds", "3", "--out", str(out)]) == 0
+    judge_file = nuggetizer_dir / "assignments_baseline_rag24.test_gpt4o_top20.jsonl"
+    app = d / "nz"
+    assert main(["calibrate", "apply", "--model", str(out / "calibration-model.json"), "--judge", str(judge_file),
+                 "--metric", "v_strict", "--out", str(app)]) == 0
+    res = json.loads((app / "calibrated.json").read_text())
+    labels = load_labels(judge_file)
+    assert labels.failure_counts()["importance_failed"] > 0
+    assert res["n_topics"] == len(labels.qids) > 250 and res["n_runs"] == 1
+    for name in ("posterior", "ppi", "raw_judge"):
+        (row,) = res["leaderboard"][name]["v_strict"]
+        assert row["ci"][0] < row["estimate"] < row["ci"][1]
+    assert res["notes"]["ppi"]["pooled_rectifier_runs"] == ["baseline_rag24.test_gpt-4o_top20"]
