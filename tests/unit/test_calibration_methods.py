@@ -133,3 +133,22 @@ def test_model_file_round_trip(tmp_path, nist_labels, sim):
     bad.write_text("{oops")
     with pytest.raises(FormatError):
         load_models(bad)
+
+
+def test_ppi_population_estimand_variance(nist_labels, sim):
+    jp = pairs_from_labelset(sim)
+    h = pairs_from_labelset(nist_labels).sup
+    cal, held = list(range(14)), list(range(14, 21))
+    m = get_method("ppi")
+    model = m.fit_pairs(jp.select_topics(cal), jp.with_support(h).select_topics(cal).sup, metrics=["a"])
+    ej = jp.select_topics(held)
+    pop = m.apply_pairs(model, ej, metrics=["a"], estimand="population")
+    app = m.apply_pairs(model, ej, metrics=["a"], estimand="applied")
+    assert np.allclose(pop.run["a"], app.run["a"])  # same point estimate, different target
+    r = 0
+    fit = model["runs"][jp.run_ids[r]]["a"]
+    js = ej.observed_scores(["a"])["a"][ej.ans_run == r]
+    se = np.sqrt(fit["sd"] ** 2 / fit["n_topics"] + js.var(ddof=1) / len(js))
+    assert np.isclose(pop.se["a"][r], se)
+    with pytest.raises(ConfigError):
+        m.apply_pairs(model, ej, metrics=["a"], estimand="nope")
