@@ -121,7 +121,7 @@ def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
 
 
 def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = None, variant: str = "b",
-            n_boot: int = 1000, seed: int | None = 0, alpha: float = 0.05, ci_method: str = "percentile",
+            n_boot: int = 1000, seed: int | None = 0, alpha: float = 0.05, ci_method: str = "centered",
             policy: Any = None, flip_test: str = "t", names: Sequence[str] | None = None) -> AnalysisResult:
     """Meta-evaluate ``candidates`` (one or a list) against ``reference``; see the module docstring.
 
@@ -186,7 +186,12 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
             pair_frames.append(fpairs.assign(candidate=cname))
         block["cells"] = dict(block["metrics"][common[0]]["cells"])
         both_labels = isinstance(ref, LabelSet) and isinstance(cands[k], LabelSet)
-        block["labels"] = label_agreement(ref, cands[k], alpha) if both_labels else None
+        block["labels"] = None
+        if both_labels:
+            try:
+                block["labels"] = label_agreement(ref, cands[k], alpha)
+            except ConfigError as exc:  # different nugget sets (e.g. judge-created nuggets): no label-level agreement
+                block["labels_note"] = str(exc)
         block["descriptive"] = describe_labels(cands[k]) if isinstance(cands[k], LabelSet) else None
         blocks[cname] = block
 

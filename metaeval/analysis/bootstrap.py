@@ -63,13 +63,14 @@ def centered_ci(reps: np.ndarray, alpha: float = 0.05, theta: float | None = Non
     """Percentile interval of the replicates shifted so their mean is ``theta``: ``q - (mean* - theta)``.
 
     Uses the bootstrap only for the spread and shape; the interval is for the tau a collection of this many
-    topics gives, and is not moved by the bootstrap's own bias (see module docstring).
+    topics gives, and is not moved by the bootstrap's own bias (see module docstring).  Limits are clipped to
+    tau's range [-1, 1].
     """
     reps = _clean(reps)
     if reps.size == 0 or theta is None or np.isnan(theta):
         return (float("nan"), float("nan"))
     lo, hi = percentile_ci(reps - (reps.mean() - theta), alpha)
-    return (lo, hi)
+    return (max(-1.0, lo), min(1.0, hi))
 
 
 def bca_ci(reps: np.ndarray, alpha: float = 0.05, theta: float | None = None,

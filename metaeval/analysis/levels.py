@@ -88,7 +88,7 @@ class TauLevels:
     dropped: dict[str, int] = field(default_factory=dict)
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
     boot_mean: dict[str, float] = field(default_factory=dict)
-    ci_method: str = "percentile"
+    ci_method: str = "centered"
     n_boot: int = 0
     seed: int | None = None
     alpha: float = 0.05
@@ -105,7 +105,7 @@ def _f(v: Any) -> float:
 
 def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: int | None = 0,
                         alpha: float = 0.05, candidate: int = 0, weights: np.ndarray | None = None,
-                        ci_method: str = "percentile") -> TauLevels:
+                        ci_method: str = "centered") -> TauLevels:
     """Point estimates (and bootstrap CIs when ``n_boot > 0`` or ``weights`` are given) for one candidate.
 
     ``weights``: a ``(B, T)`` topic-multiplicity matrix to reuse (e.g. the same resamples for every metric);
@@ -143,7 +143,7 @@ def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: 
 
 def tau_levels(reference: Any, candidate: Any, metric: str = "v_strict", variant: str = "b", n_boot: int = 0,
                seed: int | None = 0, alpha: float = 0.05, policy: Any = None,
-               ci_method: str = "percentile") -> TauLevels:
+               ci_method: str = "centered") -> TauLevels:
     """Kendall's tau of ``candidate`` against ``reference`` at the run, per-topic-average and pooled levels.
 
     ``reference`` / ``candidate``: a LabelSet, a per-answer wide score table (``score_answers``) or a long table

@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="topic-bootstrap replicates (default 1000; 0 = no CIs)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
-    p.add_argument("--ci", default="percentile", choices=["percentile", "centered", "bca"], help="bootstrap CI method (default percentile)")
+    p.add_argument("--ci", default="centered", choices=["centered", "percentile", "bca"], help="bootstrap CI method (default centered: the percentile interval shifted by estimate - bootstrap mean; see README)")
     p.add_argument("--flip-test", default="t", choices=["t", "permutation"], help="reference's paired test over topics for flipped run pairs")
     p.add_argument("--no-vital", choices=["zero", "exclude"], default="zero", help="label inputs: answers with no vital nugget score 0 (default) or are excluded")
     p.add_argument("--failed-support", choices=["not_support", "exclude", "support"], default="not_support", help="label inputs: how FAILED assignment labels score (default not_support)")

@@ -91,3 +91,24 @@ def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
 def _short(value: Any, n: int = 40) -> str:
     s = repr(value)
     return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Recursively turn numpy scalars/arrays, sets, tuples and paths into JSON types; NaN and inf become None."""
+    import math
+
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return sorted(to_jsonable(v) for v in obj)
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, (str, int, bool)) or obj is None:
+        return obj
+    if hasattr(obj, "tolist"):  # numpy scalars and arrays
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, os.PathLike):
+        return str(obj)
+    return str(obj)

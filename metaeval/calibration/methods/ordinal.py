@@ -57,9 +57,11 @@ def _matrix(cols: dict[str, np.ndarray], model: dict) -> np.ndarray:
 
 def _probs(X: np.ndarray, beta: np.ndarray, cuts: np.ndarray) -> np.ndarray:
     """(..., n, 3) label probabilities from a cumulative logit; ``beta`` (..., p), ``cuts`` (..., 2)."""
+    from scipy.special import expit  # the logistic function, without overflow for large |x|
+
     xb = np.einsum("np,...p->...n", X, beta)
-    c1 = 1.0 / (1.0 + np.exp(-(cuts[..., 0:1] - xb)))
-    c2 = 1.0 / (1.0 + np.exp(-(cuts[..., 1:2] - xb)))
+    c1 = expit(cuts[..., 0:1] - xb)
+    c2 = expit(cuts[..., 1:2] - xb)
     return np.stack([c1, c2 - c1, 1.0 - c2], axis=-1)
 
 

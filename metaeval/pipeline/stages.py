@@ -1,0 +1,176 @@
+"""The paper's stages as jobs (Pradeep et al. 2025, section 4), and the worker that runs them on a judge.
+
+* ``create``: per topic, iterate over windows of ``creation_window`` (10) documents graded >= ``min_grade``,
+  updating a list of at most ``max_nuggets`` (30) nuggets - one judge call per window;
+* ``importance``: per topic, label the nugget list vital/okay in batches of ``importance_batch`` (10);
+  then sort vital first (stable) and keep the top ``keep_top`` (20);
+* ``assign``: per answer, label the nuggets support / partial_support / not_support, listwise, in batches of
+  ``assign_batch`` (10).
+
+So the number of judge calls is exactly ceil(documents/10) per topic for creation, ceil(nuggets/10) per topic
+for importance and ceil(nuggets/10) per answer for assignment (re-asks of an unparseable reply come on top and
+are traced).  A job is one of those per-topic / per-answer units; its spec hashes the judge, the prompts and
+everything the judge reads, so shared work runs once across grid cells and finished work is never sent again.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from metaeval.pipeline.specs import JobSpec, content_hash
+from metaeval.types import Answer, Document, Nugget, Topic
+
+
+@dataclass(frozen=True)
+class StageSettings:
+    creation_window: int = 10
+    max_nuggets: int = 30
+    keep_top: int = 20
+    importance_batch: int = 10
+    assign_batch: int = 10
+    min_grade: int = 1
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "StageSettings":
+        return cls(**{k: int(d[k]) for k in cls.__dataclass_fields__ if k in d})
+
+
+def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def expected_calls(stage: str, n_items: int, settings: StageSettings) -> int:
+    """Judge calls a job makes without re-asks: ceil(n / batch)."""
+    size = {"create": settings.creation_window, "importance": settings.importance_batch, "assign": settings.assign_batch}[stage]
+    return math.ceil(n_items / size) if n_items else 0
+
+
+# ------------------------------------------------------------------ job specs and payloads
+def create_job(judge_id: str, prompt_id: str, topic: Topic, docs: Sequence[Document], s: StageSettings) -> tuple[JobSpec, dict]:
+    payload = {"topic": [topic.qid, topic.text], "documents": [[d.docid, d.text, d.title] for d in docs],
+               "window": s.creation_window, "max_nuggets": s.max_nuggets}
+    inputs = content_hash([payload["topic"], payload["documents"], s.creation_window, s.max_nuggets])
+    return JobSpec("create", judge_id, prompt_id, topic.qid, inputs), payload
+
+
+def importance_job(judge_id: str, prompt_id: str, topic: Topic, nuggets: Sequence[str], docs: Sequence[Document],
+                   s: StageSettings) -> tuple[JobSpec, dict]:
+    payload = {"topic": [topic.qid, topic.text], "nuggets": list(nuggets), "batch": s.importance_batch,
+               "documents": [[d.docid, d.text, d.title] for d in docs]}
+    inputs = content_hash([payload["topic"], payload["nuggets"], [d[0] for d in payload["documents"]], s.importance_batch])
+    return JobSpec("importance", judge_id, prompt_id, topic.qid, inputs), payload
+
+
+def assign_job(judge_id: str, prompt_id: str, topic: Topic, answer: Answer, nuggets: Sequence[tuple[str, str]],
+               s: StageSettings) -> tuple[JobSpec, dict]:
+    payload = {"topic": [topic.qid, topic.text],
+               "answer": {"run_id": answer.run_id, "qid": answer.qid, "text": answer.text, "sentences": list(answer.sentences)},
+               "nuggets": [list(n) for n in nuggets], "batch": s.assign_batch}
+    inputs = content_hash([payload["topic"], payload["answer"], payload["nuggets"], s.assign_batch])
+    return JobSpec("assign", judge_id, prompt_id, topic.qid, inputs, run_id=answer.run_id), payload
+
+
+def sort_and_keep(nuggets: Sequence[str], importance: Sequence[str], keep_top: int) -> list[tuple[str, str]]:
+    """Vital first (stable within each class; FAILED importance last), then the first ``keep_top``."""
+    order = {"vital": 0, "okay": 1}
+    ranked = sorted(zip(nuggets, importance), key=lambda p: order.get(p[1], 2))
+    return ranked[:keep_top]
+
+
+# ------------------------------------------------------------------ the worker
+class JudgeWorker:
+    """Runs stage payloads on one judge (built from its plain config dict) and summarises the calls made."""
+
+    def __init__(self, config: dict[str, Any]):
+        from metaeval.judges.registry import make_judge
+
+        self.config = config
+        self.judge = make_judge({k: v for k, v in config.items() if k not in ("supports", "requires", "label")})
+
+    async def run(self, stage: str, payload: dict[str, Any]) -> dict[str, Any]:
+        topic = Topic(*payload["topic"])
+        if stage == "create":
+            return await self._create(topic, payload)
+        if stage == "importance":
+            return await self._importance(topic, payload)
+        if stage == "assign":
+            return await self._assign(topic, payload)
+        raise ValueError(f"unknown stage {stage!r}")
+
+    async def _create(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
+        docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p["documents"]]
+        nuggets: list[str] = []
+        results, reasons = [], []
+        for window in batches(docs, p["window"]):
+            res = await self.judge.create_nuggets(topic, window, nuggets)
+            results.append(res)
+            if res.failed:
+                reasons.append(res.reason or "failed")
+            else:
+                nuggets = list(res.nuggets)[: p["max_nuggets"]]
+        status = "failed" if results and len(reasons) == len(results) else ("partial" if reasons else "ok")
+        return {"nuggets": nuggets, "status": status, "reasons": reasons, **_stats(results)}
+
+    async def _importance(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
+        docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p.get("documents", [])]
+        labels: list[str] = []
+        results, raws = [], []
+        for batch in batches(p["nuggets"], p["batch"]):
+            res = await self.judge.label_importance(topic, batch, documents=docs or None)
+            results.append(res)
+            labels.extend(lab.value for lab in res.labels)
+            if res.status != "ok":
+                raws.append({"reason": res.reason, "raw": res.raw})
+        return {"importance": labels, "failures": raws, **_stats(results)}
+
+    async def _assign(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
+        a = p["answer"]
+        answer = Answer(run_id=a["run_id"], qid=a["qid"], text=a["text"], sentences=tuple(a.get("sentences") or ()))
+        labels: list[str] = []
+        results, raws = [], []
+        for batch in batches(p["nuggets"], p["batch"]):
+            nuggets = [Nugget(text=t, importance=_importance(imp)) for t, imp in batch]
+            res = await self.judge.assign(topic, answer, nuggets)
+            results.append(res)
+            labels.extend(lab.value for lab in res.labels)
+            if res.status != "ok":
+                raws.append({"reason": res.reason, "raw": res.raw})
+        return {"labels": labels, "failures": raws, **_stats(results)}
+
+    async def aclose(self) -> None:
+        await self.judge.aclose()
+
+
+def make_worker(config: dict[str, Any]) -> JudgeWorker:
+    return JudgeWorker(config)
+
+
+def _importance(value: str):
+    from metaeval.types import parse_importance
+
+    return parse_importance(value)
+
+
+def _stats(results: Sequence[Any]) -> dict[str, Any]:
+    """Judge calls (units: one per window/batch), model requests actually sent (``calls``: traces that were not
+    cache hits, re-asks included), cache hits, retries, re-asks, tokens and cost, summed over ``results``."""
+    calls = hits = retries = tin = tout = 0
+    cost = 0.0
+    prompts: set[str] = set()
+    for res in results:
+        for t in res.traces:
+            if t.cache_hit:
+                hits += 1
+            else:
+                calls += 1
+            retries += t.retries
+            tin += t.input_tokens
+            tout += t.output_tokens
+            cost += t.cost_usd
+            if t.prompt_id:
+                prompts.add(f"{t.prompt_id}@{t.prompt_version}:{t.prompt_sha}")
+    return {"stats": {"units": len(results), "judge_calls": len(results), "calls": calls, "cache_hits": hits, "retries": retries,
+                      "reasks": sum(getattr(r, "reasks", 0) for r in results), "input_tokens": tin,
+                      "output_tokens": tout, "cost_usd": cost, "prompts": sorted(prompts)}}

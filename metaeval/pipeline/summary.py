@@ -1,0 +1,67 @@
+"""``summary.md``: one table per sweep, readable in a terminal and on GitHub (the report issue adds the full report)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _tau(block: dict[str, Any] | None, metric: str, level: str) -> str:
+    try:
+        m = block["metrics"][metric][level]
+    except (KeyError, TypeError):
+        return "-"
+    tau, ci = m.get("tau"), m.get("ci")
+    if tau is None:
+        return "n/a"
+    return f"{tau:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else f"{tau:.3f}"
+
+
+def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
+    ds = summary.get("dataset", {})
+    lines = [
+        f"# Sweep `{summary.get('experiment')}`",
+        "",
+        f"Dataset **{ds.get('name')}**: {ds.get('topics')} topics, {ds.get('runs')} runs, {ds.get('answers')} answers. "
+        f"Reference: the dataset's human labels. Wall time {summary.get('elapsed_s', 0):.1f} s "
+        f"(judging {summary.get('judging_s', 0):.1f} s).",
+        "",
+    ]
+    if summary.get("stopped"):
+        lines += [f"**Stopped early:** {summary['stopped']}", ""]
+    lines += [
+        f"Kendall's tau (tau-b) on {metric.upper() if metric != 'v_strict' else 'V_strict'} with 95% topic-bootstrap CIs:",
+        "",
+        "| cell | judge calls | model requests | cache hits | failed labels | cost (USD) | run-level tau | per-topic tau | pooled tau | calibration (best held-out MAE) |",
+        "|---|---:|---:|---:|---:|---:|---|---|---|---|",
+    ]
+    for c in summary.get("cells", []):
+        if c.get("skipped"):
+            lines.append(f"| {c['cell']} | skipped: {c['skipped']} | | | | | | | | |")
+            continue
+        st = c.get("stats", {})
+        a = c.get("analysis")
+        fr = c.get("failure_rate")
+        cal = _best_calibration(c.get("calibration"), metric)
+        lines.append(
+            f"| {c['cell']} | {st.get('judge_calls', 0)} | {st.get('calls', 0)} | {st.get('cache_hits', 0)} | "
+            f"{c.get('failed_labels', 0)} ({(fr or 0) * 100:.1f}%) | {st.get('cost_usd', 0.0):.4f} | "
+            f"{_tau(a, metric, 'run')} | {_tau(a, metric, 'topic_avg')} | {_tau(a, metric, 'pooled')} | {cal} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
+    if not cal or "methods" not in cal:
+        return "-" if not cal else ("error" if "error" in cal else "-")
+    best = None
+    for name, m in cal["methods"].items():
+        fig = (m or {}).get(metric) or {}
+        mae_after, mae_before = fig.get("mae_after"), fig.get("mae_before")
+        if mae_after is None:
+            continue
+        if best is None or mae_after < best[1]:
+            best = (name, mae_after, mae_before)
+    if best is None:
+        return "-"
+    return f"{best[0]}: {best[2]:.3f} -> {best[1]:.3f}" if best[2] is not None else f"{best[0]}: {best[1]:.3f}"

@@ -1,0 +1,405 @@
+"""The sweep driver: run every grid cell's judge stages, then score, analyse and calibrate each cell.
+
+``run_sweep(config, cells)`` takes plain dicts (composed by ``metaeval sweep`` with Hydra) and writes, under
+``<results_dir>/<experiment>/``:
+
+* ``jobs.jsonl`` - the results store (one line per finished job; drives resume);
+* ``cells/<cell>/labels.jsonl`` (NIST/nuggetizer assignment format) and ``cells/<cell>/scores.csv``;
+* ``analysis/`` - every cell against the dataset's reference label set (``metaeval.analysis.analyze``);
+* ``cells/<cell>/calibration.json`` - held-out calibration figures where the cell labels the reference's nuggets;
+* ``summary.json`` and ``summary.md``.
+
+Stages run in the paper's order with a barrier between them (creation -> importance -> assignment), jobs are
+deduplicated across cells by their spec key, and jobs already in the store are not sent again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from metaeval.errors import ConfigError
+from metaeval.pipeline.executors import EXECUTORS, Job
+from metaeval.pipeline.grid import Cell
+from metaeval.pipeline.specs import JobSpec
+from metaeval.pipeline.stages import (StageSettings, assign_job, create_job, expected_calls, importance_job, make_worker,
+                                      sort_and_keep)
+from metaeval.pipeline.store import ResultsStore
+from metaeval.types import Topic
+
+log = logging.getLogger(__name__)
+
+ProgressFactory = Callable[[str, int], Any]  # (stage, total) -> object with update(n) and close()
+
+#: rough token model for dry runs: prompt overhead per call and output tokens per item
+_PROMPT_OVERHEAD_TOKENS = 350
+_OUTPUT_TOKENS = {"create": 300, "importance": 40, "assign": 50}
+
+
+@dataclass
+class CellStats:
+    jobs: int = 0
+    reused: int = 0
+    executed: int = 0
+    failed_jobs: int = 0
+    judge_calls: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    reasks: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    est_calls: int = 0
+    est_input_tokens: int = 0
+    est_output_tokens: int = 0
+    est_cost_usd: float = 0.0
+    prompts: set = field(default_factory=set)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["prompts"] = sorted(self.prompts)
+        return d
+
+
+class BudgetExceeded(ConfigError):
+    pass
+
+
+class Sweep:
+    def __init__(self, config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None):
+        from metaeval.data.dataset import load_dataset
+
+        self.config = config
+        self.cells = list(cells)
+        self.active = [c for c in self.cells if not c.skipped]
+        self.progress = progress
+        self.settings = StageSettings.from_dict(config.get("sweep", {}))
+        sw = config.get("sweep", {})
+        self.dry_run = bool(sw.get("dry_run", False))
+        self.budget = sw.get("budget_usd")
+        ds_cfg = config.get("dataset", {})
+        self.dataset = load_dataset(ds_cfg.get("source") or ds_cfg["name"])
+        if self.dataset.labels is None and any(c.strategy.nuggets == "human" for c in self.active):
+            raise ConfigError(f"dataset {self.dataset.name!r} has no human labels; human_* strategies need them")
+        self.out = Path(config.get("results_dir", "results")) / str(config.get("name", "default"))
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.store = ResultsStore(self.out)
+        self.stats: dict[str, CellStats] = {c.id: CellStats() for c in self.active}
+        self.spent = 0.0
+        self.stopped: str | None = None
+        self.topics = {q: Topic(q, self.dataset.topics.get(q, "")) for q in self.dataset.qids}
+        for c in self.active:  # the simulated/replay judges read the dataset's own reference labels
+            if c.judge_config.get("reference") == "dataset":
+                c.judge_config = {**c.judge_config, "reference": self.dataset.labels}
+
+    # ------------------------------------------------------------------ dispatch
+    def _executor(self):
+        rt = self.config.get("runtime", {})
+        kind = rt.get("executor", "serial")
+        if kind not in EXECUTORS:
+            raise ConfigError(f"runtime.executor={kind!r}; expected one of {', '.join(EXECUTORS)}")
+        configs = {c.worker_id: c.judge_config for c in self.active}
+        conc = {c.worker_id: _concurrency(c.judge_config) for c in self.active}
+        if kind == "ray":
+            return EXECUTORS[kind](make_worker, configs, conc, address=rt.get("address"), num_cpus=rt.get("num_cpus"),
+                                   max_job_retries=int(rt.get("max_job_retries", 3)))
+        return EXECUTORS[kind](make_worker, configs, conc)
+
+    def dispatch(self, stage: str, items: list[tuple[Cell, JobSpec, dict, int]]) -> dict[str, dict[str, Any]]:
+        """Run the jobs of one stage; ``items`` are (cell, spec, payload, n_items).  Returns key -> output."""
+        owners: dict[str, list[Cell]] = {}
+        todo: dict[str, tuple[Cell, JobSpec, dict, int]] = {}
+        for cell, spec, payload, n in items:
+            owners.setdefault(spec.key, []).append(cell)
+            st = self.stats[cell.id]
+            st.jobs += 1
+            rec = self.store.get(spec.key)
+            if rec is not None and rec["status"] == "done":
+                st.reused += 1
+                continue
+            calls = expected_calls(stage, n, self.settings)
+            tin = calls * _PROMPT_OVERHEAD_TOKENS + _payload_tokens(payload)
+            tout = calls * _OUTPUT_TOKENS[stage]
+            cost = _price(cell.judge_config, tin, tout)
+            st.est_calls += calls
+            st.est_input_tokens += tin
+            st.est_output_tokens += tout
+            st.est_cost_usd += cost
+            todo.setdefault(spec.key, (cell, spec, payload, n))
+        if self.dry_run or self.stopped or not todo:
+            return self._outputs(owners)
+        jobs: list[Job] = []
+        for key, (cell, spec, payload, n) in todo.items():
+            calls = expected_calls(stage, n, self.settings)
+            cost = _price(cell.judge_config, calls * _PROMPT_OVERHEAD_TOKENS + _payload_tokens(payload), calls * _OUTPUT_TOKENS[stage])
+            if self.budget is not None and self.spent + cost > float(self.budget):
+                self.stopped = (f"budget cap of ${float(self.budget):.2f} reached before stage {stage!r}: "
+                                f"{len(todo) - len(jobs)} job(s) not dispatched (estimated spend so far ${self.spent:.4f})")
+                log.warning(self.stopped)
+                break
+            self.spent += cost
+            jobs.append(Job(key=key, worker_id=cell.worker_id, stage=stage, payload=payload, meta={"spec": spec}))
+        bar = self.progress(stage, len(jobs)) if self.progress else None
+
+        def on_result(job: Job, result: Any) -> None:
+            spec: JobSpec = job.meta["spec"]
+            if isinstance(result, BaseException):
+                output, status = {"error": f"{type(result).__name__}: {result}"}, "failed"
+            else:
+                output, status = result, "done"
+            stats = output.pop("stats", {}) if isinstance(output, dict) else {}
+            self.store.put(spec, status, output, stats)
+            for cell in owners[spec.key][:1]:  # work is charged to the first cell that asked for it
+                st = self.stats[cell.id]
+                st.executed += 1
+                st.failed_jobs += status == "failed"
+                for k in ("judge_calls", "calls", "cache_hits", "retries", "reasks", "input_tokens", "output_tokens"):
+                    setattr(st, k, getattr(st, k) + int(stats.get(k, 0)))
+                st.cost_usd += float(stats.get("cost_usd", 0.0))
+                st.prompts.update(stats.get("prompts", []))
+            if bar is not None:
+                bar.update(1)
+
+        executor = self._executor()
+        try:
+            executor.run(jobs, on_result)
+        finally:
+            executor.shutdown()
+            if bar is not None:
+                bar.close()
+        return self._outputs(owners)
+
+    def _outputs(self, owners: dict[str, list[Cell]]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for key in owners:
+            rec = self.store.get(key)
+            if rec is not None:
+                out[key] = rec
+        return out
+
+    # ------------------------------------------------------------------ stages
+    def documents_for(self, qid: str):
+        docs = self.dataset.documents.get(qid, [])
+        qrels = self.dataset.qrels
+        if qrels is None or not len(docs):
+            return list(docs)
+        graded = qrels[(qrels["qid"] == qid) & (qrels["grade"] >= self.settings.min_grade)]
+        keep = set(graded["docid"])
+        return [d for d in docs if d.docid in keep]
+
+    def run(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        s = self.settings
+        # 1. creation
+        created: dict[tuple[str, str], list[str]] = {}
+        items, index = [], {}
+        for c in self.active:
+            if "create" not in c.strategy.judge_stages:
+                continue
+            for qid in self.dataset.qids:
+                docs = self.documents_for(qid)
+                spec, payload = create_job(c.judge_id, c.prompt_id, self.topics[qid], docs, s)
+                items.append((c, spec, payload, len(docs)))
+                index[(c.id, qid)] = spec.key
+        outs = self.dispatch("create", items)
+        for (cid, qid), key in index.items():
+            rec = outs.get(key)
+            created[(cid, qid)] = list(rec["output"].get("nuggets", [])) if rec and rec["status"] == "done" else []
+        # 2. importance
+        nugget_lists: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        items, index = [], {}
+        for c in self.active:
+            for qid in self.dataset.qids:
+                if c.strategy.nuggets == "judge":
+                    texts = created.get((c.id, qid), [])
+                else:
+                    texts = self.human_nuggets(qid)
+                if c.strategy.importance == "judge":
+                    spec, payload = importance_job(c.judge_id, c.prompt_id, self.topics[qid], texts, self.documents_for(qid), s)
+                    items.append((c, spec, payload, len(texts)))
+                    index[(c.id, qid)] = (spec.key, texts)
+                else:
+                    nugget_lists[(c.id, qid)] = self.human_nuggets(qid, with_importance=True)
+        outs = self.dispatch("importance", items)
+        for (cid, qid), (key, texts) in index.items():
+            rec = outs.get(key)
+            imp = list(rec["output"].get("importance", [])) if rec and rec["status"] == "done" else []
+            imp = imp + ["FAILED"] * (len(texts) - len(imp))
+            cell_created = next(c for c in self.active if c.id == cid).strategy.nuggets == "judge"
+            pairs = sort_and_keep(texts, imp, s.keep_top) if cell_created else list(zip(texts, imp))
+            nugget_lists[(cid, qid)] = pairs
+        # 3. assignment
+        items, index = [], {}
+        for c in self.active:
+            if c.strategy.assignment != "judge":
+                continue
+            for a in self.dataset.answers:
+                nuggets = nugget_lists.get((c.id, a.qid), [])
+                spec, payload = assign_job(c.judge_id, c.prompt_id, self.topics[a.qid], a, nuggets, s)
+                items.append((c, spec, payload, len(nuggets)))
+                index[(c.id, a.qid, a.run_id)] = spec.key
+        outs = self.dispatch("assign", items)
+        label_sets = {c.id: self.label_set(c, nugget_lists, index, outs) for c in self.active}
+        self.judging_s = time.perf_counter() - t0
+        self.store.close()
+        if self.dry_run:
+            return {"dry_run": True, "cells": self.cell_summaries({}, {}, {}), "elapsed_s": self.judging_s}
+        return self.evaluate(label_sets, t0)
+
+    def human_nuggets(self, qid: str, with_importance: bool = False):
+        nug = self.dataset.nuggets
+        if nug is None:
+            raise ConfigError(f"dataset {self.dataset.name!r} has no human nuggets")
+        g = nug[nug["qid"] == qid].sort_values("nugget_id")
+        if with_importance:
+            return [(t, str(i)) for t, i in zip(g["nugget"], g["importance"])]
+        return list(g["nugget"])
+
+    def label_set(self, c: Cell, nugget_lists, index, outs):
+        """The cell's labels as a LabelSet (same answers as the dataset; FAILED where a job failed)."""
+        from metaeval.types import build_label_set
+
+        if c.strategy.assignment == "human":
+            ls = self.dataset.labels
+            return ls.with_labels(ls.labels["support"], name=c.id, provenance={"cell": c.id})
+        rows, answers = [], []
+        for a in self.dataset.answers:
+            nuggets = nugget_lists.get((c.id, a.qid), [])
+            rec = outs.get(index.get((c.id, a.qid, a.run_id), ""))
+            if rec and rec["status"] == "done":
+                labels, raw = list(rec["output"].get("labels", [])), None
+            else:
+                labels, raw = [], (rec["output"].get("error") if rec else "not run")
+            labels = labels + ["FAILED"] * (len(nuggets) - len(labels))
+            for i, ((text, imp), lab) in enumerate(zip(nuggets, labels)):
+                imp_v = imp if imp in ("vital", "okay") else "FAILED"
+                sup_v = lab if lab in ("support", "partial_support", "not_support") else "FAILED"
+                rows.append((a.qid, a.run_id, i, text, imp_v, sup_v, imp, lab if raw is None else raw, -1))
+            answers.append((a.qid, a.run_id, a.text, a.response_length, -1))
+        return build_label_set(c.id, rows, answers, topics=dict(self.dataset.topics), provenance={"cell": c.describe()})
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, label_sets: dict[str, Any], t0: float) -> dict[str, Any]:
+        from metaeval.io.assignments import write_assignments
+        from metaeval.io.scores import write_table
+        from metaeval.scoring import run_scores, score_answers
+
+        for cid, ls in label_sets.items():
+            d = self.out / "cells" / cid
+            d.mkdir(parents=True, exist_ok=True)
+            write_assignments(ls, d / "labels.jsonl")
+            per = score_answers(ls)
+            write_table(per, d / "scores.csv")
+            write_table(run_scores(per), d / "runs.csv")
+        analysis = self.analyse(label_sets)
+        calibration = self.calibrate(label_sets)
+        summary = {
+            "experiment": self.config.get("name"),
+            "dataset": {"name": self.dataset.name, "topics": len(self.dataset.qids), "runs": len(self.dataset.run_ids),
+                        "answers": len(self.dataset.answers), "provenance": self.dataset.provenance},
+            "config": _public_config(self.config),
+            "judging_s": self.judging_s,
+            "stopped": self.stopped,
+            "cells": self.cell_summaries(label_sets, analysis, calibration),
+        }
+        summary["elapsed_s"] = time.perf_counter() - t0
+        _write_json(self.out / "summary.json", summary)
+        from metaeval.pipeline.summary import summary_markdown
+
+        (self.out / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
+        return summary
+
+    def analyse(self, label_sets: dict[str, Any]) -> dict[str, Any]:
+        from metaeval.analysis import analyze
+
+        if self.dataset.labels is None or not label_sets:
+            return {}
+        acfg = self.config.get("analysis", {})
+        names = list(label_sets)
+        res = analyze(self.dataset.labels, [label_sets[n] for n in names], names=names, metrics=acfg.get("metrics"),
+                      variant=str(acfg.get("tau", "b")), n_boot=int(acfg.get("bootstrap", 1000)), seed=int(acfg.get("seed", 0)))
+        res.write(self.out / "analysis")
+        blocks = res.json.get("candidates", res.json)
+        if isinstance(blocks, list):
+            return {b.get("name"): b for b in blocks}
+        return blocks if isinstance(blocks, dict) else {}
+
+    def calibrate(self, label_sets: dict[str, Any]) -> dict[str, Any]:
+        """Held-out calibration of each cell that labels the reference's own nuggets (human_* strategies)."""
+        ccfg = self.config.get("calibration", {})
+        if not ccfg.get("enabled", True) or self.dataset.labels is None:
+            return {}
+        from metaeval.pipeline.calibrate_cells import calibrate_cell
+
+        out = {}
+        for c in self.active:
+            if c.strategy.nuggets != "human" or c.strategy.assignment != "judge":
+                continue
+            try:
+                out[c.id] = calibrate_cell(self.dataset.labels, label_sets[c.id], ccfg, self.out / "cells" / c.id)
+            except Exception as exc:  # report, never hide: the cell's summary says why calibration is missing
+                log.warning("calibration of %s failed: %s", c.id, exc)
+                out[c.id] = {"error": f"{type(exc).__name__}: {exc}"}
+        return out
+
+    def cell_summaries(self, label_sets, analysis, calibration) -> list[dict[str, Any]]:
+        rows = []
+        for c in self.cells:
+            row: dict[str, Any] = {"cell": c.id, **c.describe()}
+            if c.skipped:
+                row["skipped"] = c.skipped
+                rows.append(row)
+                continue
+            row["stats"] = self.stats[c.id].as_dict()
+            ls = label_sets.get(c.id)
+            if ls is not None:
+                fc = ls.failure_counts()
+                row["labels"] = fc["labels"]
+                row["failed_labels"] = fc["support_failed"]
+                row["failure_rate"] = fc["support_failed"] / fc["labels"] if fc["labels"] else 0.0
+            if c.id in analysis:
+                row["analysis"] = analysis[c.id]
+            if c.id in calibration:
+                row["calibration"] = calibration[c.id]
+            rows.append(row)
+        return rows
+
+
+def run_sweep(config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None) -> dict[str, Any]:
+    return Sweep(config, cells, progress).run()
+
+
+# ------------------------------------------------------------------ helpers
+def _concurrency(cfg: dict[str, Any]) -> int:
+    dep = cfg.get("deployment") or {}
+    limits = dep.get("limits") or cfg.get("limits") or {}
+    return int(limits.get("concurrency", cfg.get("concurrency", 4)))
+
+
+def _price(cfg: dict[str, Any], tin: int, tout: int) -> float:
+    prices = (cfg.get("deployment") or {}).get("prices") or {}
+    return (tin * float(prices.get("input_per_1m", 0.0)) + tout * float(prices.get("output_per_1m", 0.0))) / 1e6
+
+
+def _payload_tokens(payload: dict[str, Any]) -> int:
+    """About 4 characters per token over the texts the judge reads."""
+    n = len(json.dumps(payload, ensure_ascii=False))
+    return math.ceil(n / 4)
+
+
+def _public_config(config: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(config, default=lambda o: f"<{type(o).__name__}>"))
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    from metaeval.io.jsonl import to_jsonable
+
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
