@@ -1,0 +1,24 @@
+"""The Ray executor and the serial executor store identical labels on the demo grid."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.ray
+
+
+def test_ray_and_serial_sweeps_store_identical_labels(tmp_path):
+    common = ["--no-progress", "grid.optional_judges=[]", "calibration.enabled=false", "analysis.bootstrap=0"]
+    for runtime in ("ray_local", "serial"):
+        res = subprocess.run([sys.executable, "-m", "metaeval", "sweep", *common, f"runtime={runtime}",
+                              f"results_dir={tmp_path / runtime}", "name=g"], capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-3000:]
+    cells = sorted(p.name for p in (tmp_path / "serial" / "g" / "cells").iterdir())
+    assert len(cells) >= 5
+    for cell in cells:
+        a = (tmp_path / "ray_local" / "g" / "cells" / cell / "labels.jsonl").read_text(encoding="utf-8")
+        b = (tmp_path / "serial" / "g" / "cells" / cell / "labels.jsonl").read_text(encoding="utf-8")
+        assert a == b, cell
