@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import weakref
 from typing import Any, Mapping, Sequence
 
 from metaeval.errors import MetaevalError
@@ -58,15 +59,15 @@ class ChatClient:
         self.cache = ResponseCache(cache) if isinstance(cache, str) else cache
         self.stats = ClientStats()
         self._rng = random.Random(seed)
-        self._limiters: dict[int, RateLimiter] = {}
+        self._limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RateLimiter]" = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ helpers
     def _limiter(self) -> RateLimiter:
-        loop_id = id(asyncio.get_running_loop())
-        lim = self._limiters.get(loop_id)
+        loop = asyncio.get_running_loop()
+        lim = self._limiters.get(loop)
         if lim is None:
             lm = self.deployment.limits
-            lim = self._limiters[loop_id] = RateLimiter(lm.concurrency, lm.rpm, lm.tpm)
+            lim = self._limiters[loop] = RateLimiter(lm.concurrency, lm.rpm, lm.tpm)
         return lim
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:

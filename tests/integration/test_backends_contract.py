@@ -76,7 +76,7 @@ def test_wrong_key_is_permanent_and_not_retried(backend):
 @pytest.mark.parametrize("fault,kind", [("p_429", "rate_limit"), ("p_500", "server"), ("p_hang", "timeout"),
                                         ("p_drop", "connection"), ("p_bad_json", "bad_response")])
 def test_transient_faults_are_retried_and_traced(backend, fault, kind):
-    faults = Faults(**{fault: 1.0}, hang_s=3.0, retry_after="7")
+    faults = Faults(**{fault: 1.0}, hang_s=1.0, retry_after="7")
     with ChatTestServer(faults=faults) as srv:
         client = ChatClient(deployment(backend, srv, max_retries=2, timeout_s=0.3))
         with pytest.raises(CallFailed) as info:

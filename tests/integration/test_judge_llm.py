@@ -116,3 +116,14 @@ def test_structured_output_schema_reaches_the_wire_and_the_cache_key(style, rtyp
     arr = schema["properties"]["labels"]
     assert arr["minItems"] == arr["maxItems"] == 3 and set(arr["items"]["enum"]) == {"support", "partial_support", "not_support"}
     assert res.traces[0].message_hash != plain.traces[0].message_hash and "response_format" in res.traces[0].params
+
+
+def test_one_judge_across_several_event_loops():
+    """asyncio.run twice on one judge (e.g. SyncJudge, notebooks): each loop gets its own SDK client and limiter."""
+    with ChatTestServer() as srv:
+        judge = make_judge(config(srv))
+        first = asyncio.run(judge.assign(TOPIC, ANSWER, NUGGETS))
+        second = asyncio.run(judge.assign(TOPIC, ANSWER, NUGGETS[:2]))
+        asyncio.run(judge.aclose())
+        assert srv.counts["requests"] == 2
+    assert first.status == second.status == "ok"

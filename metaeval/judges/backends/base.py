@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import time
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -68,15 +70,20 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
             return None
 
 
-def split_params(fn: Any, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Keyword arguments for an SDK method: parameters its signature names pass as they are; the rest go in
-    ``extra_body`` (SDK versions differ in which generation parameters they name, the wire format does not)."""
+@functools.lru_cache(maxsize=64)
+def _param_names(fn: Any) -> frozenset[str]:
     import inspect
 
     try:
-        names = set(inspect.signature(fn).parameters)
+        return frozenset(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
-        names = set()
+        return frozenset()
+
+
+def split_params(fn: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for an SDK method: parameters its signature names pass as they are; the rest go in
+    ``extra_body`` (SDK versions differ in which generation parameters they name, the wire format does not)."""
+    names = _param_names(getattr(fn, "__func__", fn))
     kwargs = {k: v for k, v in params.items() if k in names}
     extra = {k: v for k, v in params.items() if k not in names}
     if extra:
@@ -99,13 +106,13 @@ class ChatBackend(ABC):
     def __init__(self, deployment: Any, api_key: str):
         self.deployment = deployment
         self._api_key = api_key
-        self._clients: dict[int, Any] = {}
+        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
 
     def _sdk(self) -> Any:
         loop = asyncio.get_running_loop()
-        client = self._clients.get(id(loop))
+        client = self._clients.get(loop)
         if client is None:
-            client = self._clients[id(loop)] = self._make_sdk_client()
+            client = self._clients[loop] = self._make_sdk_client()
         return client
 
     @abstractmethod
@@ -115,7 +122,7 @@ class ChatBackend(ABC):
     async def complete(self, request: ChatRequest) -> ChatReply: ...
 
     async def aclose(self) -> None:
-        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
 
