@@ -85,6 +85,15 @@ class Sweep:
         self.budget = sw.get("budget_usd")
         ds_cfg = config.get("dataset", {})
         self.dataset = load_dataset(ds_cfg.get("source") or ds_cfg["name"])
+        if ds_cfg.get("nuggets"):  # an edited or manual nugget set replaces the dataset's human nuggets
+            from metaeval.io.nuggets import read_nuggets
+
+            nug = read_nuggets(ds_cfg["nuggets"])
+            self.dataset.nuggets = nug[["qid", "nugget_id", "nugget", "importance"]]
+            unlabelled = int((nug["importance"] == "FAILED").sum())
+            if unlabelled and any(c.strategy.importance == "human" for c in self.active):
+                log.warning("%s: %d nugget(s) have no importance label; they count as FAILED importance "
+                            "(use strategy=human_judge_importance to let the judge label importance)", ds_cfg["nuggets"], unlabelled)
         if self.dataset.labels is None and any(c.strategy.nuggets == "human" for c in self.active):
             raise ConfigError(f"dataset {self.dataset.name!r} has no human labels; human_* strategies need them")
         self.out = Path(config.get("results_dir", "results")) / str(config.get("name", "default"))
