@@ -137,3 +137,24 @@ def test_registry_and_sync_wrapper(tmp_path):
     assert res.labels == (Support.SUPPORT, Support.NOT_SUPPORT)
     with pytest.raises(ValueError, match="at most 10"):
         SyncJudge(make_judge("lexical")).assign(Topic("q", "x"), Answer("r", "q", "x"), ["n"] * 11)
+
+
+def _killed_writer(path: str) -> None:
+    import os
+    import signal
+
+    cache = ResponseCache(path)
+    for i in range(100):
+        cache.put(f"k{i}", {"text": f"v{i}"})
+    os.kill(os.getpid(), signal.SIGKILL)  # no close, no checkpoint
+
+
+def test_cache_survives_a_killed_writer(tmp_path):
+    path = str(tmp_path / "c.sqlite")
+    p = mp.get_context("spawn").Process(target=_killed_writer, args=(path,))
+    p.start()
+    p.join(60)
+    assert p.exitcode == -9
+    cache = ResponseCache(path)
+    assert len(cache) == 100 and cache.get("k99") == {"text": "v99"}
+    assert cache._connect().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
