@@ -75,9 +75,12 @@ class _tqdm_progress:
     def __init__(self, stage: str, total: int):
         from tqdm import tqdm
 
-        self.bar = tqdm(total=total, desc=f"{stage:<10}", unit="job", leave=True)
+        self.bar = tqdm(total=total, desc=f"{stage:<10}", unit="job", leave=True, mininterval=0.2)
 
-    def update(self, n: int = 1) -> None:
+    def update(self, n: int = 1, **live) -> None:
+        if live:
+            self.bar.set_postfix(hits=live.get("cache_hits", 0), failed=live.get("failures", 0),
+                                 retries=live.get("retries", 0), cost=f"${live.get('cost_usd', 0.0):.4f}", refresh=False)
         self.bar.update(n)
 
     def close(self) -> None:

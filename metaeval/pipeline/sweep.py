@@ -34,7 +34,8 @@ from metaeval.types import Topic
 
 log = logging.getLogger(__name__)
 
-ProgressFactory = Callable[[str, int], Any]  # (stage, total) -> object with update(n) and close()
+#: (stage, total) -> object with ``update(n, cache_hits=, failures=, retries=, cost_usd=)`` and ``close()``
+ProgressFactory = Callable[[str, int], Any]
 
 #: rough token model for dry runs: prompt overhead per call and output tokens per item
 _PROMPT_OVERHEAD_TOKENS = 350
@@ -155,6 +156,7 @@ class Sweep:
             self.spent += cost
             jobs.append(Job(key=key, worker_id=cell.worker_id, stage=stage, payload=payload, meta={"spec": spec}))
         bar = self.progress(stage, len(jobs)) if self.progress else None
+        live = {"cache_hits": 0, "failures": 0, "retries": 0, "cost_usd": 0.0}
 
         def on_result(job: Job, result: Any) -> None:
             spec: JobSpec = job.meta["spec"]
@@ -173,7 +175,12 @@ class Sweep:
                 st.cost_usd += float(stats.get("cost_usd", 0.0))
                 st.prompts.update(stats.get("prompts", []))
             if bar is not None:
-                bar.update(1)
+                live["cache_hits"] += int(stats.get("cache_hits", 0))
+                live["retries"] += int(stats.get("retries", 0))
+                live["cost_usd"] += float(stats.get("cost_usd", 0.0))
+                failed_items = len(output.get("failures", [])) if isinstance(output, dict) else 0
+                live["failures"] += (status == "failed") + failed_items
+                bar.update(1, **live)
 
         executor = self._executor()
         try:
