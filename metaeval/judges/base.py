@@ -116,6 +116,10 @@ class Judge(abc.ABC):
         """Config and identity for provenance (no secrets)."""
         return {"judge": self.kind, "name": self.name}
 
+    def stats(self) -> dict[str, Any]:
+        """Running totals (calls, requests, cache hits, retries, failures, tokens, cost); empty for offline judges."""
+        return {}
+
     async def aclose(self) -> None:
         return None
 

@@ -79,6 +79,13 @@ class ChatClient:
         chars = sum(len(m["content"]) for m in messages)
         return chars // 4 + int(self.deployment.params.get("max_tokens", 512) or 512)
 
+    def estimate(self, messages: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+        """A dry-run estimate for one call: input tokens ~ characters / 4, output at most ``max_tokens``
+        (default 512), and the cost bound from the deployment's prices.  Nothing is sent."""
+        inp = sum(len(m["content"]) for m in messages) // 4
+        out = int(self.deployment.params.get("max_tokens", 512) or 512)
+        return {"input_tokens": inp, "max_output_tokens": out, "max_cost_usd": self.deployment.prices.cost(inp, out)}
+
     # ------------------------------------------------------------------ the call
     async def complete(
         self,
