@@ -329,6 +329,14 @@ class Sweep:
         from metaeval.pipeline.summary import summary_markdown
 
         (self.out / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
+        if (self.config.get("report") or {}).get("enabled", True):  # report.html/.md/.json; a failure is logged, not fatal
+            try:
+                from metaeval.report import write_report
+
+                write_report(self.out, seed=int(self.config.get("analysis", {}).get("seed", 0)))
+            except Exception as exc:
+                log.warning("report for %s failed (run `metaeval report %s` to retry): %s: %s", self.out, self.out,
+                            type(exc).__name__, exc)
         return summary
 
     def analyse(self, label_sets: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,293 @@
+"""Assemble a report from a results folder: compute every section's data, its tables and its figures."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from metaeval.report import plots, tables, topics, verdict as verdict_mod
+from metaeval.report.leaderboard import leaderboards
+from metaeval.report.load import Results, load_results
+from metaeval.report.model import Detail, Figure, Report, Section, Table, Text, fmt, fmt_ci
+from metaeval.report.provenance import collect
+
+log = logging.getLogger(__name__)
+
+FORMAT = "metaeval-report"
+
+
+def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Path | None = None,
+                 metric: str | None = None, n_boot: int = 1000, seed: int = 0, worst_topics: int = 3) -> Report:
+    """Build the report of a sweep's results folder.
+
+    ``thresholds``: a mapping (over the defaults) or a thresholds file path; ``metric`` defaults to the
+    thresholds' metric (``v_strict``); ``n_boot``/``seed``: the raw leaderboard's topic bootstrap.
+    """
+    th = dict(verdict_mod.DEFAULTS)
+    if isinstance(thresholds, dict):
+        th.update(thresholds)
+    elif thresholds is not None:
+        th = verdict_mod.load_thresholds(thresholds)
+    metric = metric or th["metric"]
+    res = load_results(results_dir)
+    return _Builder(res, th, metric, n_boot, seed, worst_topics).build()
+
+
+class _Builder:
+    def __init__(self, res: Results, th: dict[str, Any], metric: str, n_boot: int, seed: int, worst: int):
+        self.res, self.th, self.metric, self.n_boot, self.seed, self.worst = res, th, metric, n_boot, seed, worst
+        self.data: dict[str, Any] = {"format": FORMAT, "version": 1, "results_dir": str(res.path), "metric": metric}
+        self.active = res.active
+        self.ids = [c["cell"] for c in self.active]
+
+    def build(self) -> Report:
+        verdict = verdict_mod.evaluate(self.res.cells, self.th)
+        self.data["verdict"] = verdict
+        sections = [self.s_verdict(verdict), self.s_provenance(), self.s_usage(), self.s_leaderboards(), self.s_tau(),
+                    self.s_scatter(), self.s_agreement(), self.s_descriptive(), self.s_calibration(),
+                    self.s_disagreements()]
+        self.data["problems"] = list(dict.fromkeys(self.res.problems))
+        if self.data["problems"]:
+            sections.append(Section("problems", "Problems while building the report",
+                                    [Text(p, "note") for p in self.data["problems"]]))
+        title = f"Calibration report: {self.res.summary.get('experiment') or self.res.path.name}"
+        rep = Report(title, sections, self.data, verdict)
+        self.data["figures"] = [f.name for f in rep.figures]
+        return rep
+
+    # ------------------------------------------------------------------ sections
+    def s_verdict(self, v: dict[str, Any]) -> Section:
+        th = v["thresholds"]
+        rules = ", ".join(f"{verdict_mod.CHECKS[k][0]} {verdict_mod.CHECKS[k][3]} {fmt(x)}" for k, x in th.items() if k != "metric")
+        keys = [k for k in th if k != "metric"]
+        cols = ["cell", "verdict"] + [f"{verdict_mod.CHECKS[k][0]}{' (' + th['metric'] + ')' if 'tau' in k else ''} "
+                                      f"{verdict_mod.CHECKS[k][3]} {fmt(th[k])}" for k in keys]
+        rows = []
+        for c in v["cells"]:
+            if c["status"] == "skipped":
+                rows.append([c["cell"], "SKIPPED"] + ["-"] * len(keys))
+                continue
+            by = {x["check"]: x for x in c["checks"]}
+            rows.append([c["cell"], c["status"].upper()] +
+                        [("undefined" if by[k]["value"] is None else fmt(by[k]["value"])) + (" ok" if by[k]["passed"] else " FAILS")
+                         for k in keys])
+        head = "ALL CELLS PASS. " if v["passed"] else f"{v['n_failed']} cell(s) FAIL. "
+        return Section("verdict", "Verdict", [
+            Text(head + f"Thresholds on {th['metric']}: {rules or 'none active'}. "
+                 "`metaeval report --strict` exits 1 when any cell fails.", "p"),
+            Table(cols, rows, "pass/fail per grid cell", [False, False] + [True] * len(keys)),
+            *[Text(f"{c['cell']}: skipped - {c.get('reason', '')}", "note") for c in v["cells"] if c["status"] == "skipped"]])
+
+    def s_provenance(self) -> Section:
+        import json
+
+        prov = collect(self.res.summary)
+        self.data["provenance"] = prov
+        ds = prov["dataset"]
+        git = prov.get("git")
+        blocks: list = [
+            Text(f"Experiment {prov['experiment']!s} on dataset {ds['name']!s} ({ds['topics']} topics, {ds['runs']} runs, "
+                 f"{ds['answers']} answers). Source: {ds.get('source') or '-'}. Git commit: "
+                 + (f"{git['commit']}{' (uncommitted changes)' if git.get('dirty') else ''}" if git else "not a git checkout")
+                 + f". Wall time {fmt(prov.get('elapsed_s'), 1)} s."),
+            Table(["file", "md5", "sha256", "size"], [[_s(f["filename"]), _s(f["md5"]), _s(f["sha256"]), _s(f["size"])]
+                                                       for f in ds["files"]], "dataset files", [False, False, False, True]),
+            Table(["cell", "template", "version", "sha"], [[p["cell"], p["template"], p["version"], p["sha"]] for p in prov["prompts"]]
+                  or [["-", "-", "-", "no prompt templates (offline judges)"]], "prompt templates used"),
+            Table(["package", "version"], [[k, _s(v)] for k, v in prov["packages"].items()], "package versions (at report time)"),
+            Table(["seed", "value"], [[k, _s(v)] for k, v in prov["seeds"].items()], "seeds"),
+            Detail("configuration (as composed)", [Text(json.dumps(prov["config"], indent=2, default=str), "pre")], open=False),
+        ]
+        if prov.get("stopped"):
+            blocks.insert(1, Text(f"The sweep stopped early: {prov['stopped']}", "note"))
+        return Section("provenance", "Provenance", blocks)
+
+    def s_usage(self) -> Section:
+        rows = tables.usage(self.res.cells)
+        self.data["usage"] = rows
+        ran = [r for r in rows if "skipped" not in r]
+        skipped = [Text(f"{r['cell']}: skipped - {r['skipped']}", "note") for r in rows if "skipped" in r]
+        return Section("usage", "Grid cells: calls, tokens, cost, failures",
+                       [tables.to_table(ran, tables.USAGE_COLUMNS, "per grid cell (judge calls = judge invocations; "
+                                        "model requests = requests sent to a model, re-asks and retries included)"),
+                        *skipped])
+
+    def s_leaderboards(self) -> Section:
+        lbs = leaderboards(self.res, self.metric, self.n_boot, self.seed)
+        self.data["leaderboards"] = lbs
+        blocks: list = [Text(f"Run ranking on {self.metric} per cell. Raw: the judge's run means with a topic-bootstrap "
+                             f"95% CI ({self.n_boot} resamples). Calibrated: the cell's best held-out method, fitted on all "
+                             "human-labelled topics, with that method's CI. Reference: the human labels' run score.")]
+        for lb in lbs:
+            has_cal = lb["method"] is not None
+            cols = ["rank", "run", "reference", "ref. rank", "judge raw [95% CI]"] + (
+                [f"calibrated ({lb['method']}) [95% CI]", "cal. rank"] if has_cal else [])
+            rows = []
+            for r in lb["rows"]:
+                row = [str(r["raw_rank"]), r["run_id"], fmt(r.get("reference")), _s(r.get("reference_rank")), fmt_ci(r["raw"], r["raw_ci"])]
+                if has_cal:
+                    row += [fmt_ci(r.get("calibrated"), r.get("calibrated_ci")), _s(r.get("calibrated_rank"))]
+                rows.append(row)
+            inner: list = [Table(cols, rows, f"{lb['cell']}", [True, False, True, True, True] + ([True, True] if has_cal else []))]
+            inner += [Text(n, "note") for n in lb["notes"]]
+            blocks.append(Detail(f"{lb['cell']}" + (f" - calibrated with {lb['method']}" if has_cal else " - raw only"), inner))
+        return Section("leaderboards", "Leaderboards (raw and calibrated)", blocks)
+
+    def s_tau(self) -> Section:
+        from metaeval.scoring import METRICS
+
+        metrics = [m for m in METRICS if any(m in ((c.get("analysis") or {}).get("metrics") or {}) for c in self.active)]
+        rows = tables.tau(self.active, metrics)
+        self.data["tau"] = rows
+        look = tables.tau_lookup(rows)
+        main = [[cid] + [fmt_ci(look.get((cid, self.metric, lv), {}).get("tau"),
+                                [look.get((cid, self.metric, lv), {}).get("ci_low"), look.get((cid, self.metric, lv), {}).get("ci_high")])
+                         for lv in tables.LEVELS] for cid in self.ids if (cid, self.metric, "run") in look]
+        allm = [[cid] + [fmt(look.get((cid, m, "run"), {}).get("tau")) for m in metrics] for cid in self.ids if (cid, metrics[0] if metrics else "", "run") in look]
+        blocks: list = [
+            Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], main,
+                  f"Kendall tau-b on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True]),
+            Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics)),
+        ]
+        if main:
+            blocks.append(Figure("tau_levels", "Tau at three levels", plots.tau_levels(rows, [r[0] for r in main], self.metric),
+                                 f"Kendall tau-b on {self.metric} at the run, per-topic (mean) and pooled levels; bars: 95% CI; dotted: 0.8."))
+        # per-topic tau, forest plot
+        per, means = {}, {}
+        self.per_topic: dict[str, Any] = {}
+        for c in self.active:
+            tt = topics.per_topic_tau(self.res, c["cell"], self.metric)
+            if tt is None:
+                continue
+            self.per_topic[c["cell"]] = tt
+            per[c["cell"]] = tt
+            r = look.get((c["cell"], self.metric, "topic_avg"), {})
+            means[c["cell"]] = (topics.mean_defined(tt), [r.get("ci_low"), r.get("ci_high")])
+        self.data["per_topic_tau"] = {cid: [{"qid": q, "tau": (None if t != t else t), "n_runs": int(n)}
+                                            for q, t, n in tt.itertuples(index=False)] for cid, tt in per.items()}
+        if per:
+            blocks.append(Figure("forest", "Per-topic tau (forest plot)", plots.forest(per, means, self.metric),
+                                 "Each point is one topic's tau between reference and judge scores of the runs; orange: mean over "
+                                 "topics where tau is defined, band: its 95% topic-bootstrap CI; x: undefined (constant scores)."))
+        return Section("tau", "Kendall's tau at three levels", blocks)
+
+    def s_scatter(self) -> Section:
+        ref = self.res.reference_runs
+        points, taus = {}, {}
+        if ref is not None:
+            for c in self.active:
+                runs = self.res.runs(c["cell"])
+                if runs is None:
+                    continue
+                p = ref[["run_id", self.metric]].merge(runs[["run_id", self.metric]], on="run_id", suffixes=("_ref", "_judge"))
+                points[c["cell"]] = p.rename(columns={f"{self.metric}_ref": "reference", f"{self.metric}_judge": "judge"})
+                b = (((c.get("analysis") or {}).get("metrics") or {}).get(self.metric) or {}).get("run") or {}
+                taus[c["cell"]] = (b.get("tau"), b.get("ci"))
+        self.data["run_scores"] = {cid: p.to_dict(orient="records") for cid, p in points.items()}
+        if not points:
+            return Section("scatter", "Judge vs reference run scores", [Text("no reference run scores available", "note")])
+        return Section("scatter", "Judge vs reference run scores", [
+            Figure("scatter", "Judge vs reference run scores", plots.scatter(points, taus, self.metric),
+                   f"One point per run: mean {self.metric} over topics by the reference (x) and the judge (y); dashed: y = x; "
+                   "run-level tau-b with its 95% CI.")])
+
+    def s_agreement(self) -> Section:
+        rows = tables.strictness(self.active)
+        self.data["strictness"] = rows
+        if not rows:
+            return Section("agreement", "Label agreement and strictness",
+                           [Text("No cell labels the reference's own nuggets, so there are no label pairs to compare.", "note")])
+        blocks: list = [
+            Figure("confusion", "Confusion matrices", plots.confusion(rows),
+                   "Reference (human) support labels in rows, judge labels in columns: counts and row percentages "
+                   "(Pradeep et al. 2025, Figure 6 style). FAILED labels are excluded and counted below."),
+            tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
+                            "net strictness = P(judge lower) - P(judge higher) on not < partial < support; Stuart-Maxwell: "
+                            "marginal homogeneity of the two label distributions"),
+        ]
+        for r in rows:
+            shifts = [[s["reference"], s["candidate"], str(s["count"]), f"{s['pct_of_all']:.1f}%",
+                       f"{s['pct_of_reference_label']:.1f}%", s["direction"]] for s in r["shifts"]]
+            failed = r.get("failed") or {}
+            blocks.append(Detail(f"label shifts: {r['cell']}", [
+                Table(["reference", "judge", "count", "% of all", "% of reference label", "judge is"], shifts,
+                      f"changed labels, largest first (FAILED: reference {failed.get('reference', 0)}, judge {failed.get('candidate', 0)})",
+                      [False, False, True, True, True, False])]))
+        return Section("agreement", "Label agreement and strictness", blocks)
+
+    def s_descriptive(self) -> Section:
+        recs = tables.descriptive(self.res.analysis_table("descriptive.csv"))
+        self.data["descriptive"] = recs
+        if not recs:
+            return Section("descriptive", "Descriptive statistics per label source", [Text("analysis/descriptive.csv missing", "note")])
+        return Section("descriptive", "Descriptive statistics per label source", [
+            tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
+                            "(importance) and of nugget-answer labels (support)"),
+            Figure("label_mix", "Support-label distribution", plots.label_mix(recs), "Share of each support label per label source.")])
+
+    def s_calibration(self) -> Section:
+        rows = tables.calibration(self.active, self.metric)
+        self.data["calibration"] = rows
+        if not rows:
+            return Section("calibration", "Calibration on held-out topics",
+                           [Text("No calibration: it needs cells whose judge labels the reference's nuggets (human_* strategies).", "note")])
+        folds = next((r.get("folds") for r in rows if r.get("folds")), "?")
+        ok = [r for r in rows if "error" not in r]
+        blocks: list = [
+            Text(f"Leave-topics-out {folds}-fold validation: each method is fitted on the other folds' topics and scored on "
+                 f"the held-out topics' run {self.metric}. MAE/bias against the human run score; coverage: share of held-out "
+                 "run scores inside the method's 95% CI; * = best held-out MAE (used for the calibrated leaderboard)."),
+            tables.to_table(ok, tables.CALIBRATION_COLUMNS, f"held-out calibration on {self.metric}"),
+            *[Text(f"{r['cell']}: calibration failed - {r['error']}", "note") for r in rows if "error" in r],
+        ]
+        if ok:
+            blocks.append(Figure("calibration", "Held-out MAE before/after calibration", plots.calibration(ok, self.metric),
+                                 "Grey: raw judge, blue: calibrated; mean absolute error of held-out run scores."))
+        return Section("calibration", "Calibration on held-out topics", blocks)
+
+    def s_disagreements(self) -> Section:
+        out, blocks = [], []
+        blocks.append(Text(f"For each cell, the {self.worst} topics with the lowest per-topic tau on {self.metric}; within them "
+                           "the answers whose rank moves most and the nugget labels behind it."))
+        for c in self.active:
+            d = topics.disagreements(self.res, c, self.metric, k=self.worst, tau_table=getattr(self, "per_topic", {}).get(c["cell"]))
+            out.append(d)
+            inner: list = []
+            for t in d["topics"]:
+                inner.append(Text(f"Topic {t['qid']} (tau {fmt(t['tau'])}, {t['n_runs']} runs): {t['query']}", "p"))
+                inner.append(Table(["run", "reference", "judge", "ref. rank", "judge rank"],
+                                   [[a["run_id"], fmt(a["reference"]), fmt(a["judge"]), str(a["reference_rank"]), str(a["judge_rank"])]
+                                    for a in t["answers"]], "answers whose within-topic rank moves most",
+                                   [False, True, True, True, True]))
+                if "pairs" in t:
+                    inner.append(Table(["run", "nugget", "importance", "human", "judge", "answer excerpt"],
+                                       [[p["run_id"], p["nugget"], p["importance"], p["human"],
+                                         p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), p["answer_excerpt"]]
+                                        for p in t["pairs"]] or [["-", "no label differs on this topic", "", "", "", ""]],
+                                       "nugget labels that differ (largest difference first)"))
+                for nl in t.get("nugget_lists", []):
+                    inner.append(Table(["human nugget", "human label", "judge nugget", "judge label"],
+                                       _side_by_side(nl["human"], nl["judge"]),
+                                       f"run {nl['run_id']}: the two nugget lists (the judge made its own nuggets). "
+                                       f"Answer: {nl['answer_excerpt']}"))
+            if not inner:
+                inner.append(Text("no topic with a defined per-topic tau", "note"))
+            elif d.get("n_topics_undefined"):
+                inner.append(Text(f"{d['n_topics_undefined']} topic(s) have undefined tau (constant scores) and are not ranked here.", "note"))
+            blocks.append(Detail(f"{c['cell']}", inner))
+        self.data["disagreements"] = out
+        return Section("disagreements", "Where judge and reference disagree most", blocks)
+
+
+def _s(x: Any) -> str:
+    return "-" if x is None else str(x)
+
+
+def _side_by_side(h: list[dict[str, Any]], j: list[dict[str, Any]]) -> list[list[str]]:
+    rows = []
+    for i in range(max(len(h), len(j))):
+        a = h[i] if i < len(h) else {}
+        b = j[i] if i < len(j) else {}
+        rows.append([a.get("nugget", ""), a.get("label", ""), b.get("nugget", ""), b.get("label", "")])
+    return rows

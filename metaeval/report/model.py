@@ -1,0 +1,109 @@
+"""The report's document model: sections made of paragraphs, tables and figures, rendered three ways."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass
+class Table:
+    """A table of already formatted cells; ``numeric[i]`` right-aligns column ``i``."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    caption: str = ""
+    numeric: list[bool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.numeric:
+            self.numeric = [False] * len(self.columns)
+        for i, r in enumerate(self.rows):
+            if len(r) != len(self.columns):
+                raise ValueError(f"table {self.caption!r}: row {i} has {len(r)} cells, expected {len(self.columns)}")
+
+
+@dataclass
+class Figure:
+    """A PNG image; ``name`` is its file stem in ``report_files/``."""
+
+    name: str
+    title: str
+    png: bytes
+    caption: str = ""
+
+
+@dataclass
+class Text:
+    """A paragraph (``kind='p'``), a note (``'note'``) or preformatted text (``'pre'``)."""
+
+    text: str
+    kind: str = "p"
+
+
+@dataclass
+class Detail:
+    """A collapsible block (HTML ``<details>``; a sub-heading elsewhere) holding other blocks."""
+
+    summary: str
+    blocks: list["Block"] = field(default_factory=list)
+    open: bool = True
+
+
+Block = Union[Table, Figure, Text, Detail]
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    title: str
+    sections: list[Section]
+    data: dict[str, Any]
+    verdict: dict[str, Any]
+
+    @property
+    def figures(self) -> list[Figure]:
+        out: list[Figure] = []
+
+        def walk(blocks: list[Block]) -> None:
+            for b in blocks:
+                if isinstance(b, Figure):
+                    out.append(b)
+                elif isinstance(b, Detail):
+                    walk(b.blocks)
+
+        for s in self.sections:
+            walk(s.blocks)
+        return out
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A number for a table cell: ``-`` for missing/NaN, fixed digits for floats."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if v != v:  # NaN
+        return "-"
+    return f"{v:.{digits}f}"
+
+
+def fmt_ci(est: Any, ci: Any, digits: int = 3) -> str:
+    """``0.912 [0.85, 0.97]``; ``n/a`` when the estimate is undefined."""
+    if est is None or (isinstance(est, float) and est != est):
+        return "n/a"
+    if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None:
+        return f"{fmt(est, digits)} [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]"
+    return fmt(est, digits)

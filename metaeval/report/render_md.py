@@ -1,0 +1,47 @@
+"""``report.md``: GitHub-flavoured Markdown; figures are PNG files in ``report_files/`` next to it."""
+
+from __future__ import annotations
+
+from metaeval.report.model import Block, Detail, Figure, Report, Table, Text
+
+
+def _esc(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _table(t: Table) -> list[str]:
+    out = [f"*{_esc(t.caption)}*", ""] if t.caption else []
+    out.append("| " + " | ".join(_esc(c) for c in t.columns) + " |")
+    out.append("|" + "|".join("---:" if n else "---" for n in t.numeric) + "|")
+    out += ["| " + " | ".join(_esc(x) for x in r) + " |" for r in t.rows]
+    return out + [""]
+
+
+def _block(b: Block, files_dir: str, level: int) -> list[str]:
+    if isinstance(b, Table):
+        return _table(b)
+    if isinstance(b, Figure):
+        return [f"![{_esc(b.title)}]({files_dir}/{b.name}.png)", "", f"*{_esc(b.title)}.* {_esc(b.caption)}", ""]
+    if isinstance(b, Detail):
+        out = [f"{'#' * level} {_esc(b.summary)}", ""]
+        for x in b.blocks:
+            out += _block(x, files_dir, level + 1)
+        return out
+    if isinstance(b, Text):
+        if b.kind == "pre":
+            return ["```", b.text, "```", ""]
+        return [("> " if b.kind == "note" else "") + _esc(b.text), ""]
+    raise TypeError(f"unknown block {type(b).__name__}")
+
+
+def render_md(rep: Report, files_dir: str = "report_files") -> str:
+    v = rep.verdict
+    lines = [f"# {_esc(rep.title)}", "",
+             f"**Verdict: {'PASS' if v['passed'] else 'FAIL'}** - {v['n_passed']} cell(s) pass, {v['n_failed']} fail.", "",
+             "## Contents", ""]
+    lines += [f"{i}. [{_esc(s.title)}](#{s.id})" for i, s in enumerate(rep.sections, 1)] + [""]
+    for s in rep.sections:
+        lines += [f'<a id="{s.id}"></a>', "", f"## {_esc(s.title)}", ""]
+        for b in s.blocks:
+            lines += _block(b, files_dir, 3)
+    return "\n".join(lines).rstrip() + "\n"

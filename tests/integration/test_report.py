@@ -1,0 +1,152 @@
+"""``metaeval report`` on a real demo sweep: sections, embedded plots, self-containment, verdict and exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SECTIONS = ("verdict", "provenance", "usage", "leaderboards", "tau", "scatter", "agreement", "descriptive", "calibration",
+            "disagreements")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """One offline demo sweep per module (the sweep writes the report at its end)."""
+    root = tmp_path_factory.mktemp("report")
+    cmd = [sys.executable, "-m", "metaeval", "sweep", "--no-progress", "runtime=serial", "grid.optional_judges=[]",
+           "analysis.bootstrap=200", f"results_dir={root}", "name=demo"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return root / "demo"
+
+
+def report(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    res = subprocess.run([sys.executable, "-m", "metaeval", "report", *args], capture_output=True, text=True, timeout=120)
+    if check:
+        assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
+def test_sweep_writes_the_report(results):
+    for name in ("report.html", "report.md", "report.json"):
+        assert (results / name).stat().st_size > 0, name
+    data = json.loads((results / "report.json").read_text(encoding="utf-8"))
+    assert data["format"] == "metaeval-report" and "verdict" in data
+    pngs = sorted(p.name for p in (results / "report_files").glob("*.png"))
+    assert len(pngs) >= 5 and set(data["figures"]) == {p[:-4] for p in pngs}
+    md = (results / "report.md").read_text(encoding="utf-8")
+    for p in pngs:
+        assert f"](report_files/{p})" in md
+
+
+def test_html_sections_images_and_no_external_urls(results):
+    report(str(results), check=True)
+    html = (results / "report.html").read_text(encoding="utf-8")
+    for sid in SECTIONS:
+        assert f'<section id="{sid}">' in html and f'href="#{sid}"' in html, sid
+    imgs = re.findall(r'<img[^>]*src="([^"]*)"', html)
+    assert len(imgs) >= 5 and all(s.startswith("data:image/png;base64,") for s in imgs)
+    # no external reference in any src/href/srcset/url()/@import, and no script at all
+    refs = re.findall(r'(?:src|href|srcset|action|poster)\s*=\s*["\']?([^"\'\s>]+)', html, flags=re.I)
+    refs += re.findall(r'url\(\s*["\']?([^"\')]+)', html, flags=re.I) + re.findall(r'@import\s+["\']?([^"\';]+)', html, flags=re.I)
+    assert refs and not [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]
+    assert "<script" not in html.lower() and "http" not in " ".join(refs).lower()
+    # the content behind the sections
+    data = json.loads((results / "report.json").read_text(encoding="utf-8"))
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    prov = data["provenance"]
+    assert prov["dataset"]["name"] == "demo" and all(len(f["sha256"]) == 64 for f in prov["dataset"]["files"])
+    assert {"python", "metaeval", "numpy", "pandas", "scipy", "statsmodels", "ray", "openai", "anthropic"} <= set(prov["packages"])
+    assert prov["seeds"]["analysis.seed"] == 0
+    cells = {c["cell"]: c for c in summary["cells"] if not c.get("skipped")}
+    assert {u["cell"] for u in data["usage"] if "skipped" not in u} == set(cells)
+    for u in data["usage"]:
+        if "skipped" not in u:
+            assert u["judge_calls"] == cells[u["cell"]]["stats"]["judge_calls"]
+    assert {r["level"] for r in data["tau"]} == {"run", "topic_avg", "pooled"}
+    lbs = {lb["cell"]: lb for lb in data["leaderboards"]}
+    assert lbs["lexical__human_auto"]["method"] and all("calibrated_ci" in r for r in lbs["lexical__human_auto"]["rows"])
+    assert lbs["lexical__auto_auto"]["method"] is None  # own nuggets: no calibration
+    for r in lbs["lexical__human_auto"]["rows"]:
+        assert r["raw_ci"][0] <= r["raw"] <= r["raw_ci"][1]
+    assert {s["cell"] for s in data["strictness"]} == {c for c in cells if "human_auto" in c}
+    assert data["descriptive"][0]["role"] == "reference"
+    assert any(r.get("best") for r in data["calibration"])
+    dis = {d["cell"]: d for d in data["disagreements"]}
+    pairs = [p for t in dis["lexical_strict__human_auto"]["topics"] for p in t.get("pairs", [])]
+    assert pairs and all(p["human"] != p["judge"] and p["nugget"] and p["answer_excerpt"] for p in pairs)
+    assert dis["lexical__auto_auto"]["topics"][0]["nugget_lists"][0]["judge"]
+    # the worst topics shown really are the lowest per-topic taus
+    per = {r["qid"]: r["tau"] for r in data["per_topic_tau"]["simulated_fig6__human_auto"] if r["tau"] is not None}
+    shown = [t["qid"] for t in dis["simulated_fig6__human_auto"]["topics"]]
+    assert shown == sorted(per, key=lambda q: (per[q], q))[: len(shown)]
+
+
+def test_per_topic_tau_mean_matches_the_analysis(results):
+    """The report's per-topic taus (own code, from scores.csv) average to the analysis' topic_avg level."""
+    data = json.loads((results / "report.json").read_text(encoding="utf-8"))
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    checked = 0
+    for c in summary["cells"]:
+        if c.get("skipped"):
+            continue
+        want = c["analysis"]["metrics"]["v_strict"]["topic_avg"]
+        got = [r["tau"] for r in data["per_topic_tau"][c["cell"]] if r["tau"] is not None]
+        if want["tau"] is None:
+            assert got == []
+            continue
+        assert len(got) == want["n_topics"]
+        assert sum(got) / len(got) == pytest.approx(want["tau"], abs=1e-12)
+        checked += 1
+    assert checked >= 3
+
+
+def test_strict_exit_codes_and_verdict(results, tmp_path):
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    fail = tmp_path / "fail.yaml"
+    fail.write_text("metric: v_strict\nmin_run_tau_low: 0.8\nmax_failure_rate: 0.01\n", encoding="utf-8")
+    res = report(str(results), "--thresholds", str(fail), "--strict")
+    assert res.returncode == 1, res.stderr[-2000:]
+    v = json.loads((results / "report.json").read_text(encoding="utf-8"))["verdict"]
+    assert not v["passed"]
+    # the verdict recomputed from summary.json by hand
+    for row in v["cells"]:
+        c = next(x for x in summary["cells"] if x["cell"] == row["cell"])
+        if c.get("skipped"):
+            assert row["status"] == "skipped"
+            continue
+        low = c["analysis"]["metrics"]["v_strict"]["run"]["ci"][0]
+        want = low is not None and low >= 0.8 and c["failure_rate"] <= 0.01
+        assert row["status"] == ("pass" if want else "fail"), row
+    assert report(str(results), "--thresholds", str(fail)).returncode == 0  # without --strict: report only
+
+    ok = tmp_path / "pass.json"
+    ok.write_text(json.dumps({"metric": "a_strict", "min_run_tau_low": 0.0, "max_failure_rate": 0.01}), encoding="utf-8")
+    res = report(str(results), "--thresholds", str(ok), "--strict")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    v = json.loads((results / "report.json").read_text(encoding="utf-8"))["verdict"]
+    assert v["passed"] and v["n_failed"] == 0 and v["thresholds"]["metric"] == "a_strict"
+
+
+def test_print_shows_verdict_table(results):
+    res = report(str(results), "--print", check=True)
+    out = res.stdout
+    assert "VERDICT: FAIL" in out and "pass/fail per grid cell" in out
+    lines = [ln for ln in out.splitlines() if ln.startswith("lexical__human_auto ") and ("PASS" in ln or "FAIL" in ln)]
+    assert lines, out[:3000]
+    assert "Kendall tau-b on v_strict" in out and "held-out calibration on v_strict" in out
+
+
+def test_user_errors(results, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("min_run_tau_lo: 0.8\n", encoding="utf-8")
+    res = report(str(results), "--thresholds", str(bad))
+    assert res.returncode == 2 and "bad.yaml" in res.stderr and "min_run_tau_lo" in res.stderr
+    res = report(str(tmp_path))
+    assert res.returncode == 2 and "summary.json" in res.stderr
+    assert "Traceback" not in res.stderr
