@@ -265,7 +265,7 @@ class _Builder:
                                        [[p["run_id"], p["nugget"], p["importance"], p["human"],
                                          p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), p["answer_excerpt"]]
                                         for p in t["pairs"]] or [["-", "no label differs on this topic", "", "", "", ""]],
-                                       "nugget labels that differ (largest difference first)"))
+                                       "nugget labels that differ (answers above first, then largest difference, vital first)"))
                 for nl in t.get("nugget_lists", []):
                     inner.append(Table(["human nugget", "human label", "judge nugget", "judge label"],
                                        _side_by_side(nl["human"], nl["judge"]),

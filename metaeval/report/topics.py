@@ -7,8 +7,8 @@ undefined - NaN - when one side is constant on the topic).
 ``disagreements``: the ``k`` topics with the lowest defined per-topic tau, and within each
 
 * the answers whose within-topic rank moves most between reference and judge;
-* where the judge labels the reference's own nuggets: the (nugget, answer) pairs labelled differently, largest
-  label distance first (not_support < partial_support < support; FAILED counts as the largest), vital first,
+* where the judge labels the reference's own nuggets: the (nugget, answer) pairs labelled differently - those of
+  the answers whose rank moved most first, then the largest label distance (not_support < partial_support < support; FAILED counts as the largest), vital first,
   with the answer sentence that shares most words with the nugget;
 * where the judge made its own nuggets: both nugget lists with their labels for those answers.
 """
@@ -103,14 +103,16 @@ def disagreements(res: "Results", cell: dict[str, Any], metric: str, k: int = 3,
                                               "reference_rank": int(r.reference_rank), "judge_rank": int(r.judge_rank)}
                                              for r in g.head(5).itertuples(index=False)]}
         if shared and judge is not None and ref is not None:
-            entry["pairs"] = _label_pairs(ref, judge, row.qid, answers, per_topic)
+            entry["pairs"] = _label_pairs(ref, judge, row.qid, answers, per_topic, focus=top_runs)
         elif judge is not None and ref is not None:
             entry["nugget_lists"] = [_nugget_lists(ref, judge, row.qid, run, answers) for run in top_runs]
         out["topics"].append(entry)
     return out
 
 
-def _label_pairs(ref, judge, qid: str, answers: dict, limit: int) -> list[dict[str, Any]]:
+def _label_pairs(ref, judge, qid: str, answers: dict, limit: int, focus: list[str] = ()) -> list[dict[str, Any]]:
+    """Differing labels on one topic: pairs of the ``focus`` answers (those whose rank moved most) first, then by
+    label distance, vital nuggets first."""
     keys = ["qid", "run_id", "nugget_id"]
     r = ref.labels[ref.labels["qid"] == qid][keys + ["nugget", "importance", "support"]]
     c = judge.labels[judge.labels["qid"] == qid][keys + ["nugget", "support", "support_raw"]]
@@ -127,7 +129,8 @@ def _label_pairs(ref, judge, qid: str, answers: dict, limit: int) -> list[dict[s
                      "direction": "judge lower" if _ORD.get(jl, -1) < _ORD.get(h, -1) else "judge higher",
                      "distance": _dist(h, jl),
                      "answer_excerpt": excerpt(answers.get((qid, x.run_id), ""), x.nugget_ref)})
-    rows.sort(key=lambda d: (-d["distance"], d["importance"] != "vital", d["run_id"], d["nugget_id"]))
+    pos = {r: i for i, r in enumerate(focus)}
+    rows.sort(key=lambda d: (pos.get(d["run_id"], len(pos)), -d["distance"], d["importance"] != "vital", d["run_id"], d["nugget_id"]))
     return rows[:limit]
 
 

@@ -150,3 +150,13 @@ def test_user_errors(results, tmp_path):
     res = report(str(tmp_path))
     assert res.returncode == 2 and "summary.json" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_a_report_failure_does_not_fail_the_sweep(tmp_path):
+    (tmp_path / "x" / "report.html").mkdir(parents=True)  # the report cannot be written here
+    cmd = [sys.executable, "-m", "metaeval", "sweep", "--no-progress", "runtime=serial", "grid=single", "judge=lexical",
+           "strategy=human_auto", "analysis.bootstrap=50", "calibration.enabled=false", f"results_dir={tmp_path}", "name=x"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "report for" in res.stderr and "IsADirectoryError" in res.stderr
+    assert (tmp_path / "x" / "summary.json").exists()
