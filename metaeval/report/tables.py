@@ -54,7 +54,8 @@ def usage(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 USAGE_COLUMNS: list[Column] = [
-    ("cell", "cell", _s, False), ("judge_calls", "judge calls", _s, True), ("model_requests", "model requests", _s, True),
+    ("cell", "cell", _s, False), ("jobs", "jobs", _s, True), ("reused_jobs", "reused", _s, True),
+    ("judge_calls", "judge calls", _s, True), ("model_requests", "model requests", _s, True),
     ("input_tokens", "input tokens", _s, True), ("output_tokens", "output tokens", _s, True),
     ("cost_usd", "cost (USD)", lambda x: fmt(x, 4), True), ("cache_hits", "cache hits", _s, True),
     ("retries", "retries", _s, True), ("reasks", "re-asks", _s, True), ("failed_labels", "failed labels", _s, True),

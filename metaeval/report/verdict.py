@@ -8,7 +8,7 @@ A thresholds file (YAML or JSON; see ``conf/report/thresholds.yaml``) is a mappi
 
 Every key of ``CHECKS`` may be given; ``null`` switches a check off.  A cell passes when every active check
 passes; a check whose value is undefined (e.g. tau-b when the judge gives every run the same score) fails with
-that reason.  Skipped cells are listed but not judged.  Unknown keys are a ``ConfigError`` naming the file.
+that reason.  Skipped cells are listed but not judged; a verdict with no judged cell at all does not pass.  Unknown keys are a ``ConfigError`` naming the file.
 """
 
 from __future__ import annotations
@@ -119,5 +119,6 @@ def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[st
                            "reason": None if ok else ("undefined" if value is None or value != value else "outside limit")})
         out.append({"cell": c["cell"], "status": "pass" if all(x["passed"] for x in checks) else "fail", "checks": checks})
     n_failed = sum(r["status"] == "fail" for r in out)
-    return {"thresholds": {"metric": metric, **active}, "passed": n_failed == 0, "n_failed": n_failed,
-            "n_passed": sum(r["status"] == "pass" for r in out), "cells": out}
+    n_passed = sum(r["status"] == "pass" for r in out)
+    return {"thresholds": {"metric": metric, **active}, "passed": n_failed == 0 and n_passed > 0, "n_failed": n_failed,
+            "n_passed": n_passed, "cells": out}

@@ -38,6 +38,10 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
     out = Path(out_dir)
     files = out / "report_files"
     files.mkdir(parents=True, exist_ok=True)
+    names = {f"{f.name}.png" for f in rep.figures}
+    for old in files.glob("*.png"):  # figures of an earlier report that this one does not have
+        if old.name not in names:
+            old.unlink()
     for f in rep.figures:
         (files / f"{f.name}.png").write_bytes(f.png)
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json", "files": files}

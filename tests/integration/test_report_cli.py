@@ -142,6 +142,24 @@ def test_print_shows_verdict_table(results):
     assert "Kendall tau-b on v_strict" in out and "held-out calibration on v_strict" in out
 
 
+def test_missing_dataset_degrades_to_a_problems_section(results, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(results, copy)
+    s = json.loads((copy / "summary.json").read_text(encoding="utf-8"))
+    s["config"]["dataset"]["source"] = str(tmp_path / "moved.jl")
+    (copy / "summary.json").write_text(json.dumps(s), encoding="utf-8")
+    res = report(str(copy), check=True)
+    assert "verdict:" in res.stdout
+    html = (copy / "report.html").read_text(encoding="utf-8")
+    assert '<section id="problems">' in html and "moved.jl" in html
+    data = json.loads((copy / "report.json").read_text(encoding="utf-8"))
+    assert data["per_topic_tau"] == {} and "scatter" not in data["figures"]
+    # stale figures of the earlier report are removed, the rest match report.json
+    assert {p.stem for p in (copy / "report_files").glob("*.png")} == set(data["figures"])
+
+
 def test_user_errors(results, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("min_run_tau_lo: 0.8\n", encoding="utf-8")

@@ -44,6 +44,7 @@ def test_verdict_pass_fail_undefined_skipped():
     v = V.evaluate([cell("low", 0.1, 0.5)], th)
     assert [c["check"] for c in v["cells"][0]["checks"]] == ["max_cost_usd"] and not v["passed"]
     assert V.evaluate([cell("low", 0.1, 0.5)], {"metric": "v_strict"})["passed"]  # no active check
+    assert not V.evaluate([{"cell": "sk", "skipped": "cannot"}], dict(V.DEFAULTS))["passed"]  # nothing judged
 
 
 def test_thresholds_files(tmp_path):
