@@ -40,6 +40,8 @@ class _Builder:
         self.data: dict[str, Any] = {"format": FORMAT, "version": 1, "results_dir": str(res.path), "metric": metric}
         self.active = res.active
         self.ids = [c["cell"] for c in self.active]
+        self.per_topic: dict[str, Any] = {}  # cell -> per-topic tau table, filled by s_tau
+        self.variant = str((res.config.get("analysis") or {}).get("tau", "b"))  # the analysis' tau variant
 
     def build(self) -> Report:
         verdict = verdict_mod.evaluate(self.res.cells, self.th)
@@ -147,17 +149,17 @@ class _Builder:
         allm = [[cid] + [fmt(look.get((cid, m, "run"), {}).get("tau")) for m in metrics] for cid in self.ids if (cid, metrics[0] if metrics else "", "run") in look]
         blocks: list = [
             Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], main,
-                  f"Kendall tau-b on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True]),
+                  f"Kendall tau ({self.variant}) on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True]),
             Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics)),
         ]
         if main:
-            blocks.append(Figure("tau_levels", "Tau at three levels", plots.tau_levels(rows, [r[0] for r in main], self.metric),
-                                 f"Kendall tau-b on {self.metric} at the run, per-topic (mean) and pooled levels; bars: 95% CI; dotted: 0.8."))
+            blocks.append(Figure("tau_levels", "Tau at three levels", plots.tau_levels(rows, [r[0] for r in main], self.metric, self.th.get("min_run_tau_low")),
+                                 f"Kendall tau on {self.metric} at the run, per-topic (mean) and pooled levels; bars: 95% CI"
+                                 + (f"; dotted: the verdict's threshold {self.th['min_run_tau_low']}." if self.th.get("min_run_tau_low") is not None else ".")))
         # per-topic tau, forest plot
         per, means = {}, {}
-        self.per_topic: dict[str, Any] = {}
         for c in self.active:
-            tt = topics.per_topic_tau(self.res, c["cell"], self.metric)
+            tt = topics.per_topic_tau(self.res, c["cell"], self.metric, variant=self.variant)
             if tt is None:
                 continue
             self.per_topic[c["cell"]] = tt
@@ -251,7 +253,7 @@ class _Builder:
         blocks.append(Text(f"For each cell, the {self.worst} topics with the lowest per-topic tau on {self.metric}; within them "
                            "the answers whose rank moves most and the nugget labels behind it."))
         for c in self.active:
-            d = topics.disagreements(self.res, c, self.metric, k=self.worst, tau_table=getattr(self, "per_topic", {}).get(c["cell"]))
+            d = topics.disagreements(self.res, c, self.metric, k=self.worst, tau_table=self.per_topic.get(c["cell"]))
             out.append(d)
             inner: list = []
             for t in d["topics"]:

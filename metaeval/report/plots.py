@@ -37,7 +37,7 @@ def _grid(n: int, ncols: int = 3) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def tau_levels(rows: list[dict[str, Any]], cells: Sequence[str], metric: str) -> bytes:
+def tau_levels(rows: list[dict[str, Any]], cells: Sequence[str], metric: str, threshold: float | None = None) -> bytes:
     """``rows``: records of :func:`metaeval.report.tables.tau` for one metric."""
     fig = _figure(8, 1.0 + 0.55 * len(cells))
     ax = fig.add_subplot()
@@ -56,8 +56,9 @@ def tau_levels(rows: list[dict[str, Any]], cells: Sequence[str], metric: str) ->
     ax.set_yticks(range(len(cells)), cells, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(-1, 1.05)
-    ax.axvline(0.8, ls=":", color="grey", lw=1)
-    ax.set_xlabel(f"Kendall tau-b on {metric} (95% topic-bootstrap CI)")
+    if threshold is not None:
+        ax.axvline(threshold, ls=":", color="grey", lw=1)
+    ax.set_xlabel(f"Kendall tau on {metric} (95% topic-bootstrap CI)")
     ax.legend(loc="lower left", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
     return png(fig)
@@ -100,7 +101,7 @@ def forest(per_cell: dict[str, Any], means: dict[str, tuple[float | None, list |
     for ax in list(axes.flat)[len(cells):]:
         ax.set_visible(False)
     axes[0, 0].invert_yaxis()
-    fig.supxlabel(f"per-topic Kendall tau-b on {metric} (x: undefined){note}", fontsize=9)
+    fig.supxlabel(f"per-topic Kendall tau on {metric} (x: undefined){note}", fontsize=9)
     return png(fig)
 
 

@@ -139,7 +139,7 @@ def test_print_shows_verdict_table(results):
     assert "VERDICT: FAIL" in out and "pass/fail per grid cell" in out
     lines = [ln for ln in out.splitlines() if ln.startswith("lexical__human_auto ") and ("PASS" in ln or "FAIL" in ln)]
     assert lines, out[:3000]
-    assert "Kendall tau-b on v_strict" in out and "held-out calibration on v_strict" in out
+    assert "Kendall tau (b) on v_strict" in out and "held-out calibration on v_strict" in out
 
 
 def test_missing_dataset_degrades_to_a_problems_section(results, tmp_path):
