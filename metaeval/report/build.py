@@ -271,7 +271,7 @@ class _Builder:
                 for nl in t.get("nugget_lists", []):
                     inner.append(Table(["human nugget", "human label", "judge nugget", "judge label"],
                                        _side_by_side(nl["human"], nl["judge"]),
-                                       f"run {nl['run_id']}: the two nugget lists (the judge made its own nuggets). "
+                                       f"run {nl['run_id']}: the two nugget lists, vital first (the judge made its own nuggets). "
                                        f"Answer: {nl['answer_excerpt']}"))
             if not inner:
                 inner.append(Text("no topic with a defined per-topic tau", "note"))
@@ -286,10 +286,14 @@ def _s(x: Any) -> str:
     return "-" if x is None else str(x)
 
 
+def _lab(d: dict[str, Any]) -> str:
+    return f"{d['label']} ({d['importance']})" if d else ""
+
+
 def _side_by_side(h: list[dict[str, Any]], j: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for i in range(max(len(h), len(j))):
         a = h[i] if i < len(h) else {}
         b = j[i] if i < len(j) else {}
-        rows.append([a.get("nugget", ""), a.get("label", ""), b.get("nugget", ""), b.get("label", "")])
+        rows.append([a.get("nugget", ""), _lab(a), b.get("nugget", ""), _lab(b)])
     return rows

@@ -134,9 +134,12 @@ def _label_pairs(ref, judge, qid: str, answers: dict, limit: int, focus: list[st
     return rows[:limit]
 
 
-def _nugget_lists(ref, judge, qid: str, run_id: str, answers: dict, limit: int = 12) -> dict[str, Any]:
+def _nugget_lists(ref, judge, qid: str, run_id: str, answers: dict, limit: int = 15) -> dict[str, Any]:
+    """Both sides' nuggets for one answer, vital first (the strict vital score counts only those)."""
     def lst(ls):
-        g = ls.labels[(ls.labels["qid"] == qid) & (ls.labels["run_id"] == run_id)].sort_values("nugget_id")
+        g = ls.labels[(ls.labels["qid"] == qid) & (ls.labels["run_id"] == run_id)].copy()
+        g["_okay"] = g["importance"].astype(str) != "vital"
+        g = g.sort_values(["_okay", "nugget_id"])
         return [{"nugget": n, "importance": str(i), "label": str(s)} for n, i, s in
                 zip(g["nugget"].head(limit), g["importance"].head(limit), g["support"].head(limit))]
 
