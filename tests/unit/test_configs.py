@@ -16,7 +16,8 @@ GROUP_FILES = sorted((g.name, f.stem) for g in CONF.iterdir() if g.is_dir() for 
 @pytest.mark.parametrize("group, option", GROUP_FILES, ids=[f"{g}={o}" for g, o in GROUP_FILES])
 def test_every_config_file_composes(group, option):
     extra = ["runtime.address=ray://127.0.0.1:10001"] if (group, option) == ("runtime", "ray_cluster") else []
-    override = f"+experiment={option}" if group == "experiment" else f"{group}={option}"
+    in_defaults = {"dataset", "judge", "prompt", "strategy", "runtime", "cache", "analysis", "calibration", "grid"}
+    override = f"{group}={option}" if group in in_defaults else f"+{group}={option}"
     config, cells = compose_sweep([override, *extra])
     assert config["dataset"]["name"] and cells
     if group in ("judge", "prompt", "strategy"):
