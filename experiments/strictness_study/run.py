@@ -13,7 +13,9 @@ Run from the repository root (about 15 s):
 3. the strictness models per cell (``metaeval.calibration.strictness.strictness_models``): the index per
    stratum (importance, answer-length tertile, run), a cluster-robust logit of "judge stricter" and OLS of the
    label shift on vital + standardised log answer length, and random-intercept models by topic and by run;
-4. the same logit with the human label as a covariate, on pairs the judge could mark down (``conditional_rows``).
+4. the same logit with the human label as a covariate, on pairs the judge could mark down (``conditional_rows``),
+   and the human label mix per stratum (``composition_rows``), which the unconditional models do not separate
+   from the judge's behaviour.
 
 Writes ``results/strictness_study/strictness/`` (``agreement.csv``, ``confusion.csv``, ``strata.csv``,
 ``models.csv``, ``strictness.json``).  The demo data are illustrative (written by the metaeval authors, not
@@ -123,10 +125,28 @@ def conditional_rows(cell: str, human, judge) -> list[dict]:
             for i, t in enumerate(res.params.index) if t in ("vital", "log_length_z")]
 
 
+def composition_rows(human, judge) -> list[dict]:
+    """Human label mix per importance / answer-length stratum (same for every cell): where the judge has room to
+    be stricter (over the pairs both sides labelled validly).  ``mean_human_rank``: not_support 0, partial 1, support 2."""
+    from metaeval.calibration.strictness import shift_frame
+
+    df = shift_frame(human, judge)
+    df["importance"] = df["vital"].map({1.0: "vital", 0.0: "okay"})
+    df["answer_length"] = pd.qcut(df["length"].rank(method="first"), 3, labels=["short", "medium", "long"])
+    rows = []
+    for col in ("importance", "answer_length"):
+        for val, g in df.groupby(col, observed=True):
+            rows.append({"stratum": col, "value": str(val), "n": int(len(g)), "mean_human_rank": float(g["human"].mean()),
+                         "share_human_above_not_support": float((g["human"] > 0).mean())})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default="results/strictness_study", help="the sweep's results folder")
     ap.add_argument("--skip-sweep", action="store_true", help="reuse an earlier sweep's cells")
+    ap.add_argument("--dataset", default="demo", help="the sweep's dataset (registered name or path) whose human "
+                    "labels are the reference (default demo)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     results = ROOT / args.results
@@ -135,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         res = subprocess.run([sys.executable, "-m", "metaeval", *SWEEP], cwd=ROOT, text=True)
         if res.returncode != 0:
             raise SystemExit(f"sweep failed (exit {res.returncode})")
-    human = load_dataset("demo").labels
+    human = load_dataset(args.dataset).labels
+    if human is None:
+        raise SystemExit(f"dataset {args.dataset!r} has no human labels to compare with")
     out = results / "strictness"
     out.mkdir(parents=True, exist_ok=True)
     agree, conf, strata, models, raw = [], [], [], [], {}
@@ -149,14 +171,15 @@ def main(argv: list[str] | None = None) -> int:
         strata.extend(strata_rows(cell, sm))
         models.extend(model_rows(cell, sm))
         models.extend(conditional_rows(cell, human, judge))
-    tables = {"agreement": pd.DataFrame(agree), "confusion": pd.DataFrame(conf), "strata": pd.DataFrame(strata),
+    composition = pd.DataFrame(composition_rows(human, judge))
+    tables = {"composition": composition, "agreement": pd.DataFrame(agree), "confusion": pd.DataFrame(conf), "strata": pd.DataFrame(strata),
               "models": pd.DataFrame(models)}
     pd.set_option("display.width", 250)
     pd.set_option("display.max_columns", 30)
     pd.set_option("display.max_rows", 200)
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False)
-        print(f"\n{name} (human = demo labels, judge = cell labels; index > 0: judge stricter)\n")
+        print(f"\n{name}" + ("" if name == "composition" else " (human = dataset labels, judge = cell labels; index > 0: judge stricter)") + "\n")
         print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     (out / "strictness.json").write_text(json.dumps(raw, indent=1, default=str) + "\n", encoding="utf-8")
     print(f"\nwrote {out.relative_to(ROOT)}/ in {time.perf_counter() - t0:.1f} s")
