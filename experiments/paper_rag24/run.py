@@ -2,17 +2,18 @@
 
 Run from the repository root:
 
-    .venv/bin/python experiments/paper_rag24/run.py            # about 2-3 minutes on 2 cores
+    .venv/bin/python experiments/paper_rag24/run.py            # about 2 minutes on 2 cores
 
 (a) Table 4 statistics of the NIST labels beside the paper's human rows (1a, 1b) - ``describe_labels``;
 (b) simulated judges drawn through the paper's Figure 6 profiles (``simulate_judge``), ``--seeds`` seeds each ->
     Kendall tau-b at the run / per-topic-average / pooled levels for V_strict and A_strict (``tau_levels``),
-    beside the paper's C3 / C4 values; seed 0 also with 1,000-replicate topic-bootstrap CIs;
+    beside the paper's C3 / C4 values; seed 0 also with 1,000-replicate topic-bootstrap CIs; and the same
+    judges on 20 / 21 / 36 topics (``tau_topic_count``: how much of the run-level tau is topic count);
 (c) calibration on the seed-0 simulated judge of each profile: ``metaeval calibrate`` (5-fold leave-topics-out)
     and ``metaeval simulate --reps R`` (fresh judges per replication), run as the commands printed.
 
 Everything lands in ``results/paper_rag24/`` (git-ignored): ``descriptive.csv``, ``tau_seeds.csv``,
-``tau_summary.csv``, ``judge_<profile>_seed0.jl``, ``calibrate_<profile>/``, ``simulate_<profile>/``,
+``tau_summary.csv``, ``tau_seed0_ci.csv``, ``tau_topic_count.csv``, ``judge_<profile>_seed0.jl``, ``calibrate_<profile>/``, ``simulate_<profile>/``,
 ``*.txt`` (the commands' printed output) and ``results.json``.
 """
 
