@@ -50,17 +50,11 @@ def detect_format(path: str | os.PathLike) -> str:
     low = p.lower().removesuffix(".gz")
     if low.endswith((".csv", ".parquet")):
         return "scores"
-    from metaeval.io.jsonl import open_text
+    from metaeval.io.jsonl import iter_lines
 
-    try:
-        with open_text(p) as fh:
-            first = next((ln for ln in fh if ln.strip()), None)
-    except FileNotFoundError:
-        raise FormatError(p, 0, "", "no such file") from None
-    except IsADirectoryError:
-        raise FormatError(p, 0, "", "is a folder, not a file") from None
-    except UnicodeDecodeError:
-        raise FormatError(p, 0, "", "not UTF-8 text") from None
+    lines = iter_lines(p)  # decodes line by line: non-UTF-8 bytes are reported with their line
+    first_no, first = next(((n, ln) for n, ln in lines if ln.strip()), (0, None))
+    lines.close()
     if first is None:
         raise FormatError(p, 0, "", "empty file")
     s = first.strip()
@@ -68,7 +62,9 @@ def detect_format(path: str | os.PathLike) -> str:
         try:
             obj = json.loads(s)
         except json.JSONDecodeError as exc:
-            raise FormatError(p, 1, "", f"malformed JSON ({exc.msg}); cannot detect the format") from None
+            raise FormatError(p, first_no, "", f"malformed JSON ({exc.msg} at column {exc.colno}); cannot detect the format") from None
+        except RecursionError:
+            raise FormatError(p, first_no, "", "malformed JSON (nested too deeply); cannot detect the format") from None
         keys = set(obj) if isinstance(obj, dict) else set()
         if {"run_id", "topic_id", "answer"} <= keys:
             return "answers"
@@ -78,7 +74,7 @@ def detect_format(path: str | os.PathLike) -> str:
             return "metrics"
         if {"run_id", "qid", "metric", "value"} <= keys:
             return "scores"
-        raise FormatError(p, 1, "", f"cannot tell the format from the fields {sorted(keys)}; pass --format ({', '.join(FORMATS)})")
+        raise FormatError(p, first_no, "", f"cannot tell the format from the fields {sorted(keys)}; pass --format ({', '.join(FORMATS)})")
     if low.endswith(".tsv") and "\t" in s and s.split("\t")[0] in ("run_id", "qid"):
         return "scores"
     fields = s.split()
@@ -86,12 +82,12 @@ def detect_format(path: str | os.PathLike) -> str:
         return "qrels"
     if "\t" in s:
         return "topics"
-    raise FormatError(p, 1, "", f"cannot detect the format; pass --format ({', '.join(FORMATS)})")
+    raise FormatError(p, first_no, "", f"cannot detect the format; pass --format ({', '.join(FORMATS)})")
 
 
 def _has_assignment(obj: dict) -> bool:
     nuggets = obj.get("nuggets") or []
-    return bool(nuggets) and isinstance(nuggets[0], dict) and "assignment" in nuggets[0]
+    return isinstance(nuggets, list) and bool(nuggets) and isinstance(nuggets[0], dict) and "assignment" in nuggets[0]
 
 
 def read(path: str | os.PathLike, format: str | None = None, **kwargs: Any) -> Any:

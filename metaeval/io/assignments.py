@@ -66,6 +66,7 @@ def read_assignments(path: str | os.PathLike, name: str | None = None) -> LabelS
                 problems.append(LabelProblem(path, lineno, prefix + "assignment", sup_raw))
             rows.append((qid, run_id, i, ntext, imp.value, sup.value, _raw(imp_raw), _raw(sup_raw), lineno))
     report_problems(path, problems)
+    _report_empty_topics(path, answers, rows)
     return build_label_set(
         name or Path(path).name.split(".")[0],
         rows,
@@ -111,6 +112,25 @@ def report_problems(path: str, problems: list[LabelProblem], show: int = 5) -> N
     first = "; ".join(f"line {p.line} {p.field}={p.value!r}" for p in problems[:show])
     more = f" (+{len(problems) - show} more)" if len(problems) > show else ""
     log.warning("%s: %d unknown label value(s) kept as FAILED: %s%s", path, len(problems), first, more)
+
+
+def _report_empty_topics(path: str, answers: list[tuple], rows: list[tuple], show: int = 5) -> None:
+    """One warning naming answers that carry no nugget and topics with no vital nugget: both score 0 on V (and
+    the former on A and W) under the default ``no_vital="zero"`` policy, which is rarely what a reader expects."""
+    with_nuggets = {(r[0], r[1]) for r in rows}
+    empty = [(a[0], a[1], a[4]) for a in answers if (a[0], a[1]) not in with_nuggets]
+    has_vital = {r[0] for r in rows if r[4] == "vital"}
+    no_vital = sorted({r[0] for r in rows} - has_vital)
+    parts = []
+    if empty:
+        first = ", ".join(f"line {line} ({qid}, {run})" for qid, run, line in empty[:show])
+        parts.append(f"{len(empty)} answer(s) have no nuggets: {first}" + (f" (+{len(empty) - show} more)" if len(empty) > show else ""))
+    if no_vital:
+        parts.append(f"{len(no_vital)} topic(s) have no vital nugget: {', '.join(no_vital[:show])}"
+                     + (f" (+{len(no_vital) - show} more)" if len(no_vital) > show else ""))
+    if parts:
+        log.warning("%s: %s; their V scores are 0 under the default no-vital policy 'zero' ('exclude' skips them)",
+                    path, "; ".join(parts))
 
 
 def _id(value: Any) -> str:

@@ -19,30 +19,80 @@ def open_text(path: str | os.PathLike, mode: str = "rt"):
     return open(p, mode, encoding="utf-8", newline="" if "w" in mode else None)
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object that names the same key twice (raised by ``loads_strict``)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise DuplicateKeyError(k)
+            seen.add(k)
+    return obj
+
+
+#: ``json.loads`` that rejects duplicated keys.  Python's ``json`` keeps the *last* value silently; a label file
+#: with ``"assignment"`` twice is ambiguous, so metaeval treats it as an input error naming the key.
+loads_strict = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys).decode
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every line of a (possibly gzipped) UTF-8 file, line ending stripped.
+
+    Lines are decoded one by one so that bytes which are not UTF-8 raise ``FormatError`` naming the line and
+    column; a missing file or a folder raises ``FormatError`` too.
+    """
+    p = str(path)
+    try:
+        fh = gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")
+    except FileNotFoundError:
+        raise FormatError(p, 0, "", "no such file") from None
+    except IsADirectoryError:
+        raise FormatError(p, 0, "", "is a folder, not a file") from None
+    with fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise FormatError(p, lineno, "", f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}: "
+                                                      f"{exc.reason}); re-save the file as UTF-8") from None
+                yield lineno, text.rstrip("\r\n")
+        except (OSError, EOFError) as exc:  # e.g. a truncated or corrupt .gz
+            raise FormatError(p, 0, "", f"cannot read: {exc}") from None
+
+
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every non-blank line.
 
-    Raises ``FormatError`` for an empty file, a line that is not valid JSON, a line that is not a JSON
-    object, or bytes that are not UTF-8.
+    Raises ``FormatError`` for an empty file, a line that is not valid JSON (including a truncated last line),
+    a line that is not a JSON object, an object with a duplicated key, or bytes that are not UTF-8 (with the
+    line and column).
     """
     seen = False
-    try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                seen = True
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise FormatError(path, lineno, "", f"malformed JSON ({exc.msg} at column {exc.colno})") from None
-                if not isinstance(obj, dict):
-                    raise FormatError(path, lineno, "", f"expected a JSON object, got {type(obj).__name__}")
-                yield lineno, obj
-    except UnicodeDecodeError as exc:
-        raise FormatError(path, 0, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except FileNotFoundError:
-        raise FormatError(path, 0, "", "no such file") from None
+    for lineno, line in iter_lines(path):
+        if not line.strip():
+            continue
+        seen = True
+        try:
+            obj = loads_strict(line)
+        except json.JSONDecodeError as exc:
+            raise FormatError(path, lineno, "", f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+        except DuplicateKeyError as exc:
+            raise FormatError(path, lineno, exc.key, "key appears twice in one JSON object (ambiguous; metaeval does not "
+                                                     "pick one)") from None
+        except RecursionError:
+            raise FormatError(path, lineno, "", "malformed JSON (nested too deeply)") from None
+        if not isinstance(obj, dict):
+            raise FormatError(path, lineno, "", f"expected a JSON object, got {type(obj).__name__}")
+        yield lineno, obj
     if not seen:
         raise FormatError(path, 0, "", "empty file (no JSON lines)")
 

@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from metaeval.errors import FormatError
-from metaeval.io.jsonl import open_text
+from metaeval.io.jsonl import iter_lines, open_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -68,13 +68,7 @@ def write_qrels(qrels: "pd.DataFrame", path: str | os.PathLike) -> None:
 
 
 def _lines(path: str):
-    try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(fh, start=1):
-                line = line.rstrip("\r\n")
-                if line.strip():
-                    yield lineno, line
-    except FileNotFoundError:
-        raise FormatError(path, 0, "", "no such file") from None
-    except UnicodeDecodeError as exc:
-        raise FormatError(path, 0, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    """Non-blank lines with their numbers (non-UTF-8 bytes and a missing file raise ``FormatError``)."""
+    for lineno, line in iter_lines(path):
+        if line.strip():
+            yield lineno, line
