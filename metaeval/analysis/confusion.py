@@ -103,7 +103,8 @@ def strictness_index(m: Any, alpha: float = 0.05) -> dict[str, float]:
 
 
 def stuart_maxwell(m: np.ndarray) -> dict[str, float]:
-    """Stuart-Maxwell marginal homogeneity test (statsmodels).
+    """Stuart-Maxwell marginal homogeneity test (statistic from statsmodels ``SquareTable.homogeneity``; the
+    p-value is ``chi2.sf(stat, K - 1)``, exact in the far tail where ``1 - cdf`` rounds to 0).
 
     With no off-diagonal count the margins are identical and the statistic is 0/0: reported as 0 with p = 1.
     Otherwise NaN where the covariance is singular.
@@ -119,7 +120,11 @@ def stuart_maxwell(m: np.ndarray) -> dict[str, float]:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = SquareTable(m, shift_zeros=False).homogeneity()
-        return {"stuart_maxwell_stat": float(r.statistic), "stuart_maxwell_df": int(r.df), "stuart_maxwell_p": float(r.pvalue)}
+        from scipy.stats import chi2
+
+        # p from the survival function: statsmodels' 1 - cdf rounds p-values below ~1e-16 to 0.0
+        return {"stuart_maxwell_stat": float(r.statistic), "stuart_maxwell_df": int(r.df),
+                "stuart_maxwell_p": float(chi2.sf(r.statistic, r.df))}
     except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
         return {"stuart_maxwell_stat": float("nan"), "stuart_maxwell_df": df, "stuart_maxwell_p": float("nan")}
 
@@ -159,7 +164,10 @@ def confusion_agreement(counts: Any, order: Sequence[str] = SUPPORT_ORDER, alpha
         "confusion_row_normalised": [[None if np.isnan(v) else float(v) for v in r] for r in norm],
         "exact_agreement": float(np.trace(m) / n) if n else float("nan"),
     }
-    out.update(kappas(m, alpha) if n else {})
+    nan = float("nan")
+    no_pairs = {f"{k}{suffix}": (nan if suffix != "_ci" else [nan, nan]) for k in ("cohen_kappa", "weighted_kappa")
+                for suffix in ("", "_se", "_ci")}
+    out.update(kappas(m, alpha) if n else no_pairs)  # no valid pair (e.g. every label FAILED): NaN, not missing
     out["krippendorff_alpha"] = krippendorff_alpha_ordinal(m) if ordinal else float("nan")
     out["krippendorff_level"] = "ordinal" if ordinal else None
     out.update(strictness_index(m, alpha))

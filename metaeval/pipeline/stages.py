@@ -111,7 +111,8 @@ class JudgeWorker:
             else:
                 nuggets = list(res.nuggets)[: p["max_nuggets"]]
         status = "failed" if results and len(reasons) == len(results) else ("partial" if reasons else "ok")
-        return {"nuggets": nuggets, "status": status, "reasons": reasons, **_stats(results)}
+        return {"nuggets": nuggets, "status": status, "reasons": reasons, "transport_failures": _transport(results),
+                **_stats(results)}
 
     async def _importance(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
         docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p.get("documents", [])]
@@ -123,7 +124,7 @@ class JudgeWorker:
             labels.extend(lab.value for lab in res.labels)
             if res.status != "ok":
                 raws.append({"reason": res.reason, "raw": res.raw})
-        return {"importance": labels, "failures": raws, **_stats(results)}
+        return {"importance": labels, "failures": raws, "transport_failures": _transport(results), **_stats(results)}
 
     async def _assign(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
         a = p["answer"]
@@ -137,7 +138,7 @@ class JudgeWorker:
             labels.extend(lab.value for lab in res.labels)
             if res.status != "ok":
                 raws.append({"reason": res.reason, "raw": res.raw})
-        return {"labels": labels, "failures": raws, **_stats(results)}
+        return {"labels": labels, "failures": raws, "transport_failures": _transport(results), **_stats(results)}
 
     async def aclose(self) -> None:
         await self.judge.aclose()
@@ -151,6 +152,15 @@ def _importance(value: str):
     from metaeval.types import parse_importance
 
     return parse_importance(value)
+
+
+def _transport(results: Sequence[Any]) -> int:
+    """Units that got no reply at all (the call failed after its retries: server down, timeouts...).
+
+    Such a job is stored as ``failed`` so that a rerun tries it again; a reply that could not be parsed is a
+    judgment (FAILED labels with the raw reply) and is stored as done.
+    """
+    return sum(1 for r in results if (getattr(r, "reason", None) or "").startswith("call failed"))
 
 
 def _stats(results: Sequence[Any]) -> dict[str, Any]:

@@ -162,8 +162,8 @@ class Sweep:
             spec: JobSpec = job.meta["spec"]
             if isinstance(result, BaseException):
                 output, status = {"error": f"{type(result).__name__}: {result}"}, "failed"
-            else:
-                output, status = result, "done"
+            else:  # no reply for some unit (transport failure): keep its FAILED labels, retry on a rerun
+                output, status = result, ("failed" if result.get("transport_failures") else "done")
             stats = output.pop("stats", {}) if isinstance(output, dict) else {}
             self.store.put(spec, status, output, stats)
             for cell in owners[spec.key][:1]:  # work is charged to the first cell that asked for it
@@ -226,7 +226,7 @@ class Sweep:
         outs = self.dispatch("create", items)
         for (cid, qid), key in index.items():
             rec = outs.get(key)
-            created[(cid, qid)] = list(rec["output"].get("nuggets", [])) if rec and rec["status"] == "done" else []
+            created[(cid, qid)] = list(rec["output"].get("nuggets", [])) if rec else []
         # 2. importance
         nugget_lists: dict[tuple[str, str], list[tuple[str, str]]] = {}
         items, index = [], {}
@@ -245,7 +245,7 @@ class Sweep:
         outs = self.dispatch("importance", items)
         for (cid, qid), (key, texts) in index.items():
             rec = outs.get(key)
-            imp = list(rec["output"].get("importance", [])) if rec and rec["status"] == "done" else []
+            imp = list(rec["output"].get("importance", [])) if rec else []
             imp = imp + ["FAILED"] * (len(texts) - len(imp))
             cell_created = next(c for c in self.active if c.id == cid).strategy.nuggets == "judge"
             pairs = sort_and_keep(texts, imp, s.keep_top) if cell_created else list(zip(texts, imp))
@@ -288,15 +288,16 @@ class Sweep:
         for a in self.dataset.answers:
             nuggets = nugget_lists.get((c.id, a.qid), [])
             rec = outs.get(index.get((c.id, a.qid, a.run_id), ""))
-            if rec and rec["status"] == "done":
-                labels, raw = list(rec["output"].get("labels", [])), None
-            else:
-                labels, raw = [], (rec["output"].get("error") if rec else "not run")
+            out = rec["output"] if rec else {}
+            labels = list(out.get("labels", []))
+            reasons = [f.get("reason") for f in out.get("failures", []) if f.get("reason")]
+            raw = None if labels else (out.get("error") or "not run")
+            why = raw or (reasons[0] if reasons else None)  # kept as the raw value of FAILED labels
             labels = labels + ["FAILED"] * (len(nuggets) - len(labels))
             for i, ((text, imp), lab) in enumerate(zip(nuggets, labels)):
                 imp_v = imp if imp in ("vital", "okay") else "FAILED"
                 sup_v = lab if lab in ("support", "partial_support", "not_support") else "FAILED"
-                rows.append((a.qid, a.run_id, i, text, imp_v, sup_v, imp, lab if raw is None else raw, -1))
+                rows.append((a.qid, a.run_id, i, text, imp_v, sup_v, imp, lab if sup_v != "FAILED" else (why or lab), -1))
             answers.append((a.qid, a.run_id, a.text, a.response_length, -1))
         return build_label_set(c.id, rows, answers, topics=dict(self.dataset.topics), provenance={"cell": c.describe()})
 

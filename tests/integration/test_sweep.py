@@ -133,3 +133,25 @@ def test_dry_run_sends_nothing_and_budget_cap_stops(tmp_path):
         assert res.returncode == 3 and "budget cap of $0.01 reached" in res.stdout
         sent = srv.counts["requests"]
         assert 0 < sent < 64
+
+
+def test_unreachable_server_jobs_are_failed_and_retried_on_rerun(tmp_path):
+    """No reply at all (server down) is not a judgment: the job is stored as failed and a rerun sends it again."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once the socket is closed
+    common = ["runtime=serial", "grid=single", "judge=testserver", "strategy=human_auto", "calibration.enabled=false",
+              "analysis.bootstrap=0", "judge.deployment.limits.max_retries=0", "name=dead", "+report.enabled=false"]
+    sweep(tmp_path, f"judge.deployment.base_url=http://127.0.0.1:{port}/v1", *common)
+    s = summary(tmp_path, "dead")
+    (cell,) = s["cells"]
+    assert cell["failed_labels"] == cell["labels"] > 0 and cell["stats"]["failed_jobs"] == 64
+    labels = (tmp_path / "dead" / "cells" / cell["cell"] / "labels.jsonl").read_text(encoding="utf-8")
+    assert "call failed" in labels  # FAILED labels carry the reason
+    with ChatTestServer() as srv:
+        sweep(tmp_path, f"judge.deployment.base_url={srv.openai_base_url}", *common)
+        assert srv.counts["requests"] > 0
+    (cell,) = summary(tmp_path, "dead")["cells"]
+    assert cell["failed_labels"] == 0 and cell["stats"]["executed"] == 64
