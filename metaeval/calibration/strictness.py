@@ -8,6 +8,8 @@ run, topic.
 * ``logit``: ``stricter ~ vital + log_length`` (statsmodels ``Logit``), odds ratios with topic-cluster-robust
   (sandwich) standard errors, since pairs within a topic share nuggets and assessors;
 * ``ols``: ``shift ~ vital + log_length``, mean shift differences with topic-cluster-robust SEs;
+* ``conditional``: the logit and OLS again with ``C(human)``, i.e. effects *given the human label* - the
+  marginal fits confound judge behaviour with where the human ``support`` labels are (see ``_conditional``);
 * ``mixedlm``: ``shift ~ vital + log_length`` with a random intercept per topic, and separately per run
   (``statsmodels.formula.api.mixedlm``, REML); the intraclass correlations say how much of the shift varies
   between topics / runs (crossed topic x run effects were too slow to fit in statsmodels for routine use);
@@ -90,6 +92,34 @@ def _coef_table(res: Any, transform=None) -> list[dict[str, Any]]:
     return rows
 
 
+def _conditional(df: "pd.DataFrame", formula: str, smf: Any) -> dict[str, Any]:
+    """The same effects *given the human label* (``C(human)`` as a covariate).
+
+    The marginal models above mix two things: how the judge behaves and how the human labels are distributed
+    over the strata (vital nuggets and long answers carry more human ``support`` labels, which a judge can only
+    mark down).  A judge that ignores importance and length - such as a simulated judge - shows marginal
+    "effects" of both that vanish here.  The logit is fitted on pairs where being stricter is possible
+    (human label above not_support).
+    """
+    out: dict[str, Any] = {}
+    sub = df[df["human"] > 0]
+    groups = sub["qid"].astype("category").cat.codes.to_numpy()
+    hum = " + C(human)" if sub["human"].nunique() > 1 else ""
+    if len(sub) >= 10 and sub["stricter"].nunique() > 1:
+        try:
+            fit = smf.logit(f"stricter ~ {formula}{hum}", sub).fit(disp=False, cov_type="cluster", cov_kwds={"groups": groups})
+            out["logit"] = {"formula": f"stricter ~ {formula}{hum}", "pairs": "human label above not_support",
+                            "effect": "odds ratio", "se": "cluster-robust by topic", "coefficients": _coef_table(fit, np.exp)}
+        except (np.linalg.LinAlgError, ValueError) as exc:  # e.g. perfect separation on small data
+            out["logit"] = {"error": f"{type(exc).__name__}: {exc}"}
+    groups = df["qid"].astype("category").cat.codes.to_numpy()
+    hum = " + C(human)" if df["human"].nunique() > 1 else ""
+    ols = smf.ols(f"shift ~ {formula}{hum}", df).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    out["ols"] = {"formula": f"shift ~ {formula}{hum}", "effect": "mean shift (label ranks) given the human label",
+                  "se": "cluster-robust by topic", "coefficients": _coef_table(ols)}
+    return out
+
+
 def strictness_models(human: "LabelSet", judge: "LabelSet", mixed: bool = True) -> dict[str, Any]:
     """Fit the strictness models and indices described in the module docstring; JSON-ready dict."""
     import pandas as pd
@@ -109,6 +139,7 @@ def strictness_models(human: "LabelSet", judge: "LabelSet", mixed: bool = True) 
     ols = smf.ols(f"shift ~ {formula}", df).fit(**robust)
     out["ols"] = {"formula": f"shift ~ {formula}", "effect": "mean shift (label ranks)", "se": "cluster-robust by topic",
                   "coefficients": _coef_table(ols)}
+    out["conditional"] = _conditional(df, formula, smf)
     if mixed:
         out["mixedlm"] = {}
         for key, col in (("topic", "qid"), ("run", "run_id")):
