@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import resource
 import statistics
 import sys
@@ -88,7 +87,8 @@ def main(argv=None) -> int:
     ok_serial, ok_ray = med["serial"] / med["baseline"] <= 1.10, med["ray"] / med["baseline"] <= 1.20
     print(f"targets: serial <= 1.10x baseline: {'PASS' if ok_serial else 'FAIL'}; ray <= 1.20x baseline: {'PASS' if ok_ray else 'FAIL'}")
     if args.json:
-        print(json.dumps({"times": times, "medians": med, "ideal_s": ideal, "ray_start_s": ray_start, "peak_rss_mb": rss_mb}))
+        print(json.dumps({"times": times, "medians": med, "ideal_s": ideal, "ray_start_s": ray_start, "peak_rss_mb": rss_mb,
+                          "calls": n_calls, "latency_s": args.latency, "concurrency": args.concurrency}))
     return 0
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic

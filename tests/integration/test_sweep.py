@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from metaeval.data.dataset import load_dataset
 from metaeval.testing.server import ChatTestServer, Faults

@@ -115,7 +115,7 @@ class PosteriorCorrection(CalibrationMethod):
         by_imp = np.array([model["by_importance"][imp]["posterior"] for imp in IMP_ORDER])  # (3, 4, 3)
         n_imp = np.array([model["by_importance"][imp]["counts"] for imp in IMP_ORDER], dtype=float)
         # table index 0 = importance level; 1.. = fitted groups
-        tables, counts, priors = [by_imp], [n_imp], [None]
+        tables, counts = [by_imp], [n_imp]
         g_idx = np.zeros(len(judge.sup), dtype=np.int64)
         by = model["strata"].get("by")
         if by:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from metaeval.judges.backends.base import (
-    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, parse_retry_after, redact, split_params,
+    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact, split_params, status_error,
 )
 
 
@@ -43,7 +43,7 @@ class AnthropicBackend(ChatBackend):
         except anthropic.APIConnectionError as exc:
             raise TransientError("connection", redact(f"connection error: {exc}", self._api_key)) from None
         except anthropic.APIStatusError as exc:
-            raise _status_error(exc, self._api_key) from None
+            raise status_error(exc, self._api_key) from None
         except anthropic.APIResponseValidationError as exc:
             raise TransientError("bad_response", redact(f"unreadable response: {exc}", self._api_key)) from None
         except TypeError as exc:  # our call does not fit this SDK version: a configuration problem
@@ -62,14 +62,3 @@ class AnthropicBackend(ChatBackend):
             finish_reason=getattr(resp, "stop_reason", None),
             model=getattr(resp, "model", None),
         )
-
-
-def _status_error(exc: Any, key: str) -> Exception:
-    status = int(getattr(exc, "status_code", 0) or 0)
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    msg = redact(f"HTTP {status}: {getattr(exc, 'message', '')}"[:500], key)
-    if status == 429:
-        return TransientError("rate_limit", msg, status, parse_retry_after(headers))
-    if status >= 500 or status in (408, 409):  # 529 overloaded included
-        return TransientError("server", msg, status, parse_retry_after(headers))
-    return PermanentError(msg, status)

@@ -128,3 +128,16 @@ class ChatBackend(ABC):
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(deployment={getattr(self.deployment, 'name', '?')!r})"
+
+
+def status_error(exc: Any, key: str | None) -> Exception:
+    """Map an SDK's HTTP status error to ours: 429 -> rate_limit, 5xx/408/409 (and Anthropic's 529) -> server,
+    both transient with the server's Retry-After; anything else is permanent.  The key is redacted."""
+    status = int(getattr(exc, "status_code", 0) or 0)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    msg = redact(f"HTTP {status}: {getattr(exc, 'message', '')}"[:500], key)
+    if status == 429:
+        return TransientError("rate_limit", msg, status, parse_retry_after(headers))
+    if status >= 500 or status in (408, 409):
+        return TransientError("server", msg, status, parse_retry_after(headers))
+    return PermanentError(msg, status)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from metaeval.judges.backends.base import (
-    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, parse_retry_after, redact, split_params,
+    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact, split_params, status_error,
 )
 
 
@@ -34,12 +34,12 @@ class OpenAIBackend(ChatBackend):
                 model=request.model, messages=[dict(m) for m in request.messages], timeout=request.timeout_s,
                 **split_params(create, request.params),
             )
-        except openai.APITimeoutError as exc:
+        except openai.APITimeoutError:
             raise TransientError("timeout", f"timed out after {request.timeout_s:g}s") from None
         except openai.APIConnectionError as exc:
             raise TransientError("connection", redact(f"connection error: {exc}", self._api_key)) from None
         except openai.APIStatusError as exc:
-            raise _status_error(exc, self._api_key) from None
+            raise status_error(exc, self._api_key) from None
         except openai.APIResponseValidationError as exc:
             raise TransientError("bad_response", redact(f"unreadable response: {exc}", self._api_key)) from None
         except TypeError as exc:  # our call does not fit this SDK version: a configuration problem
@@ -59,14 +59,3 @@ class OpenAIBackend(ChatBackend):
             finish_reason=getattr(choice, "finish_reason", None),
             model=getattr(resp, "model", None),
         )
-
-
-def _status_error(exc: Any, key: str) -> Exception:
-    status = int(getattr(exc, "status_code", 0) or 0)
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    msg = redact(f"HTTP {status}: {getattr(exc, 'message', '')}"[:500], key)
-    if status == 429:
-        return TransientError("rate_limit", msg, status, parse_retry_after(headers))
-    if status >= 500 or status in (408, 409):
-        return TransientError("server", msg, status, parse_retry_after(headers))
-    return PermanentError(msg, status)
