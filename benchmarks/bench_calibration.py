@@ -47,6 +47,7 @@ def main() -> int:
     ap.add_argument("--topics", type=int, default=56)
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = ap.parse_args()
 
     from metaeval.calibration.simulate import simulate_judge
@@ -71,6 +72,11 @@ def main() -> int:
     for m, per in res["methods"].items():
         f = per["v_strict"]
         print(f"{m:<22}{f['mae_before']:9.4f}{f['mae_after']:9.4f}{f['bias_before']:10.4f}{f['bias_after']:10.4f}{f['coverage']:7.3f}")
+    if args.json:
+        import json
+
+        Path(args.json).write_text(json.dumps({"topics": args.topics, "folds": args.folds, "methods": list(res["methods"]),
+                                               "validation_s": t_cv, "build_s": t_build}))
     return 0
 
 
