@@ -1,0 +1,69 @@
+"""``metaeval probe``: measure how far prompt-injection text planted in answers moves a judge's labels.
+
+    metaeval probe --judge NAME_OR_FILE [--prompt assign@v1] [--answers N] [--seed S] [--probe NAME ...]
+                   [--base-url URL] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "probe",
+        help="prompt-injection probe: label-flip rate of a judge when answers tell it to mark everything supported",
+        description="Assign the dataset's human nuggets to original answers and to the same answers with planted "
+        "instructions (several phrasings: override, role play, fake system message, fake </answer>, planted label "
+        "list, another language, authority claim), and report per phrasing and overall the share of labels that "
+        "change (flip rate) and that move toward support (upward rate).",
+    )
+    p.add_argument("--judge", required=True, metavar="NAME_OR_FILE",
+                   help="registry name (lexical, simulated, embedding, local-llm, llm), sweep judge name (conf/judge: "
+                   "simulated_fig6, testserver, gpt-4o, ...) or a judge YAML/JSON file")
+    p.add_argument("--prompt", metavar="TEMPLATE", help="assignment prompt for llm/local-llm judges, e.g. assign@v1 or assign@v2-json")
+    p.add_argument("--dataset", default="demo", help="dataset name or path with human nuggets (default demo)")
+    p.add_argument("--answers", type=int, default=None, metavar="N", help="probe a seeded sample of N answers (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the answer sample (default 0)")
+    p.add_argument("--probe", action="append", metavar="NAME", help="only these phrasings (repeat; default all)")
+    p.add_argument("--base-url", help="override the deployment's base_url (llm judges)")
+    p.add_argument("--concurrency", type=int, default=4, help="assignment calls in flight (default 4)")
+    p.add_argument("--pairs", action="store_true", help="also write every label pair into the JSON")
+    p.add_argument("--out", metavar="FILE.json", help="write the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from metaeval.errors import ConfigError
+    from metaeval.security.injection import _conf_judge, format_table, run_probe
+
+    judge = _conf_judge(args.judge)
+    if args.base_url:
+        from metaeval.judges.registry import resolve_judge_config
+
+        judge = dict(resolve_judge_config(judge))
+        if "deployment" not in judge:
+            raise ConfigError(f"--base-url: judge {args.judge!r} has no deployment")
+        judge["deployment"] = {**judge["deployment"], "base_url": args.base_url}
+    if args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    result = run_probe(judge, dataset=args.dataset, prompt=args.prompt, n_answers=args.answers, seed=args.seed,
+                       probes=args.probe, concurrency=args.concurrency)
+    prompt = result["prompt"]["name"] if result["prompt"] else "none (judge uses no prompt)"
+    print(f"judge {result['judge'].get('name', result['judge_kind'])} ({result['judge_kind']}), prompt {prompt}, "
+          f"dataset {result['dataset']}, {result['n_answers']} answers")
+    print(format_table(result))
+    if result["judge_kind"] in ("simulated", "replay"):
+        print("note: this judge ignores the answer text, so its flip rate is 0 by construction")
+    if args.out:
+        if not args.pairs:
+            result = {k: v for k, v in result.items() if k != "pairs"}
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
+        print(f"wrote {args.out}")
+    return 0

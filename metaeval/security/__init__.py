@@ -1,0 +1,1 @@
+"""Security checks that measure, rather than assume: the prompt-injection probe (``injection``)."""
