@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "report": "metaeval.commands.report",
     "data": "metaeval.commands.data",
     "bench": "metaeval.commands.bench",
+    "probe": "metaeval.commands.probe",
 }
 
 
