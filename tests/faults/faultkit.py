@@ -228,3 +228,78 @@ def check_accounting(out: Path) -> dict[str, Any]:
         "reasks": sum(s.get("reasks", 0) for s in st), "cache_hits": sum(s.get("cache_hits", 0) for s in st),
         "assign": assign, "summary_cell": cell_summary, "records": recs,
     }
+
+
+def still_alive(tree: dict[int, str], grace_s: float) -> dict[int, str]:
+    """The processes of ``tree`` (pid -> cmdline when seen) still running, same cmdline, after up to ``grace_s``."""
+    deadline = time.time() + grace_s
+    while True:
+        alive = {p: c for p, c in tree.items() if c and cmdline(p) == c}
+        if not alive or time.time() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+CONCURRENCY = 4
+
+
+def interrupted_then_resumed(root: Path, name: str, sig: int, extra: list[str], wait_s: float = 60) -> dict:
+    """Run a sweep, send ``sig`` once >= 20 of its 64 jobs are stored, then rerun it to completion."""
+    srv = RecordingServer(faults=Faults(latency_s=0.1)).start()
+    tree: dict[int, str] = {}
+    try:
+        overrides = [*extra, *limits(concurrency=CONCURRENCY)]
+        out = root / name
+        proc = subprocess.Popen(sweep_cmd(root, name, srv.openai_base_url, *overrides), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            at_signal = wait_for_lines(out / "jobs.jsonl", 20, proc, timeout=wait_s)
+            tree = {p: cmdline(p) for p in descendants(proc.pid)}  # what the driver started (Ray: its cluster)
+            t_sig = time.monotonic()
+            if sig == signal.SIGKILL:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                os.kill(proc.pid, sig)  # the driver only, as `kill -INT PID`
+            stdout, stderr = proc.communicate(timeout=60)
+            stop_s = time.monotonic() - t_sig
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        survivors = still_alive(tree, grace_s=10)
+        kill_tree(list(survivors))
+        raw = (out / "jobs.jsonl").read_bytes()
+        before = {r["key"]: r for r in jobs(out) if r["status"] == "done"}
+        n_first = len(srv.log)
+        again = run_sweep(root, name, srv.openai_base_url, *overrides)
+        return {"rc": proc.returncode, "stdout": stdout, "stderr": stderr, "stop_s": stop_s, "at_signal": at_signal,
+                "raw": raw, "done_before": before, "first": srv.log[:n_first], "rerun": srv.log[n_first:],
+                "again": again, "out": out, "survivors": survivors}
+    finally:
+        srv.stop()
+
+
+def check_resumed(r: dict) -> dict:
+    assert r["again"].returncode == 0, r["again"].stderr[-3000:]
+    done_before = r["done_before"]
+    assert 20 <= len(done_before) < 64, f"the signal should land midway ({len(done_before)} jobs done)"
+    acc = check_accounting(r["out"])
+    assert acc["failed_labels"] == 0
+    texts = answer_keys()
+    text_of = {k: t for t, keys in texts.items() for k in keys}
+    done_texts = {text_of[(rec["spec"]["qid"], rec["spec"]["run_id"])] for rec in done_before.values()
+                  if rec["spec"]["stage"] == "assign"}
+    resent = {e["answer"] for e in r["rerun"]} & done_texts
+    assert not resent, f"{len(resent)} finished job(s) were sent again"
+    # every answer was asked for; the only requests sent twice are those in flight at the signal
+    first = [e["answer"] for e in r["first"]]
+    rerun = [e["answer"] for e in r["rerun"]]
+    assert set(first) | set(rerun) == set(texts)
+    twice = set(first) & set(rerun)
+    assert len(twice) <= CONCURRENCY and len(set(first)) == len(first) and len(set(rerun)) == len(rerun)
+    # the stored jobs of the first run are still there, unchanged, in the completed store
+    final = {rec["key"]: rec for rec in jobs(r["out"])}
+    assert all(final[k]["output"] == rec["output"] for k, rec in done_before.items())
+    return acc
+
+
