@@ -26,6 +26,14 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
         f"(judging {summary.get('judging_s', 0):.1f} s).",
         "",
     ]
+    cells = [c for c in summary.get("cells", []) if "this_run" in c]
+    if cells:
+        executed = sum(c["this_run"]["executed"] for c in cells)
+        reused = sum(c["this_run"]["reused"] for c in cells)
+        sent = sum(c["this_run"]["calls"] for c in cells)
+        lines += [f"This run executed {executed} job(s) ({sent} model request(s)) and reused {reused} from the results "
+                  f"store{'; the evaluation was unchanged and reused' if summary.get('evaluation_reused') else ''}. "
+                  "Call, token and cost columns are totals for the stored results.", ""]
     if summary.get("stopped"):
         lines += [f"**Stopped early:** {summary['stopped']}", ""]
     lines += [

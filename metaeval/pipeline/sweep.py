@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from metaeval.errors import ConfigError
 from metaeval.pipeline.executors import EXECUTORS, Job
 from metaeval.pipeline.grid import Cell
-from metaeval.pipeline.specs import JobSpec
+from metaeval.pipeline.specs import JobSpec, content_hash
 from metaeval.pipeline.stages import (StageSettings, assign_job, create_job, expected_calls, importance_job, make_worker,
                                       sort_and_keep)
 from metaeval.pipeline.store import ResultsStore
@@ -61,11 +61,34 @@ class CellStats:
     est_output_tokens: int = 0
     est_cost_usd: float = 0.0
     prompts: set = field(default_factory=set)
+    keys: set = field(default_factory=set)
 
     def as_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
+        d = {k: v for k, v in self.__dict__.items() if k != "keys"}
         d["prompts"] = sorted(self.prompts)
         return d
+
+    def totals(self, store: ResultsStore) -> dict[str, Any]:
+        """What the cell's results cost, over every run that produced them: summed job stats from the store
+        (a job shared by several cells counts for each of them)."""
+        out: dict[str, Any] = {k: 0 for k in _TOTAL_KEYS}
+        out["cost_usd"] = 0.0
+        prompts: set[str] = set()
+        for key in self.keys:
+            rec = store.get(key)
+            if rec is None:
+                continue
+            st = rec.get("stats") or {}
+            for k in _TOTAL_KEYS:
+                out[k] += int(st.get(k, 0))
+            out["cost_usd"] += float(st.get("cost_usd", 0.0))
+            out["failed_jobs"] += rec["status"] == "failed"
+            prompts.update(st.get("prompts", []))
+        out["prompts"] = sorted(prompts)
+        return out
+
+
+_TOTAL_KEYS = ("judge_calls", "calls", "cache_hits", "retries", "reasks", "input_tokens", "output_tokens", "failed_jobs")
 
 
 class BudgetExceeded(ConfigError):
@@ -129,6 +152,7 @@ class Sweep:
             owners.setdefault(spec.key, []).append(cell)
             st = self.stats[cell.id]
             st.jobs += 1
+            st.keys.add(spec.key)
             rec = self.store.get(spec.key)
             if rec is not None and rec["status"] == "done":
                 st.reused += 1
@@ -302,21 +326,51 @@ class Sweep:
         return build_label_set(c.id, rows, answers, topics=dict(self.dataset.topics), provenance={"cell": c.describe()})
 
     # ------------------------------------------------------------------ evaluation
+    def evaluation_key(self, label_sets: dict[str, Any]) -> str:
+        """Hash of everything the evaluation reads: every cell's labels, the reference, the analysis, calibration
+        and report settings.  Unchanged -> the previous analysis, calibration and report are reused."""
+        from metaeval import __version__
+
+        parts = {cid: _labels_digest(ls) for cid, ls in sorted(label_sets.items())}
+        parts["_reference"] = _labels_digest(self.dataset.labels) if self.dataset.labels is not None else None
+        parts["_config"] = {k: self.config.get(k) for k in ("analysis", "calibration", "report")}
+        parts["_version"] = __version__
+        return content_hash(parts, 32)
+
+    def _previous(self, key: str) -> dict[str, Any] | None:
+        path = self.out / "summary.json"
+        if not path.exists():
+            return None
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        return old if old.get("evaluation_key") == key else None
+
     def evaluate(self, label_sets: dict[str, Any], t0: float) -> dict[str, Any]:
         from metaeval.io.assignments import write_assignments
         from metaeval.io.scores import write_table
         from metaeval.scoring import run_scores, score_answers
 
-        for cid, ls in label_sets.items():
-            d = self.out / "cells" / cid
-            d.mkdir(parents=True, exist_ok=True)
-            write_assignments(ls, d / "labels.jsonl")
-            per = score_answers(ls)
-            write_table(per, d / "scores.csv")
-            write_table(run_scores(per), d / "runs.csv")
-        analysis = self.analyse(label_sets)
-        calibration = self.calibrate(label_sets)
+        key = self.evaluation_key(label_sets)
+        previous = self._previous(key)
+        if previous is not None:  # same labels, same settings: reuse the evaluation (and the report) as it is
+            old_cells = {c["cell"]: c for c in previous.get("cells", [])}
+            analysis = {cid: old_cells[cid]["analysis"] for cid in label_sets if "analysis" in old_cells.get(cid, {})}
+            calibration = {cid: old_cells[cid]["calibration"] for cid in label_sets if "calibration" in old_cells.get(cid, {})}
+        else:
+            for cid, ls in label_sets.items():
+                d = self.out / "cells" / cid
+                d.mkdir(parents=True, exist_ok=True)
+                write_assignments(ls, d / "labels.jsonl")
+                per = score_answers(ls)
+                write_table(per, d / "scores.csv")
+                write_table(run_scores(per), d / "runs.csv")
+            analysis = self.analyse(label_sets)
+            calibration = self.calibrate(label_sets)
         summary = {
+            "evaluation_key": key,
+            "evaluation_reused": previous is not None,
             "experiment": self.config.get("name"),
             "dataset": {"name": self.dataset.name, "topics": len(self.dataset.qids), "runs": len(self.dataset.run_ids),
                         "answers": len(self.dataset.answers), "provenance": self.dataset.provenance},
@@ -330,7 +384,9 @@ class Sweep:
         from metaeval.pipeline.summary import summary_markdown
 
         (self.out / "summary.md").write_text(summary_markdown(summary), encoding="utf-8")
-        if (self.config.get("report") or {}).get("enabled", True):  # report.html/.md/.json; a failure is logged, not fatal
+        report_current = previous is not None and (self.out / "report.html").exists()
+        if (self.config.get("report") or {}).get("enabled", True) and not report_current:
+            # report.html/.md/.json; a failure is logged, not fatal
             try:
                 from metaeval.report import write_report
 
@@ -381,7 +437,12 @@ class Sweep:
                 row["skipped"] = c.skipped
                 rows.append(row)
                 continue
-            row["stats"] = self.stats[c.id].as_dict()
+            st = self.stats[c.id]
+            this_run = st.as_dict()
+            row["stats"] = {**st.totals(self.store), "jobs": st.jobs, "reused": st.reused, "executed": st.executed,
+                            **{k: v for k, v in this_run.items() if k.startswith("est_")}}
+            row["this_run"] = {k: this_run[k] for k in ("executed", "reused", "failed_jobs", "judge_calls", "calls",
+                                                        "cache_hits", "retries", "reasks", "cost_usd")}
             ls = label_sets.get(c.id)
             if ls is not None:
                 fc = ls.failure_counts()
@@ -428,3 +489,14 @@ def _write_json(path: Path, obj: Any) -> None:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+def _labels_digest(ls: Any) -> str:
+    """Content hash of a label set's labels (row order included)."""
+    import hashlib
+
+    import pandas as pd
+
+    cols = ["qid", "run_id", "nugget_id", "nugget", "importance", "support", "support_raw"]
+    h = pd.util.hash_pandas_object(ls.labels[cols].astype(str), index=False).to_numpy()
+    return hashlib.sha256(h.tobytes()).hexdigest()[:24]

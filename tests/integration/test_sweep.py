@@ -53,10 +53,13 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
 
     sweep(tmp_path, *OFFLINE, "name=demo")  # again: everything is in the store
     s2 = summary(tmp_path, "demo")
+    assert s2["evaluation_reused"] and not s["evaluation_reused"]
     for c in s2["cells"]:
         if "skipped" not in c:
-            assert c["stats"]["judge_calls"] == 0 and c["stats"]["executed"] == 0
+            assert c["this_run"]["judge_calls"] == 0 and c["this_run"]["executed"] == 0
             assert c["stats"]["reused"] == c["stats"]["jobs"] > 0
+            assert c["stats"]["judge_calls"] == cells[c["cell"]]["stats"]["judge_calls"]  # totals still describe the results
+            assert c["analysis"] == cells[c["cell"]]["analysis"]
     assert (tmp_path / "demo" / "cells" / "lexical__human_auto" / "labels.jsonl").read_text(encoding="utf-8") == first
 
 
