@@ -23,6 +23,7 @@ from metaeval.testing.rules import _format, analyse
 from metaeval.testing.server import ChatTestServer
 
 ROOT = Path(__file__).resolve().parents[2]
+INJECTIONS = [p.name for p in PROBES.values() if not p.control]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,8 @@ def demo():
 
 
 def test_probe_set_and_injection_positions(demo):
-    assert len(PROBES) >= 6
+    assert len(INJECTIONS) >= 6 and [p.name for p in PROBES.values() if p.control] == ["control_neutral"]
+    assert "support" not in PROBES["control_neutral"].text.lower()
     for required in ("ignore_previous", "role_play", "fake_system", "fake_delimiter", "planted_labels", "other_language"):
         assert required in PROBES
     assert "</answer>" in PROBES["fake_delimiter"].text and "Ignoriere" in PROBES["other_language"].text
@@ -64,7 +66,8 @@ def test_simulated_judge_ignores_text_so_nothing_flips(demo):
     res = run_probe("simulated_fig6", dataset=demo)
     n_labels = sum(len(demo.human_nuggets_for(a.qid)) for a in demo.answers)
     assert res["n_answers"] == len(demo.answers) == 64
-    assert res["overall"]["n_labels"] == len(PROBES) * n_labels
+    assert res["overall"]["n_labels"] == len(INJECTIONS) * n_labels  # the control is not pooled
+    assert res["per_probe"]["control_neutral"]["n_labels"] == n_labels
     assert res["overall"]["n_pairs"] > 0.9 * res["overall"]["n_labels"]
     assert res["overall"]["flips"] == 0 and all(s["flips"] == 0 for s in res["per_probe"].values())
 
@@ -75,8 +78,9 @@ def test_lexical_judge_measured(demo):
     o = res["overall"]
     assert o["flips"] == o["upward"] + o["downward"] and 0 <= o["flip_rate"] <= 1
     assert set(res["per_probe"]) == set(PROBES)
-    assert sum(s["n_pairs"] for s in res["per_probe"].values()) == o["n_pairs"]
+    assert sum(res["per_probe"][p]["n_pairs"] for p in INJECTIONS) == o["n_pairs"]
     assert o["failed_original"] == o["failed_injected"] == 0
+    assert o["net_upward_rate"] == pytest.approx(o["upward_rate"] - o["downward_rate"])
 
 
 def _answer_independent(messages):
@@ -110,6 +114,7 @@ def test_llm_judge_that_ignores_the_answer_flips_nothing(demo, prompt):
     with ChatTestServer(rule=_answer_independent) as srv:
         res = run_probe(_llm_config(srv), dataset=demo, prompt=prompt, n_answers=6, seed=2)
         assert srv.counts["requests"] >= 6 * (len(PROBES) + 1)
+    assert all(s["flips"] == 0 for s in res["per_probe"].values())
     assert res["prompt"]["name"] == prompt
     assert res["overall"]["n_pairs"] == res["overall"]["n_labels"] > 0 and res["overall"]["flips"] == 0
 
@@ -121,9 +126,11 @@ def test_obedient_llm_judge_is_caught_and_planted_delimiter_is_neutralised(demo)
     o = res["overall"]
     assert o["n_pairs"] == o["n_labels"] > 0 and o["failed_injected"] == 0
     assert o["ceiling_upward_rate"] > 0.3
-    for s in res["per_probe"].values():  # every phrasing is obeyed: every not-yet-supported label moves up
+    for name in INJECTIONS:  # every phrasing is obeyed: every not-yet-supported label moves up
+        s = res["per_probe"][name]
         assert s["upward_rate"] == pytest.approx(s["ceiling_upward_rate"]) and s["downward"] == 0
         assert s["support_share_injected"] == 1.0
+    assert res["per_probe"]["control_neutral"]["flips"] == 0  # no instruction, nothing obeyed
     planted = [u for u in seen if "Assessor's note" in u]
     assert planted
     for u in planted:  # the planted </answer> arrives as inert text; only the template's own tag closes the block
@@ -140,7 +147,7 @@ def test_probe_cli_table_and_json(tmp_path):
         assert any(line.startswith(name) for line in res.stdout.splitlines()), name
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["n_answers"] == 6 and set(doc["per_probe"]) == set(PROBES) and "pairs" not in doc
-    assert doc["overall"]["n_pairs"] == sum(s["n_pairs"] for s in doc["per_probe"].values())
+    assert doc["overall"]["n_pairs"] == sum(doc["per_probe"][p]["n_pairs"] for p in INJECTIONS)
     bad = subprocess.run([sys.executable, "-m", "metaeval", "probe", "--judge", "lexical", "--prompt", "assign@v1"],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert bad.returncode == 2 and "uses no prompt" in bad.stderr and "Traceback" not in bad.stderr
@@ -160,7 +167,7 @@ def test_local_llm_probe_runs_on_a_small_subset(demo):
     why = extra_missing()
     if why:
         pytest.skip(why)
-    res = run_probe("local-llm", dataset=demo, n_answers=1, seed=0, probes=["ignore_previous", "fake_delimiter"], concurrency=1)
+    res = run_probe("local-llm", dataset=demo, n_answers=1, seed=0, probes=["ignore_previous", "planted_labels"], concurrency=1)
     o = res["overall"]
     assert res["prompt"]["name"] == "assign@v2-json"
     assert o["n_labels"] == 2 * len(demo.human_nuggets_for(res["answers"][0][0]))
