@@ -11,7 +11,16 @@ method                                                 result
                                                        failure ``nuggets_so_far`` unchanged and ``failed=True``
 ``label_importance(topic, nuggets<=10)``               ``ImportanceResult.labels``: one ``Importance`` per nugget
 ``assign(topic, answer, nuggets<=10)``                 ``AssignResult.labels``: one ``Support`` per nugget
+``grade_relevance(topic, documents<=10)`` (optional)   ``RelevanceResult.grades``: one UMBRELA grade 0-3 per
+                                                       document, ``None`` where it could not be obtained
 =====================================================  ==========================================================
+
+``grade_relevance`` is the paper's optional first stage (relevance grading of candidate documents on UMBRELA's
+0-3 scale, Upadhyay et al. 2024: 0 = nothing to do with the query, 1 = related but does not answer it, 2 = has
+some answer but unclear or hidden among extraneous information, 3 = dedicated to the query and contains the
+exact answer).  Judges that cannot grade relevance inherit the default, which raises ``StageUnsupported`` (a
+``ConfigError`` that is also a ``NotImplementedError``); ``metaeval.pipeline.grid.JUDGE_STAGES`` declares the
+same thing for the sweep, so such a cell is skipped before any work.
 
 Labels that could not be obtained are ``FAILED`` (never a default label); ``raw`` keeps the last reply and
 ``reason`` says why.  ``traces`` holds one ``CallTrace`` per model call (re-asks included; empty for judges
@@ -28,11 +37,18 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from metaeval.errors import ConfigError
 from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
 
 MAX_DOCUMENTS = 10
 MAX_NUGGETS = 30
 MAX_BATCH = 10
+#: UMBRELA's relevance scale (Upadhyay et al. 2024)
+RELEVANCE_GRADES: tuple[int, ...] = (0, 1, 2, 3)
+
+
+class StageUnsupported(ConfigError, NotImplementedError):
+    """A judge asked for a task it cannot perform (e.g. relevance grading by a replayed label set)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,19 @@ class ImportanceResult(JudgeResult):
 @dataclass(frozen=True)
 class AssignResult(JudgeResult):
     labels: tuple[Support, ...] = ()
+
+
+@dataclass(frozen=True)
+class RelevanceResult(JudgeResult):
+    """``grades``: one UMBRELA grade (0-3) per document in the order given; ``None`` = FAILED for that document
+    (never a default grade)."""
+
+    grades: tuple[int | None, ...] = ()
+
+
+def grades_status(grades: Sequence[int | None]) -> str:
+    """``ok`` | ``partial`` | ``failed`` for a tuple of grades where ``None`` means FAILED."""
+    return status_of(["FAILED" if g is None else g for g in grades])
 
 
 def status_of(labels: Sequence[Any]) -> str:
@@ -112,6 +141,11 @@ class Judge(abc.ABC):
     @abc.abstractmethod
     async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult: ...
 
+    async def grade_relevance(self, topic: Topic, documents: Sequence[Document]) -> RelevanceResult:
+        """Optional: one UMBRELA grade 0-3 per document (<= 10 documents).  The default says the judge cannot."""
+        raise StageUnsupported(f"judge {self.name!r} (kind {self.kind!r}) cannot grade document relevance; "
+                               "use sweep.relevance=qrels or a judge that can (llm, local-llm, lexical)")
+
     def describe(self) -> dict[str, Any]:
         """Config and identity for provenance (no secrets)."""
         return {"judge": self.kind, "name": self.name}
@@ -145,6 +179,9 @@ class SyncJudge:
 
     def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
         return self._run(self.judge.assign(topic, answer, nuggets))
+
+    def grade_relevance(self, topic: Topic, documents: Sequence[Document]) -> RelevanceResult:
+        return self._run(self.judge.grade_relevance(topic, documents))
 
     def close(self) -> None:
         if not self._loop.is_closed():

@@ -15,6 +15,13 @@ Tokens: lower-cased words ``[a-z0-9]+``, stop words removed, a light suffix stem
 * **importance**: with ``documents``: ``vital`` if at least ``vital_min_docs`` documents (default 2, at most the
   number given) cover the nugget with coverage >= ``support_threshold``; without documents: ``vital`` if the
   nugget shares at least half of the query's content words, else ``okay`` (the fallback is named in ``reason``).
+* **relevance** (UMBRELA's 0-3 scale, a lexical proxy): with ``Q`` the query's content words, ``D`` those of the
+  document (title + text), ``d = coverage(Q, D)`` and ``w = max`` coverage over single sentences and pairs of
+  adjacent sentences (the title is a sentence of its own):
+  ``3`` ("dedicated, exact answer") if ``w >= relevance_exact`` (default 0.75: the query terms meet in one
+  passage); else ``2`` ("some answer") if ``d >= relevance_answer`` (default 0.5); else ``1`` ("related") if
+  ``d >= relevance_related`` (default 0.2) and ``d > 0``; else ``0``.  A query with no content words cannot be
+  graded: every grade is ``None`` (FAILED) with the reason.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from metaeval.judges.base import (
-    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
+    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, RelevanceResult, check_sizes, grades_status,
+    nugget_text, status_of,
 )
 from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
 
@@ -70,10 +78,14 @@ class LexicalJudge(Judge):
     kind = "lexical"
 
     def __init__(self, support_threshold: float = 0.6, partial_threshold: float = 0.3, vital_min_docs: int = 2,
-                 max_words: int = 20, dedup_jaccard: float = 0.6, name: str | None = None):
+                 max_words: int = 20, dedup_jaccard: float = 0.6, relevance_related: float = 0.2,
+                 relevance_answer: float = 0.5, relevance_exact: float = 0.75, name: str | None = None):
         super().__init__(name)
         if not 0 <= partial_threshold <= support_threshold <= 1:
             raise ValueError("need 0 <= partial_threshold <= support_threshold <= 1")
+        if not 0 <= relevance_related <= relevance_answer <= relevance_exact <= 1:
+            raise ValueError("need 0 <= relevance_related <= relevance_answer <= relevance_exact <= 1")
+        self.t_related, self.t_answer, self.t_exact = relevance_related, relevance_answer, relevance_exact
         self.t_support, self.t_partial = support_threshold, partial_threshold
         self.vital_min_docs, self.max_words, self.dedup_jaccard = vital_min_docs, max_words, dedup_jaccard
 
@@ -110,6 +122,29 @@ class LexicalJudge(Judge):
         labels = [Importance.VITAL if q and len(q & content_words(t)) >= max(1, len(q) / 2) else Importance.OKAY for t in texts]
         return ImportanceResult(status="ok", reason="no documents given: importance from query-term overlap",
                                 judge=self.name, labels=tuple(labels))
+
+    # ------------------------------------------------------------------ relevance
+    def relevance_grade(self, query_words: set[str], document: Document) -> int:
+        """The 0-3 grade of one document for a query with content words ``query_words`` (see module docstring)."""
+        text = (document.title + "\n" if document.title else "") + document.text
+        d = coverage(query_words, content_words(text))
+        sets = [content_words(x) for x in sentences(text)]
+        w = max((coverage(query_words, x) for x in sets + [a | b for a, b in zip(sets, sets[1:])]), default=0.0)
+        if w >= self.t_exact:
+            return 3
+        if d >= self.t_answer:
+            return 2
+        return 1 if d > 0 and d >= self.t_related else 0
+
+    async def grade_relevance(self, topic: Topic, documents: Sequence[Document]) -> RelevanceResult:
+        check_sizes(documents=documents)
+        q = content_words(topic.text)
+        if not q:
+            grades: tuple[int | None, ...] = (None,) * len(documents)
+            return RelevanceResult(status=grades_status(grades) if documents else "ok", judge=self.name, grades=grades,
+                                   reason=f"query {topic.qid!r} has no content words to grade relevance by")
+        grades = tuple(self.relevance_grade(q, d) for d in documents)
+        return RelevanceResult(status="ok", judge=self.name, grades=grades)
 
     # ------------------------------------------------------------------ create
     def _clip(self, sent: str) -> str:
@@ -154,9 +189,11 @@ class LexicalJudge(Judge):
     def describe(self) -> dict[str, Any]:
         return {"judge": self.kind, "name": self.name, "support_threshold": self.t_support,
                 "partial_threshold": self.t_partial, "vital_min_docs": self.vital_min_docs,
-                "max_words": self.max_words, "dedup_jaccard": self.dedup_jaccard}
+                "max_words": self.max_words, "dedup_jaccard": self.dedup_jaccard,
+                "relevance_thresholds": {"related": self.t_related, "answer": self.t_answer, "exact": self.t_exact}}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "LexicalJudge":
-        keys = ("support_threshold", "partial_threshold", "vital_min_docs", "max_words", "dedup_jaccard", "name")
+        keys = ("support_threshold", "partial_threshold", "vital_min_docs", "max_words", "dedup_jaccard",
+                "relevance_related", "relevance_answer", "relevance_exact", "name")
         return cls(**{k: config[k] for k in keys if k in config})

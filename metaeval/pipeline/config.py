@@ -70,7 +70,8 @@ def compose_sweep(overrides: list[str], config_dir: str | None = None):
     strategies = grid.get("strategies") or [config["strategy"]["name"]]
     cache = config.get("cache") or {}
     cache_path = cache.get("path") if cache.get("enabled", True) else None
-    cells = expand_grid(judges, prompts, list(strategies), cache_path)
+    relevance = str((config.get("sweep") or {}).get("relevance", "qrels"))
+    cells = expand_grid(judges, prompts, list(strategies), cache_path, relevance)
     if not cells:
         raise ConfigError("the grid is empty")
     return config, cells

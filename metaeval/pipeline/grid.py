@@ -2,7 +2,10 @@
 
 The core receives plain dicts (``metaeval.commands.sweep`` composes them with Hydra).  A cell whose judge cannot
 perform a stage its strategy needs (e.g. the simulated judge only assigns) is skipped with a stated reason, as
-is an optional judge whose extra is not installed.
+is an optional judge whose extra is not installed.  With ``sweep.relevance=judge`` a cell whose strategy creates
+nuggets also needs the judge's ``relevance`` stage (UMBRELA-style document grading; see
+``metaeval.judges.base``): the replay, simulated and embedding judges cannot grade relevance, so such a cell is
+skipped with the reason.
 """
 
 from __future__ import annotations
@@ -16,8 +19,12 @@ from metaeval.pipeline.strategies import Strategy, get_strategy
 
 #: judge kinds whose output depends on the prompt templates
 PROMPTED = {"llm", "local-llm"}
-#: stages each judge kind can perform (default: all three)
-JUDGE_STAGES: dict[str, tuple[str, ...]] = {"replay": ("importance", "assign"), "simulated": ("assign",)}
+#: stages each judge kind can perform (default: ``ALL_STAGES``)
+ALL_STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
+JUDGE_STAGES: dict[str, tuple[str, ...]] = {"replay": ("importance", "assign"), "simulated": ("assign",),
+                                            "embedding": ("create", "importance", "assign")}
+#: sweep.relevance: where nugget creation's documents come from
+RELEVANCE_MODES: tuple[str, ...] = ("qrels", "judge")
 
 
 @dataclass
@@ -51,14 +58,31 @@ def missing_requirements(judge_config: dict[str, Any]) -> list[str]:
     return [m for m in judge_config.get("requires", []) or [] if importlib.util.find_spec(m) is None]
 
 
+def needed_stages(strategy: Strategy, relevance: str = "qrels") -> tuple[str, ...]:
+    """The judge stages a cell runs: its strategy's, with ``relevance`` first when the judge grades documents."""
+    if relevance not in RELEVANCE_MODES:
+        from metaeval.errors import ConfigError
+
+        raise ConfigError(f"sweep.relevance={relevance!r}; expected one of {', '.join(RELEVANCE_MODES)}")
+    stages = strategy.judge_stages
+    return ("relevance", *stages) if relevance == "judge" and "create" in stages else stages
+
+
+def lacking_stages(judge_config: dict[str, Any], strategy: Strategy, relevance: str = "qrels") -> list[str]:
+    """The stages a cell needs that its judge cannot perform (``supports`` in the config, else ``JUDGE_STAGES``)."""
+    kind = str(judge_config.get("judge", "llm" if "deployment" in judge_config else "?"))
+    can = tuple(judge_config.get("supports") or JUDGE_STAGES.get(kind, ALL_STAGES))
+    return [s for s in needed_stages(strategy, relevance) if s not in can]
+
+
 def make_cell(judge_name: str, judge_cfg: dict[str, Any], prompt_cfg: dict[str, Any], strategy_name: str,
-              cache_path: str | None) -> Cell:
+              cache_path: str | None, relevance: str = "qrels") -> Cell:
     strategy = get_strategy(strategy_name)
     cfg = dict(judge_cfg)
     kind = str(cfg.get("judge", "llm" if "deployment" in cfg else "?"))
     prompted = kind in PROMPTED
     if prompted:
-        cfg["prompts"] = {t: prompt_cfg[t] for t in ("create", "importance", "assign") if prompt_cfg.get(t)}
+        cfg["prompts"] = {t: prompt_cfg[t] for t in ALL_STAGES if prompt_cfg.get(t)}
         if cache_path and "cache" not in cfg:
             cfg["cache"] = cache_path
     prompt_name = str(prompt_cfg.get("name", "default")) if prompted else "none"
@@ -67,8 +91,7 @@ def make_cell(judge_name: str, judge_cfg: dict[str, Any], prompt_cfg: dict[str, 
     jid = judge_identity(identity)
     cell_id = f"{judge_name}__{prompt_name}__{strategy.name}" if prompted else f"{judge_name}__{strategy.name}"
     cell = Cell(cell_id, judge_name, prompt_name, strategy, cfg, jid, prompt_id)
-    can = tuple(cfg.get("supports") or JUDGE_STAGES.get(kind, ("create", "importance", "assign")))
-    lacking = [s for s in strategy.judge_stages if s not in can]
+    lacking = lacking_stages(cfg, strategy, relevance)
     missing = missing_requirements(cfg)
     if missing:
         cell.skipped = f"extra not installed (missing {', '.join(missing)})"
@@ -78,12 +101,13 @@ def make_cell(judge_name: str, judge_cfg: dict[str, Any], prompt_cfg: dict[str, 
 
 
 def expand_grid(judges: dict[str, dict[str, Any]], prompts: dict[str, dict[str, Any]], strategies: list[str],
-                cache_path: str | None = None) -> list[Cell]:
-    """Every judge x prompt x strategy; non-prompted judges appear once per strategy (prompts do not apply)."""
+                cache_path: str | None = None, relevance: str = "qrels") -> list[Cell]:
+    """Every judge x prompt x strategy; non-prompted judges appear once per strategy (prompts do not apply).
+    ``relevance`` is ``sweep.relevance`` (``qrels`` | ``judge``)."""
     cells: dict[str, Cell] = {}
     for jname, jcfg in judges.items():
         for pname, pcfg in prompts.items():
             for sname in strategies:
-                cell = make_cell(jname, jcfg, pcfg, sname, cache_path)
+                cell = make_cell(jname, jcfg, pcfg, sname, cache_path, relevance)
                 cells.setdefault(cell.id, cell)
     return list(cells.values())

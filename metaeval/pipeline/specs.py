@@ -13,7 +13,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-STAGES: tuple[str, ...] = ("create", "importance", "assign")
+#: pipeline order; ``relevance`` runs only with ``sweep.relevance=judge`` (for cells whose judge creates nuggets)
+STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
 
 
 def content_hash(obj: Any, n: int = 16) -> str:
@@ -27,7 +28,8 @@ class JobSpec:
     """One unit of work for one judge.
 
     Attributes:
-        stage: ``create`` (all creation windows of one topic), ``importance`` (all importance batches of one
+        stage: ``relevance`` (all relevance-grading batches over one topic's candidate documents), ``create``
+            (all creation windows of one topic), ``importance`` (all importance batches of one
             topic's nugget list) or ``assign`` (all assignment batches of one answer).
         judge: the judge's identity hash (its config minus limits; see ``judge_identity``).
         prompt: the prompt selection's identity (template ids and versions).

@@ -1,5 +1,8 @@
 """The paper's stages as jobs (Pradeep et al. 2025, section 4), and the worker that runs them on a judge.
 
+* ``relevance`` (optional, ``sweep.relevance=judge``): per topic, grade every candidate document 0-3 on
+  UMBRELA's scale in batches of ``relevance_batch`` (10) - one judge call per batch; creation then uses the
+  documents the judge graded >= ``min_grade`` (FAILED grades are excluded and counted, ``relevant_documents``);
 * ``create``: per topic, iterate over windows of ``creation_window`` (10) documents graded >= ``min_grade``,
   updating a list of at most ``max_nuggets`` (30) nuggets - one judge call per window;
 * ``importance``: per topic, label the nugget list vital/okay in batches of ``importance_batch`` (10);
@@ -7,7 +10,8 @@
 * ``assign``: per answer, label the nuggets support / partial_support / not_support, listwise, in batches of
   ``assign_batch`` (10).
 
-So the number of judge calls is exactly ceil(documents/10) per topic for creation, ceil(nuggets/10) per topic
+So the number of judge calls is exactly ceil(candidate documents/10) per topic for relevance grading,
+ceil(documents/10) per topic for creation, ceil(nuggets/10) per topic
 for importance and ceil(nuggets/10) per answer for assignment (re-asks of an unparseable reply come on top and
 are traced).  A job is one of those per-topic / per-answer units; its spec hashes the judge, the prompts and
 everything the judge reads, so shared work runs once across grid cells and finished work is never sent again.
@@ -31,6 +35,7 @@ class StageSettings:
     importance_batch: int = 10
     assign_batch: int = 10
     min_grade: int = 1
+    relevance_batch: int = 10
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "StageSettings":
@@ -43,11 +48,28 @@ def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
 
 def expected_calls(stage: str, n_items: int, settings: StageSettings) -> int:
     """Judge calls a job makes without re-asks: ceil(n / batch)."""
-    size = {"create": settings.creation_window, "importance": settings.importance_batch, "assign": settings.assign_batch}[stage]
+    size = {"relevance": settings.relevance_batch, "create": settings.creation_window,
+            "importance": settings.importance_batch, "assign": settings.assign_batch}[stage]
     return math.ceil(n_items / size) if n_items else 0
 
 
 # ------------------------------------------------------------------ job specs and payloads
+def relevance_job(judge_id: str, prompt_id: str, topic: Topic, docs: Sequence[Document], s: StageSettings) -> tuple[JobSpec, dict]:
+    payload = {"topic": [topic.qid, topic.text], "documents": [[d.docid, d.text, d.title] for d in docs],
+               "batch": s.relevance_batch}
+    inputs = content_hash([payload["topic"], payload["documents"], s.relevance_batch])
+    return JobSpec("relevance", judge_id, prompt_id, topic.qid, inputs), payload
+
+
+def relevant_documents(docs: Sequence[Document], output: dict[str, Any], min_grade: int) -> tuple[list[Document], int]:
+    """The documents a relevance job's ``output`` graded >= ``min_grade`` (in the given order), and how many had
+    no grade (FAILED, or missing because the job failed): those are excluded, never defaulted."""
+    graded = dict(zip(output.get("docids", []), output.get("grades", [])))
+    kept = [d for d in docs if graded.get(d.docid) is not None and int(graded[d.docid]) >= min_grade]
+    n_failed = sum(1 for d in docs if graded.get(d.docid) is None)
+    return kept, n_failed
+
+
 def create_job(judge_id: str, prompt_id: str, topic: Topic, docs: Sequence[Document], s: StageSettings) -> tuple[JobSpec, dict]:
     payload = {"topic": [topic.qid, topic.text], "documents": [[d.docid, d.text, d.title] for d in docs],
                "window": s.creation_window, "max_nuggets": s.max_nuggets}
@@ -89,15 +111,28 @@ class JudgeWorker:
         self.config = config
         self.judge = make_judge({k: v for k, v in config.items() if k not in ("supports", "requires", "label")})
 
+    #: stage -> method name
+    METHODS = {"relevance": "_relevance", "create": "_create", "importance": "_importance", "assign": "_assign"}
+
     async def run(self, stage: str, payload: dict[str, Any]) -> dict[str, Any]:
         topic = Topic(*payload["topic"])
-        if stage == "create":
-            return await self._create(topic, payload)
-        if stage == "importance":
-            return await self._importance(topic, payload)
-        if stage == "assign":
-            return await self._assign(topic, payload)
-        raise ValueError(f"unknown stage {stage!r}")
+        if stage not in self.METHODS:
+            raise ValueError(f"unknown stage {stage!r}")
+        return await getattr(self, self.METHODS[stage])(topic, payload)
+
+    async def _relevance(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
+        docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p["documents"]]
+        grades: list[int | None] = []
+        results, raws = [], []
+        for batch in batches(docs, p["batch"]):
+            res = await self.judge.grade_relevance(topic, batch)
+            results.append(res)
+            got = list(res.grades) + [None] * (len(batch) - len(res.grades))
+            grades.extend(got[: len(batch)])
+            if res.status != "ok":
+                raws.append({"reason": res.reason, "raw": res.raw})
+        return {"docids": [d.docid for d in docs], "grades": grades, "failed_grades": sum(g is None for g in grades),
+                "failures": raws, "transport_failures": _transport(results), **_stats(results)}
 
     async def _create(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
         docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p["documents"]]

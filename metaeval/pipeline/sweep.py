@@ -9,8 +9,10 @@
 * ``cells/<cell>/calibration.json`` - held-out calibration figures where the cell labels the reference's nuggets;
 * ``summary.json`` and ``summary.md``.
 
-Stages run in the paper's order with a barrier between them (creation -> importance -> assignment), jobs are
-deduplicated across cells by their spec key, and jobs already in the store are not sent again.
+Stages run in the paper's order with a barrier between them ([relevance ->] creation -> importance -> assignment),
+jobs are deduplicated across cells by their spec key, and jobs already in the store are not sent again.  With
+``sweep.relevance=judge`` the judge of every cell that creates nuggets first grades all of a topic's candidate
+documents 0-3 (UMBRELA), and creation uses those it graded >= ``sweep.min_grade`` instead of the dataset's qrels.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from typing import Any, Callable, Sequence
 
 from metaeval.errors import ConfigError
 from metaeval.pipeline.executors import EXECUTORS, Job
-from metaeval.pipeline.grid import Cell
+from metaeval.pipeline.grid import RELEVANCE_MODES, Cell, lacking_stages
 from metaeval.pipeline.specs import JobSpec, content_hash
 from metaeval.pipeline.stages import (StageSettings, assign_job, create_job, expected_calls, importance_job, make_worker,
-                                      sort_and_keep)
+                                      relevance_job, relevant_documents, sort_and_keep)
 from metaeval.pipeline.store import ResultsStore
 from metaeval.types import Topic
 
@@ -39,7 +41,7 @@ ProgressFactory = Callable[[str, int], Any]
 
 #: rough token model for dry runs: prompt overhead per call and output tokens per item
 _PROMPT_OVERHEAD_TOKENS = 350
-_OUTPUT_TOKENS = {"create": 300, "importance": 40, "assign": 50}
+_OUTPUT_TOKENS = {"relevance": 30, "create": 300, "importance": 40, "assign": 50}
 
 
 @dataclass
@@ -101,7 +103,17 @@ class Sweep:
 
         self.config = config
         self.cells = list(cells)
+        self.relevance = str(config.get("sweep", {}).get("relevance", "qrels"))
+        if self.relevance not in RELEVANCE_MODES:
+            raise ConfigError(f"sweep.relevance={self.relevance!r}; expected one of {', '.join(RELEVANCE_MODES)}")
+        for c in self.cells:  # cells expanded without the relevance mode (compose_sweep passes it already)
+            lacking = [] if c.skipped else lacking_stages(c.judge_config, c.strategy, self.relevance)
+            if lacking:
+                c.skipped = f"judge {c.judge_name!r} cannot perform stage(s) {', '.join(lacking)} needed by {c.strategy.name}"
         self.active = [c for c in self.cells if not c.skipped]
+        #: (cell id, qid) -> the documents the cell's judge graded >= min_grade (sweep.relevance=judge)
+        self.judged: dict[tuple[str, str], list] = {}
+        self.relevance_counts: dict[str, dict[str, int]] = {}
         self.progress = progress
         self.settings = StageSettings.from_dict(config.get("sweep", {}))
         sw = config.get("sweep", {})
@@ -224,7 +236,11 @@ class Sweep:
         return out
 
     # ------------------------------------------------------------------ stages
-    def documents_for(self, qid: str):
+    def documents_for(self, qid: str, cell: Cell | None = None):
+        """Creation's documents: the ones ``cell``'s judge graded relevant (``sweep.relevance=judge``), else those
+        graded >= min_grade in the qrels (all of the topic's documents when the dataset has no qrels)."""
+        if cell is not None and (cell.id, qid) in self.judged:
+            return list(self.judged[(cell.id, qid)])
         docs = self.dataset.documents.get(qid, [])
         qrels = self.dataset.qrels
         if qrels is None or not len(docs):
@@ -233,9 +249,40 @@ class Sweep:
         keep = set(graded["docid"])
         return [d for d in docs if d.docid in keep]
 
+    def grade_relevance(self) -> None:
+        """Stage 0 (``sweep.relevance=judge``): per (judge, prompt, topic) one job grading all candidate documents
+        in batches; fills ``self.judged`` and per-cell counts (documents, relevant, FAILED grades)."""
+        items, index = [], {}
+        for c in self.active:
+            if "create" not in c.strategy.judge_stages:
+                continue
+            for qid in self.dataset.qids:
+                docs = list(self.dataset.documents.get(qid, []))
+                spec, payload = relevance_job(c.judge_id, c.prompt_id, self.topics[qid], docs, self.settings)
+                items.append((c, spec, payload, len(docs)))
+                index[(c.id, qid)] = (spec.key, docs)
+        outs = self.dispatch("relevance", items)
+        for (cid, qid), (key, docs) in index.items():
+            rec = outs.get(key)
+            if rec is None:  # not run: a dry run estimates creation over every candidate, a budget stop creates nothing
+                self.judged[(cid, qid)] = docs if self.dry_run else []
+                continue
+            kept, n_failed = relevant_documents(docs, rec["output"], self.settings.min_grade)
+            self.judged[(cid, qid)] = kept
+            n = self.relevance_counts.setdefault(cid, {"documents": 0, "relevant": 0, "failed_grades": 0})
+            n["documents"] += len(docs)
+            n["relevant"] += len(kept)
+            n["failed_grades"] += n_failed
+        for cid, n in self.relevance_counts.items():
+            if n["failed_grades"]:
+                log.warning("%s: %d of %d relevance grade(s) FAILED; those documents are left out of nugget creation",
+                            cid, n["failed_grades"], n["documents"])
+
     def run(self) -> dict[str, Any]:
         t0 = time.perf_counter()
         s = self.settings
+        if self.relevance == "judge":  # 0. relevance grading by the judge (instead of the qrels)
+            self.grade_relevance()
         # 1. creation
         created: dict[tuple[str, str], list[str]] = {}
         items, index = [], {}
@@ -243,7 +290,7 @@ class Sweep:
             if "create" not in c.strategy.judge_stages:
                 continue
             for qid in self.dataset.qids:
-                docs = self.documents_for(qid)
+                docs = self.documents_for(qid, c)
                 spec, payload = create_job(c.judge_id, c.prompt_id, self.topics[qid], docs, s)
                 items.append((c, spec, payload, len(docs)))
                 index[(c.id, qid)] = spec.key
@@ -261,7 +308,7 @@ class Sweep:
                 else:
                     texts = self.human_nuggets(qid)
                 if c.strategy.importance == "judge":
-                    spec, payload = importance_job(c.judge_id, c.prompt_id, self.topics[qid], texts, self.documents_for(qid), s)
+                    spec, payload = importance_job(c.judge_id, c.prompt_id, self.topics[qid], texts, self.documents_for(qid, c), s)
                     items.append((c, spec, payload, len(texts)))
                     index[(c.id, qid)] = (spec.key, texts)
                 else:
@@ -449,6 +496,8 @@ class Sweep:
                 row["labels"] = fc["labels"]
                 row["failed_labels"] = fc["support_failed"]
                 row["failure_rate"] = fc["support_failed"] / fc["labels"] if fc["labels"] else 0.0
+            if c.id in self.relevance_counts:
+                row["relevance"] = self.relevance_counts[c.id]
             if c.id in analysis:
                 row["analysis"] = analysis[c.id]
             if c.id in calibration:

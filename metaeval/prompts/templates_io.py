@@ -12,10 +12,11 @@ from typing import Any, Mapping, Sequence
 from metaeval.errors import ConfigError
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-TASKS = ("create", "importance", "assign")
+TASKS = ("create", "importance", "assign", "relevance")
 OUTPUTS = ("python", "json")
 #: task -> template used when a judge config names none.
-DEFAULT_PROMPTS: dict[str, str] = {"create": "create@v1", "importance": "importance@v1", "assign": "assign@v1"}
+DEFAULT_PROMPTS: dict[str, str] = {"create": "create@v1", "importance": "importance@v1", "assign": "assign@v1",
+                                   "relevance": "relevance@v1"}
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _TAGS = ("query", "answer", "nuggets", "nugget", "documents", "document")
@@ -29,7 +30,8 @@ def neutralize(text: str) -> str:
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """One versioned template.  ``labels`` is the label vocabulary for importance/assignment (empty for create)."""
+    """One versioned template.  ``labels`` is the label vocabulary for importance/assignment, the grades as
+    strings (``"0"``..``"3"``) for relevance, empty for create."""
 
     id: str
     version: str
@@ -133,9 +135,11 @@ def _load_path(path: str) -> PromptTemplate:
         raise ConfigError(f"{path}: field 'task' must be one of {TASKS}, got {obj['task']!r}")
     if obj["output"] not in OUTPUTS:
         raise ConfigError(f"{path}: field 'output' must be one of {OUTPUTS}, got {obj['output']!r}")
-    labels = tuple(obj.get("labels") or ())
+    labels = tuple(str(x) for x in obj.get("labels") or ())
     if obj["task"] != "create" and not labels:
         raise ConfigError(f"{path}: field 'labels' is required for task {obj['task']!r}")
+    if obj["task"] == "relevance" and not all(x.isdigit() for x in labels):
+        raise ConfigError(f"{path}: field 'labels' of a relevance template lists integer grades, got {list(labels)}")
     return PromptTemplate(
         id=obj["id"], version=str(obj["version"]), task=obj["task"], output=obj["output"],
         system=obj.get("system") or "", user=obj["user"], reask=obj["reask"],
@@ -153,6 +157,10 @@ def create_values(query: str, documents: Sequence[Any], nuggets: Sequence[str], 
 
 def importance_values(query: str, nuggets: Sequence[str]) -> dict[str, Any]:
     return {"query": neutralize(query), "nuggets": format_nuggets(nuggets), "n_nuggets": len(nuggets)}
+
+
+def relevance_values(query: str, documents: Sequence[Any]) -> dict[str, Any]:
+    return {"query": neutralize(query), "documents": format_documents(documents), "n_documents": len(documents)}
 
 
 def assign_values(query: str, answer: str, nuggets: Sequence[str]) -> dict[str, Any]:

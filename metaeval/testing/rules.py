@@ -3,7 +3,9 @@
 ``label_rule`` reads a metaeval prompt (the first user message: the task from its delimited blocks, the nugget
 count from ``<nuggets count="N">``, the label vocabulary from the wording) and answers like a cooperative model:
 a list of the right length in the format the prompt asks for (JSON object when the prompt says JSON, a Python
-list otherwise).  Labels are a deterministic function of (nugget text, answer text), so reruns agree.
+list otherwise).  Labels are a deterministic function of (nugget text, answer text), so reruns agree.  A relevance
+prompt (documents, no nugget block) gets one grade 0-3 per document, a deterministic function of (query,
+document text).
 ``scripted(replies)`` returns the given replies in turn.  ``wrong_length`` and ``malformed`` are used by fault
 injection.
 """
@@ -58,6 +60,8 @@ def analyse(messages: Messages) -> dict:
     if "<answer>" in text:
         task = "assign"
         labels = ["support", "partial_support", "not_support"] if "partial_support" in everything else ["support", "not_support"]
+    elif "<documents" in text and not m:
+        task, labels = "relevance", [0, 1, 2, 3]
     elif "<documents" in text:
         task, labels = "create", []
     elif m:
@@ -65,13 +69,18 @@ def analyse(messages: Messages) -> dict:
     else:
         task, labels = "unknown", []
     ans = re.search(r"<answer>\n?(.*?)</answer>", text, re.DOTALL)
+    query = re.search(r"<query>\n(.*?)</query>", text, re.DOTALL)  # the block, not "<query> tags" in prose
+    documents = _DOC.findall(text)
+    if task == "relevance":
+        n = len(documents)
     return {
         "task": task, "n": n, "nuggets": nuggets, "labels": labels, "json": _wants_json(messages),
-        "answer": ans.group(1).strip() if ans else "", "documents": _DOC.findall(text),
+        "answer": ans.group(1).strip() if ans else "", "documents": documents,
+        "query": query.group(1).strip() if query else "",
     }
 
 
-def _format(items: list[str], key: str, as_json: bool) -> str:
+def _format(items: list, key: str, as_json: bool) -> str:
     return json.dumps({key: items}) if as_json else json.dumps(items)
 
 
@@ -82,6 +91,8 @@ def label_rule(messages: Messages) -> str:
         labs = [_pick(a["labels"], nug, a["answer"]) for nug in a["nuggets"][: a["n"]]]
         labs += [a["labels"][-1]] * (a["n"] - len(labs))
         return _format(labs, "labels", a["json"])
+    if a["task"] == "relevance":
+        return _format([_pick(a["labels"], a["query"], doc.strip()) for doc in a["documents"]], "grades", a["json"])
     if a["task"] == "create":
         nuggets = list(a["nuggets"])
         for doc in a["documents"]:

@@ -8,7 +8,7 @@ import pytest
 
 from metaeval.errors import ConfigError
 from metaeval.prompts import list_templates, load_template, neutralize
-from metaeval.prompts.templates_io import assign_values, create_values, importance_values
+from metaeval.prompts.templates_io import assign_values, create_values, importance_values, relevance_values
 from metaeval.types import Document
 
 ALL = list_templates()
@@ -19,6 +19,8 @@ def values_for(task: str) -> dict:
         return create_values("q?", [Document("d1", "text one", "T")], ["n1"], 30)
     if task == "importance":
         return importance_values("q?", ["n1", "n2"])
+    if task == "relevance":
+        return relevance_values("q?", [Document("d1", "text one", "T"), Document("d2", "text two")])
     return assign_values("q?", "the answer", ["n1", "n2"])
 
 
@@ -38,6 +40,8 @@ def test_template_renders_fully(name):
     assert "<query>" in text and "</query>" in text
     if t.task == "assign":
         assert "<answer>\nthe answer\n</answer>" in text
+    if t.task == "relevance":
+        assert '<documents count="2">' in text and '<document index="2" id="d2">\ntext two\n</document>' in text
     if t.task == "create":
         assert '<document index="1" id="d1">' in text and "at most 30" in text.replace("{{max_nuggets}}", "30")
     reask = t.render_reask("expected 2 labels, got 3", **values_for(t.task))
