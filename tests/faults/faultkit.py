@@ -79,12 +79,13 @@ def answer_of(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
-def sweep_cmd(results_dir: Path, name: str, url: str, *overrides: str) -> list[str]:
+def sweep_cmd(results_dir: Path, name: str, url: str | None, *overrides: str) -> list[str]:
+    """``metaeval sweep`` into ``results_dir/name``; ``url``: the top-level (grid=single) judge's base_url."""
     return [sys.executable, "-m", "metaeval", "sweep", "--no-progress", f"results_dir={results_dir}", f"name={name}",
-            f"judge.deployment.base_url={url}", *overrides]
+            *([f"judge.deployment.base_url={url}"] if url else []), *overrides]
 
 
-def run_sweep(results_dir: Path, name: str, url: str, *overrides: str, timeout: int = 120) -> subprocess.CompletedProcess:
+def run_sweep(results_dir: Path, name: str, url: str | None, *overrides: str, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run(sweep_cmd(results_dir, name, url, *overrides), capture_output=True, text=True, timeout=timeout)
 
 
@@ -166,7 +167,7 @@ def latest_jobs(out: Path) -> dict[str, dict[str, Any]]:
     return {r["key"]: r for r in jobs(out)}
 
 
-def check_accounting(out: Path) -> dict[str, Any]:
+def check_accounting(out: Path, cell: str = CELL) -> dict[str, Any]:
     """The invariants every fault test ends with; returns the totals for scenario-specific checks.
 
     * no job lost: every demo answer has exactly one line in ``cells/<cell>/labels.jsonl`` with one label per
@@ -179,7 +180,9 @@ def check_accounting(out: Path) -> dict[str, Any]:
       ``labels`` the label count.
     """
     ds = load_dataset("demo")
-    recs = jobs(out)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    cell_summary = next(c for c in summary["cells"] if c["cell"] == cell)
+    recs = [r for r in jobs(out) if r["spec"]["judge"] == cell_summary["judge_id"]]  # this cell's judge only
     seen_done: set[str] = set()
     for r in recs:
         assert r["key"] not in seen_done, f"job {r['key']} recorded again after it was done"
@@ -190,7 +193,7 @@ def check_accounting(out: Path) -> dict[str, Any]:
     want = {(a.qid, a.run_id) for a in ds.answers}
     assert set(assign) == want, f"jobs lost: {sorted(want - set(assign))[:5]}; unexpected: {sorted(set(assign) - want)[:5]}"
     n_nuggets = ds.nuggets.groupby("qid").size().to_dict()
-    lines = [json.loads(x) for x in (out / "cells" / CELL / "labels.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    lines = [json.loads(x) for x in (out / "cells" / cell / "labels.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     got = Counter((x["qid"], x["run_id"]) for x in lines)
     assert set(got) == want and set(got.values()) == {1}, "every answer needs exactly one labels entry"
     failed = labels_total = 0
@@ -217,8 +220,6 @@ def check_accounting(out: Path) -> dict[str, Any]:
             assert not failures and job["status"] == "done", f"{key}: failures recorded but no label FAILED"
         failed += n_failed
         labels_total += len(cell)
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    cell_summary = next(c for c in summary["cells"] if c["cell"] == CELL)
     assert cell_summary["failed_labels"] == failed and cell_summary["labels"] == labels_total
     st = [r["stats"] for r in recs if r["spec"]["stage"] == "assign"]  # every attempt of every job
     return {
