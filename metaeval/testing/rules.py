@@ -68,14 +68,15 @@ def analyse(messages: Messages) -> dict:
         task, labels = "importance", ["vital", "okay"]
     else:
         task, labels = "unknown", []
-    ans = re.search(r"<answer>\n?(.*?)</answer>", text, re.DOTALL)
+    blocks = re.findall(r"<answer>\n(.*?)</answer>", text, re.DOTALL)  # the answer block, not "<answer> tags" in prose
+    ans_text = blocks[-1] if blocks else ""
     query = re.search(r"<query>\n(.*?)</query>", text, re.DOTALL)  # the block, not "<query> tags" in prose
     documents = _DOC.findall(text)
     if task == "relevance":
         n = len(documents)
     return {
         "task": task, "n": n, "nuggets": nuggets, "labels": labels, "json": _wants_json(messages),
-        "answer": ans.group(1).strip() if ans else "", "documents": documents,
+        "answer": ans_text.strip(), "documents": documents,
         "query": query.group(1).strip() if query else "",
     }
 
