@@ -162,7 +162,11 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     for k, (cname, cl) in enumerate(zip(cnames, cand_longs)):
         block: dict[str, Any] = {"name": cname, "metrics": {}}
         for metric in common:
-            al = align(ref_long, [cl], metric)
+            try:
+                al = align(ref_long, [cl], metric)
+            except ConfigError as exc:  # name both sides: which files share nothing
+                where = f"reference {ref_path or ref_name} vs candidate {paths[k] or cname}"
+                raise ConfigError(f"{where}: {exc}") from None
             tl = levels_from_aligned(al, variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method)
             fsum, fpairs = run_flips(al, test=flip_test, alpha=alpha, seed=seed)
             nan2 = (float("nan"), float("nan"))

@@ -207,7 +207,8 @@ def cross_validate(human: "LabelSet", judge: "LabelSet", methods: Sequence[str] 
     labelled_answer = np.bincount(jp.ans, weights=h >= 0, minlength=jp.n_answers) > 0
     labelled = np.bincount(jp.ans_topic[labelled_answer], minlength=len(jp.qids)) > 0
     if labelled.sum() < folds:
-        raise ConfigError(f"only {int(labelled.sum())} topic(s) carry both human and judge labels; need at least {folds}")
+        raise ConfigError(f"{_src(human)} vs {_src(judge)}: only {int(labelled.sum())} topic(s) carry both human and judge "
+                          f"labels on the same (topic, run, nugget) - {_overlap(human, judge)}; need at least {folds}")
     # validate only where the truth is known: answers with human labels, renumbered to the labelled topics
     h = h[labelled_answer[jp.ans]]
     jp = jp.select_answers(labelled_answer)
@@ -215,3 +216,16 @@ def cross_validate(human: "LabelSet", judge: "LabelSet", methods: Sequence[str] 
     recs = cross_validate_pairs(jp, h, methods, folds, np.random.default_rng(seed), metrics, level, options, tau="analysis")
     return {"folds": folds, "seed": seed, "level": level, "n_topics": int(labelled.sum()), "n_runs": len(jp.run_ids),
             "methods": summarize(recs), "tau_note": "tau-b; per fold on held-out topics, averaged over folds"}
+
+
+def _src(ls: "LabelSet") -> str:
+    """The file a label set was read from, else its name."""
+    return str((ls.provenance or {}).get("path") or ls.name)
+
+
+def _overlap(human: "LabelSet", judge: "LabelSet") -> str:
+    """Say which side of the overlap is missing: topics, runs, or the (topic, run) cells."""
+    hq, jq = set(human.labels["qid"]), set(judge.labels["qid"])
+    hr, jr = set(human.labels["run_id"]), set(judge.labels["run_id"])
+    return (f"shared topics {len(hq & jq)} (human {len(hq)}, judge {len(jq)}), "
+            f"shared runs {len(hr & jr)} (human {len(hr)}, judge {len(jr)})")

@@ -32,7 +32,7 @@ class Case:
     rc: int
     must: tuple[str, ...] = ()  # substrings of the error line (rc 2) or of stderr+stdout (rc 0)
     check: Callable[["Result"], None] | None = None
-    xfail_names_file: str = ""  # reason, when the message cannot name the file yet (code outside the io layer)
+    names_files: bool = False  # the error must name both input files (disjoint reference and candidate)
 
 
 @dataclass
@@ -96,10 +96,6 @@ B = str(BAD)
 SWEEP = ["sweep", "--no-progress", "results_dir={tmp}/r", "name=x", "runtime=serial", "grid=single", "judge=lexical",
          "strategy=human_auto", "analysis.bootstrap=0", "calibration.enabled=false"]
 NIST_SWEEP = SWEEP + ["dataset=trec-rag-2024"]
-NO_FILE_NAME = ("analysis/cells.py raises 'the sides share no (topic, run) cell' without naming the reference or "
-                "candidate file (reported to the lead; not this helper's file)")
-NO_FILE_NAME_CAL = ("calibration raises 'only 0 topic(s) carry both human and judge labels' without naming the files, "
-                    "and for disjoint *runs* the topic wording misleads (reported to the lead)")
 
 CASES = [
     Case("score-truncated", ["score", f"{B}/truncated.jsonl"], 2, ("truncated.jsonl:9", "malformed JSON")),
@@ -118,9 +114,9 @@ CASES = [
     Case("score-missing-file", ["score", f"{B}/no_such_file.jsonl"], 2, ("no_such_file.jsonl", "no such file")),
     Case("score-50mb-answer", ["score", "{tmp}/big.jsonl", "--out", "{tmp}/s.csv"], 0, ("9 answers",), _check_big),
     Case("analyze-disjoint-topics", ["analyze", "--reference", f"{B}/ref_q01_q02.jsonl", "--candidate", f"{B}/cand_q03_q04.jsonl",
-                                     "--bootstrap", "0", "--out", "{tmp}/a"], 2, ("share no",), xfail_names_file=NO_FILE_NAME),
+                                     "--bootstrap", "0", "--out", "{tmp}/a"], 2, ("share no",), names_files=True),
     Case("analyze-disjoint-runs", ["analyze", "--reference", f"{B}/ref_runs_ab.jsonl", "--candidate", f"{B}/cand_runs_cd.jsonl",
-                                   "--bootstrap", "0", "--out", "{tmp}/a"], 2, ("share no",), xfail_names_file=NO_FILE_NAME),
+                                   "--bootstrap", "0", "--out", "{tmp}/a"], 2, ("share no",), names_files=True),
     Case("analyze-partial-overlap", ["analyze", "--reference", f"{B}/ref_q01_q02.jsonl", "--candidate", f"{B}/unknown_labels.jsonl",
                                      "--bootstrap", "20", "--out", "{tmp}/a"], 0, ("kept as FAILED", "dropped"), _check_partial_overlap),
     Case("analyze-score-table-non-numeric", ["analyze", "--reference", f"{B}/scores_non_numeric.csv", "--candidate", f"{B}/good_small.jsonl",
@@ -128,9 +124,9 @@ CASES = [
     Case("analyze-truncated-candidate", ["analyze", "--reference", f"{B}/good_small.jsonl", "--candidate", f"{B}/truncated.jsonl",
                                          "--bootstrap", "0", "--out", "{tmp}/a"], 2, ("truncated.jsonl:9", "malformed JSON")),
     Case("calibrate-disjoint-topics", ["calibrate", "--human", f"{B}/ref_q01_q02.jsonl", "--judge", f"{B}/cand_q03_q04.jsonl", "--out", "{tmp}/c"],
-         2, ("0 topic(s)",), xfail_names_file=NO_FILE_NAME_CAL),
+         2, ("0 topic(s)",), names_files=True),
     Case("calibrate-disjoint-runs", ["calibrate", "--human", f"{B}/ref_runs_ab.jsonl", "--judge", f"{B}/cand_runs_cd.jsonl", "--out", "{tmp}/c"],
-         2, ("0 topic(s)",), xfail_names_file=NO_FILE_NAME_CAL),
+         2, ("0 topic(s)",), names_files=True),
     Case("calibrate-non-utf8-judge", ["calibrate", "--human", f"{B}/good_small.jsonl", "--judge", f"{B}/non_utf8.jsonl", "--out", "{tmp}/c"],
          2, ("non_utf8.jsonl:2", "not UTF-8")),
     Case("data-info-qrels-bad-grade", ["data", "info", f"{B}/qrels_bad_grade.txt"], 2, ("qrels_bad_grade.txt:3", "'grade'", "'relevant'")),
@@ -199,13 +195,12 @@ def test_bad_input(case: Case, results: dict[str, Result]) -> None:
         case.check(res)
 
 
-NAMED = [c for c in CASES if c.xfail_names_file]
+NAMED = [c for c in CASES if c.names_files]
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=c.xfail_names_file, strict=True)) for c in NAMED],
-                         ids=[c.id for c in NAMED])
+@pytest.mark.parametrize("case", NAMED, ids=[c.id for c in NAMED])
 def test_disjoint_inputs_message_names_the_files(case: Case, results: dict[str, Result]) -> None:
-    """The disjoint-input errors should name the two files; they do not yet (strict xfail: flips when fixed)."""
+    """The disjoint-input errors name the two files."""
     error = next(ln for ln in results[case.id].stderr.splitlines() if ": error: " in ln)
     a, b = (Path(x).name for x in case.argv if x.startswith(B))
     assert a in error and b in error, error
