@@ -48,7 +48,7 @@ class _Builder:
         self.data["verdict"] = verdict
         sections = [self.s_verdict(verdict), self.s_provenance(), self.s_usage(), self.s_leaderboards(), self.s_tau(),
                     self.s_scatter(), self.s_agreement(), self.s_descriptive(), self.s_calibration(),
-                    self.s_disagreements()]
+                    self.s_disagreements(), self.s_injection()]
         self.data["problems"] = list(dict.fromkeys(self.res.problems))
         if self.data["problems"]:
             sections.append(Section("problems", "Problems while building the report",
@@ -280,6 +280,47 @@ class _Builder:
             blocks.append(Detail(f"{c['cell']}", inner))
         self.data["disagreements"] = out
         return Section("disagreements", "Where judge and reference disagree most", blocks)
+
+    def s_injection(self) -> Section:
+        """Prompt-injection probe results saved beside the sweep (``metaeval probe --out DIR/probe/NAME.json``)."""
+        folder = self.res.path / "probe"
+        rows = _injection_rows(folder) if folder.is_dir() else []
+        self.data["injection"] = rows
+        if not rows:
+            return Section("injection", "Prompt-injection probe", [Text(
+                f"No probe results in {folder}. Measure a judge's label-flip rate under injected instructions with "
+                f"`metaeval probe --judge NAME --out {folder}/NAME.json`; this section then lists them.", "note")])
+        return Section("injection", "Prompt-injection probe", [
+            Text("Share of (answer, nugget) labels that change when an injection phrasing is added to the answer, "
+                 "over all phrasings; upward = toward support. The control adds a neutral sentence: the flips any "
+                 "added text causes."),
+            Table(["probe file", "judge", "prompt", "answers", "pairs", "flip", "upward", "downward", "control flip"], rows,
+                  "metaeval probe results", [False, False, False, True, True, True, True, True, True]),
+        ])
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None else f"{100 * float(x):.1f}%"
+
+
+def _injection_rows(folder: Path) -> list[list[str]]:
+    """One row per ``metaeval probe`` result in ``RESULTS_DIR/probe/*.json``."""
+    import json
+
+    rows = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            r = json.loads(path.read_text(encoding="utf-8"))
+            o = r["overall"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        controls = r.get("controls") or []
+        ctrl = r["per_probe"].get(controls[0], {}) if controls else {}
+        prompt = (r.get("prompt") or {}).get("name") or "-"
+        rows.append([path.stem, str(r.get("judge_kind", "")), prompt, str(r.get("n_answers", "")), str(o.get("n_pairs", "")),
+                     _pct(o.get("flip_rate")), _pct(o.get("upward_rate")), _pct(o.get("downward_rate")),
+                     _pct(ctrl.get("flip_rate")) if ctrl else "-"])
+    return rows
 
 
 def _s(x: Any) -> str:
