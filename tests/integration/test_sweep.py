@@ -113,10 +113,13 @@ def test_kill_9_midway_then_resume(tmp_path):
         sweep(tmp_path / "b", url, "name=k", *common)  # uninterrupted, its own cache
         fresh, distinct_fresh = srv.counts["requests"], len(srv.bodies)
     assert resumed > 0
-    # the interrupted + resumed runs asked for exactly the requests of an uninterrupted run, and the only
-    # requests that went out twice are those in flight at the kill (concurrency 4): finished jobs were not resent
+    # the interrupted + resumed runs asked for exactly the distinct requests of an uninterrupted run, and the only
+    # requests that went out twice are those in flight at the kill (concurrency 4): finished jobs were not resent.
+    # (Raw request counts are not compared exactly: a request cut off mid-transfer by the kill is counted by the
+    # server without a body.)
     assert distinct_interrupted == distinct_fresh == fresh
-    assert sent_before + resumed == fresh + repeated and repeated <= 4
+    assert repeated <= 4
+    assert fresh + repeated <= sent_before + resumed <= fresh + repeated + 4
     a = (tmp_path / "a" / "k" / "cells" / "testserver__v1__human_auto" / "labels.jsonl").read_text(encoding="utf-8")
     b = (tmp_path / "b" / "k" / "cells" / "testserver__v1__human_auto" / "labels.jsonl").read_text(encoding="utf-8")
     assert a == b
