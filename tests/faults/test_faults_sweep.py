@@ -132,7 +132,9 @@ def test_burst_of_429_honours_retry_after_and_loses_nothing(outcomes):
         by_sha.setdefault(e["sha"], []).append(e)
     single = [seq for seq in by_sha.values() if sum(e["status"] == 200 for e in seq) == 1]
     waits = [b["t"] - a["t"] for seq in single for a, b in zip(seq, seq[1:]) if a["status"] == 429]
-    assert len(waits) >= 50 and min(waits) >= 0.5 - 0.01, sorted(waits)[:3]
+    n_429 = sum(e["status"] == 429 for seq in single for e in seq)
+    # every 429 of a single-job sequence was followed by a retry, and most of the 56 are in such sequences
+    assert len(waits) == n_429 >= 40 and min(waits) >= 0.5 - 0.01, (n_429, sorted(waits)[:3])
 
 
 def test_5xx_storm_failures_are_failed_with_reasons_counted_and_retried_on_rerun(outcomes):
