@@ -3,6 +3,7 @@
 Flow of ``await client.complete(messages, prompt=...)``::
 
     cache lookup (hit -> trace with cache_hit=True, no request)
+      -> single flight: the same cache key already on the wire -> wait for it, then read the cache
       -> for attempt in 0..max_retries:
              rate limiter slot (concurrency, rpm, tpm) -> backend.complete(request)
              TransientError -> record RetryEvent, sleep backoff *outside* the slot, try again
@@ -60,6 +61,8 @@ class ChatClient:
         self.stats = ClientStats()
         self._rng = random.Random(seed)
         self._limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RateLimiter]" = weakref.WeakKeyDictionary()
+        #: per event loop: cache key -> future done when the call holding that key finishes (single flight)
+        self._inflight: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future]]" = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ helpers
     def _limiter(self) -> RateLimiter:
@@ -113,7 +116,10 @@ class ChatClient:
         )
         self.stats.calls += 1
         t0 = time.perf_counter()
-        if self.cache is not None:
+        if self.cache is None:
+            return await self._send(key, msgs, params, base, t0)
+        inflight = self._inflight.setdefault(asyncio.get_running_loop(), {})
+        while True:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
@@ -123,6 +129,23 @@ class ChatClient:
                     latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
                     timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
                 )
+            pending = inflight.get(key)
+            if pending is None:
+                break
+            # the same request is already on the wire: wait for it and read its reply from the cache (if that
+            # call failed, the loop comes back here with a miss and this caller sends its own request)
+            await asyncio.shield(pending)
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        inflight[key] = done
+        try:
+            return await self._send(key, msgs, params, base, t0)
+        finally:
+            inflight.pop(key, None)
+            done.set_result(None)
+
+    async def _send(self, key: str, msgs: tuple, params: dict[str, Any], base: dict[str, Any], t0: float) -> CallTrace:
+        """The request itself: limits, retries, accounting, cache write."""
+        dep = self.deployment
         request = ChatRequest(model=dep.model, messages=msgs, params=params, timeout_s=dep.limits.timeout_s)
         events: list[RetryEvent] = []
         limiter = self._limiter()

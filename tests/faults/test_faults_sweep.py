@@ -161,7 +161,12 @@ def test_5xx_storm_failures_are_failed_with_reasons_counted_and_retried_on_rerun
     assert all(len(s.log) == before[name] for name, s in servers.items() if name != "storm_5xx")
     sent = {e["answer"] for e in srv.log[before["storm_5xx"]:]}
     failed_texts = {a.text.strip() for a in ds.answers if (a.qid, a.run_id) in {(r["spec"]["qid"], r["spec"]["run_id"]) for r in failed}}
-    assert sent == failed_texts and all(e["status"] == 200 for e in srv.log[before["storm_5xx"]:])
+    failed_keys = {(r["spec"]["qid"], r["spec"]["run_id"]) for r in failed}
+    done_texts = {a.text.strip() for a in ds.answers if (a.qid, a.run_id) not in failed_keys}
+    # only failed jobs go out again; a failed job whose identical twin (same answer text) succeeded is answered
+    # from the cache instead
+    assert sent <= failed_texts and failed_texts - sent <= done_texts
+    assert all(e["status"] == 200 for e in srv.log[before["storm_5xx"]:])
     acc2 = check_accounting(outcomes["out"], cell("storm_5xx"))
     assert acc2["failed_labels"] == 0 and not acc2["failed_jobs"]
 
