@@ -84,14 +84,20 @@ def importance_agreement(joined: pd.DataFrame, alpha: float = 0.05) -> dict[str,
     return out
 
 
-def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05) -> dict[str, Any]:
+def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05, n_boot: int = 1000,
+                    seed: int | None = 0) -> dict[str, Any]:
     """Support-label agreement (and importance agreement) of two LabelSets; a JSON-ready dict.
 
     Keys: everything from :func:`metaeval.analysis.confusion.confusion_agreement` (``order, confusion,
     confusion_row_normalised, exact_agreement, cohen_kappa, weighted_kappa, krippendorff_alpha,
     strictness_index, stuart_maxwell_p, reference_mix, candidate_mix, shifts`` ...), plus ``failed``
-    (counts of FAILED on either side), ``join`` (the join report) and ``importance`` (or None).
+    (counts of FAILED on either side), ``join`` (the join report), ``importance`` (or None) and
+    ``clustered``: topic-bootstrap CIs of kappa, weighted kappa and the strictness index
+    (:mod:`metaeval.analysis.clustered`; ``n_boot`` replicates, ``seed``) - the asymptotic ``*_ci`` treat
+    pairs as independent and are too narrow for claims about new topics.
     """
+    from metaeval.analysis.clustered import clustered_agreement_ci
+
     from metaeval.errors import ConfigError
 
     joined, info = join_labels(reference, candidate)
@@ -104,6 +110,7 @@ def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05) -> dict
     out["failed"] = failed
     out["join"] = info
     out["importance"] = importance_agreement(joined, alpha)
+    out["clustered"] = clustered_agreement_ci(joined, SUPPORT_ORDER, n_boot=n_boot, seed=seed, alpha=alpha)
     return out
 
 

@@ -117,6 +117,10 @@ def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
     row.update({"cohen_kappa_low": ag["cohen_kappa_ci"][0], "cohen_kappa_high": ag["cohen_kappa_ci"][1],
                 "weighted_kappa_low": ag["weighted_kappa_ci"][0], "weighted_kappa_high": ag["weighted_kappa_ci"][1],
                 "strictness_low": ag["strictness_ci"][0], "strictness_high": ag["strictness_ci"][1]})
+    cl = ag.get("clustered") or {}
+    for key in ("cohen_kappa", "weighted_kappa", "strictness"):  # topic-bootstrap intervals (clustered by topic)
+        lo, hi = cl.get(f"{key}_ci_topic", [float("nan"), float("nan")])
+        row.update({f"{key}_topic_low": lo, f"{key}_topic_high": hi})
     return row
 
 
@@ -193,7 +197,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         block["labels"] = None
         if both_labels:
             try:
-                block["labels"] = label_agreement(ref, cands[k], alpha)
+                block["labels"] = label_agreement(ref, cands[k], alpha, n_boot=n_boot, seed=seed)
             except ConfigError as exc:  # different nugget sets (e.g. judge-created nuggets): no label-level agreement
                 block["labels_note"] = str(exc)
         block["descriptive"] = describe_labels(cands[k]) if isinstance(cands[k], LabelSet) else None

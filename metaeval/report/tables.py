@@ -113,7 +113,8 @@ def strictness(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
         lab = (c.get("analysis") or {}).get("labels")
         if not lab:
             continue
-        ci = lab.get("strictness_ci") or [None, None]
+        # the topic-clustered interval where the analysis has it (pairs of one topic are not independent)
+        ci = (lab.get("clustered") or {}).get("strictness_ci_topic") or lab.get("strictness_ci") or [None, None]
         shifts = [s for s in lab.get("shifts", []) if s.get("changed") and s.get("count")]
         shifts.sort(key=lambda s: -s["count"])
         rows.append({"cell": c["cell"], "n": lab.get("n"), "exact_agreement": lab.get("exact_agreement"),
@@ -144,7 +145,7 @@ def strictness_reading(r: dict[str, Any]) -> str:
 STRICTNESS_COLUMNS: list[Column] = [
     ("cell", "cell", _s, False), ("n", "pairs", _s, True), ("exact_agreement", "exact agreement", lambda x: fmt(x), True),
     ("cohen_kappa", "Cohen kappa", lambda x: fmt(x), True), ("weighted_kappa", "weighted kappa", lambda x: fmt(x), True),
-    ("net", "net strictness [95% CI]", _s, True), ("p_lower", "judge lower", _pct, True), ("p_higher", "judge higher", _pct, True),
+    ("net", "net strictness [95% CI, topic bootstrap]", _s, True), ("p_lower", "judge lower", _pct, True), ("p_higher", "judge higher", _pct, True),
     ("sm", "Stuart-Maxwell chi2 (df), p", _s, True), ("reading", "reading", _s, False),
 ]
 
