@@ -15,44 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def resample_topics(labels, n_topics: int, seed: int):
-    """A LabelSet with ``n_topics`` topics drawn with replacement from ``labels`` (copies get new qids)."""
-    import numpy as np
-    import pandas as pd
-
-    from metaeval.types import LabelSet
-
-    rng = np.random.default_rng(seed)
-    qids = labels.qids
-    picks = rng.choice(len(qids), size=n_topics, replace=True)
-    labs, answers = [], []
-    for k, i in enumerate(picks):
-        q = qids[i]
-        new = f"{q}#{k}"
-        labs.append(labels.labels[labels.labels["qid"] == q].assign(qid=new))
-        answers.append(labels.answers[labels.answers["qid"] == q].assign(qid=new))
-    lab = pd.concat(labs, ignore_index=True)
-    for col, cats in (("importance", labels.labels["importance"].cat.categories),
-                      ("support", labels.labels["support"].cat.categories)):
-        lab[col] = pd.Categorical(lab[col], categories=cats)
-    return LabelSet(f"{labels.name}-{n_topics}t", lab, pd.concat(answers, ignore_index=True))
-
-
-def judge_like(labels):
-    """The deterministic judge-like relabelling used in the tests."""
-    import numpy as np
-
-    sup = labels.labels["support"].astype(str).to_numpy()
-    h = (np.arange(len(sup)) * 2654435761 % 1000) / 1000.0
-    out = sup.copy()
-    out[(sup == "support") & (h < 0.35)] = "partial_support"
-    out[(sup == "support") & (h >= 0.35) & (h < 0.45)] = "not_support"
-    out[(sup == "not_support") & (h < 0.12)] = "partial_support"
-    out[(sup == "not_support") & (h >= 0.12) & (h < 0.17)] = "support"
-    out[(sup == "partial_support") & (h < 0.4)] = "not_support"
-    out[(sup == "partial_support") & (h >= 0.7)] = "support"
-    return labels.with_labels(out, name="judge")
+from benchmarks.inputs import resample_topics  # noqa: E402
 
 
 def main() -> int:
@@ -68,6 +31,7 @@ def main() -> int:
     from metaeval.analysis.api import analyze
     from metaeval.io.assignments import read_assignments
     from metaeval.paths import shared_data_dir
+    from metaeval.testing.relabel import judge_like
 
     nist = read_assignments(shared_data_dir() / "trec-rag-2024" / "nugget_assignment.20241108.jl", name="nist")
     ref = resample_topics(nist, args.topics, args.seed)

@@ -21,25 +21,7 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def resample_topics(labels, n_topics: int, seed: int):
-    """A label set of ``n_topics`` topics drawn with replacement from ``labels`` (copies get new qids)."""
-    import numpy as np
-    import pandas as pd
-
-    from metaeval.types import LabelSet
-
-    rng = np.random.default_rng(seed)
-    picks = rng.choice(labels.qids, size=n_topics, replace=True)
-    labs, anss = [], []
-    for k, q in enumerate(picks):
-        new = f"{q}#{k}"
-        labs.append(labels.labels[labels.labels["qid"] == q].assign(qid=new))
-        anss.append(labels.answers[labels.answers["qid"] == q].assign(qid=new))
-    lab = pd.concat(labs, ignore_index=True)
-    for col in ("importance", "support"):
-        lab[col] = pd.Categorical(lab[col], categories=labels.labels[col].cat.categories)
-    return LabelSet(name=f"{labels.name}-x{n_topics}", labels=lab, answers=pd.concat(anss, ignore_index=True))
+from benchmarks.inputs import resample_topics  # noqa: E402
 
 
 def main() -> int:

@@ -15,18 +15,10 @@ from metaeval.scoring import METRICS, score_answers
 
 
 def relabel(labels):
-    """A deterministic judge-like perturbation (hash of the row number): support often -> partial, a few
-    not_support -> partial/support, partial split both ways.  Taus land near the paper's (0.8 / 0.6 / 0.6)."""
-    sup = labels.labels["support"].astype(str).to_numpy()
-    h = (np.arange(len(sup)) * 2654435761 % 1000) / 1000.0
-    out = sup.copy()
-    out[(sup == "support") & (h < 0.35)] = "partial_support"
-    out[(sup == "support") & (h >= 0.35) & (h < 0.45)] = "not_support"
-    out[(sup == "not_support") & (h < 0.12)] = "partial_support"
-    out[(sup == "not_support") & (h >= 0.12) & (h < 0.17)] = "support"
-    out[(sup == "partial_support") & (h < 0.4)] = "not_support"
-    out[(sup == "partial_support") & (h >= 0.7)] = "support"
-    return labels.with_labels(out, name="perturbed")
+    """The deterministic judge-like perturbation (``metaeval.testing.relabel.judge_like``)."""
+    from metaeval.testing.relabel import judge_like
+
+    return judge_like(labels, name="perturbed")
 
 
 @pytest.fixture(scope="module")
