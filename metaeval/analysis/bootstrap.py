@@ -189,13 +189,30 @@ def run_flips(al: Aligned, candidate: int = 0, test: str = "t", alpha: float = 0
     ref_diff, cand_diff = mx[i] - mx[j], my[i] - my[j]
     p = PAIRED_TESTS[test](xm[:, i] - xm[:, j], seed)
     sig = p < alpha
+    sig_holm = _holm(p, alpha)
     flip = np.sign(ref_diff) * np.sign(cand_diff) < 0
     runs = np.asarray(al.runs)
     table = pd.DataFrame({"metric": al.metric, "run_a": runs[i], "run_b": runs[j], "ref_diff": ref_diff,
-                          "cand_diff": cand_diff, "p_ref": p, "ref_significant": sig, "flip": flip})
+                          "cand_diff": cand_diff, "p_ref": p, "ref_significant": sig,
+                          "ref_significant_holm": sig_holm, "flip": flip})
     summary = {
         "n_pairs": int(len(i)), "n_flips": int(flip.sum()), "n_flips_ref_significant": int((flip & sig).sum()),
-        "n_ref_significant": int(sig.sum()), "n_tied_reference": int(((ref_diff == 0) & (cand_diff != 0)).sum()),
+        "n_ref_significant": int(sig.sum()), "n_flips_ref_significant_holm": int((flip & sig_holm).sum()),
+        "n_ref_significant_holm": int(sig_holm.sum()),
+        "n_tied_reference": int(((ref_diff == 0) & (cand_diff != 0)).sum()),
         "n_tied_candidate": int(((cand_diff == 0) & (ref_diff != 0)).sum()), "test": test, "alpha": alpha,
+        "multiple_comparisons": "ref_significant: per pair at alpha; *_holm: Holm (1979) step-down over all run pairs",
     }
     return summary, table
+
+
+def _holm(p: np.ndarray, alpha: float) -> np.ndarray:
+    """Holm's step-down rejections at family-wise level ``alpha`` (statsmodels ``multipletests``); NaN p-values
+    (e.g. constant differences) are never rejected."""
+    from statsmodels.stats.multitest import multipletests
+
+    out = np.zeros(len(p), dtype=bool)
+    ok = ~np.isnan(p)
+    if ok.any():
+        out[ok] = multipletests(p[ok], alpha=alpha, method="holm")[0]
+    return out

@@ -45,3 +45,18 @@ def test_clustered_intervals_contain_the_estimate_and_are_wider(nist_labels):
         assert hi - lo > ag[ci_iid][1] - ag[ci_iid][0]  # topics share nuggets and assessors: wider than i.i.d.
     again = clustered_agreement_ci(join_labels(nist_labels, judge)[0], SUPPORT_ORDER, n_boot=500, seed=1)
     assert again["cohen_kappa_ci_topic"] == cl["cohen_kappa_ci_topic"]  # seeded
+
+
+def test_flip_counts_with_holm_correction(nist_labels):
+    from statsmodels.stats.multitest import multipletests
+
+    from metaeval.analysis.bootstrap import run_flips
+    from metaeval.analysis.cells import align, to_long
+    from metaeval.testing.relabel import judge_like
+
+    al = align(to_long(nist_labels), [to_long(judge_like(nist_labels))], "v_strict")
+    summary, table = run_flips(al)
+    holm = multipletests(table["p_ref"].dropna(), alpha=0.05, method="holm")[0]
+    assert summary["n_ref_significant_holm"] == int(holm.sum()) <= summary["n_ref_significant"]
+    assert summary["n_flips_ref_significant_holm"] == int((table["flip"] & table["ref_significant_holm"]).sum())
+    assert summary["n_flips_ref_significant_holm"] <= summary["n_flips_ref_significant"]
