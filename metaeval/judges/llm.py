@@ -50,6 +50,10 @@ class LLMJudge(Judge):
         super().__init__(name or client.deployment.name)
         if structured_output not in STRUCTURED:
             raise ConfigError(f"structured_output must be one of {sorted(k for k in STRUCTURED if k)} or null, got {structured_output!r}")
+        if structured_output and client.deployment.backend != "openai":
+            # Anthropic's API has no response_format; a schema sent there would be rejected mid-sweep
+            raise ConfigError(f"structured_output={structured_output!r} needs the openai backend (OpenAI, vLLM, "
+                              f"llama.cpp); deployment {client.deployment.name!r} uses {client.deployment.backend!r}")
         self.structured_output = structured_output
         self.client = client
         chosen = {**DEFAULT_PROMPTS, **dict(prompts or {})}

@@ -158,3 +158,15 @@ def test_cache_survives_a_killed_writer(tmp_path):
     cache = ResponseCache(path)
     assert len(cache) == 100 and cache.get("k99") == {"text": "v99"}
     assert cache._connect().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_structured_output_is_refused_for_anthropic_at_construction():
+    import pytest
+
+    from metaeval.errors import ConfigError
+    from metaeval.judges.registry import make_judge
+
+    dep = {"backend": "anthropic", "model": "m", "base_url": "http://127.0.0.1:9", "api_key_env": None}
+    with pytest.raises(ConfigError, match="needs the openai backend"):
+        make_judge({"judge": "llm", "deployment": dep, "structured_output": "json_schema"})
+    make_judge({"judge": "llm", "deployment": dep})  # without a schema it is fine
