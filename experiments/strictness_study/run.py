@@ -106,23 +106,16 @@ def model_rows(cell: str, sm: dict) -> list[dict]:
 def conditional_rows(cell: str, human, judge) -> list[dict]:
     """Control for the human label: ``stricter ~ vital + log_length_z + C(human)`` (logit, topic-cluster-robust SEs)
     on the pairs whose human label is partial_support or support - the only pairs where the judge *can* be
-    stricter.  Without the human label, a covariate that goes with higher human labels (vital nuggets, long
-    answers) shows up as "stricter" even for a judge whose errors ignore it (the simulated judge below)."""
-    import numpy as np
-    import statsmodels.formula.api as smf
+    stricter (``metaeval.calibration.strictness`` ``conditional`` block).  Without the human label, a covariate
+    that goes with higher human labels (vital nuggets, long answers) shows up as "stricter" even for a judge whose
+    errors ignore it (the simulated judge below)."""
+    from metaeval.calibration.strictness import shift_frame, strictness_models
 
-    from metaeval.calibration.strictness import shift_frame
-
-    df = shift_frame(human, judge)
-    df = df[df["human"] > 0].reset_index(drop=True)
-    groups = df["qid"].astype("category").cat.codes.to_numpy()
-    res = smf.logit("stricter ~ vital + log_length_z + C(human)", df).fit(
-        disp=False, cov_type="cluster", cov_kwds={"groups": groups})
-    ci = np.asarray(res.conf_int())
-    return [{"cell": cell, "model": "logit_given_human", "term": t, "effect": "odds ratio", "n": int(len(df)),
-             "estimate": float(np.exp(res.params[t])), "ci_low": float(np.exp(ci[i, 0])),
-             "ci_high": float(np.exp(ci[i, 1])), "p": float(res.pvalues[t])}
-            for i, t in enumerate(res.params.index) if t in ("vital", "log_length_z")]
+    block = strictness_models(human, judge, mixed=False)["conditional"]["logit"]
+    n = int((shift_frame(human, judge)["human"] > 0).sum())  # the pairs the conditional logit is fitted on
+    return [{"cell": cell, "model": "logit_given_human", "term": c["term"], "effect": "odds ratio", "n": n,
+             "estimate": c["effect"], "ci_low": c["effect_ci"][0], "ci_high": c["effect_ci"][1], "p": c["p"]}
+            for c in block["coefficients"] if c["term"] in ("vital", "log_length_z")]
 
 
 def composition_rows(human, judge) -> list[dict]:
