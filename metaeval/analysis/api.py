@@ -8,19 +8,18 @@ Inputs are LabelSets, score DataFrames, or paths (:func:`load_input`).
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
 
 from metaeval.analysis.bootstrap import paired_bootstrap, run_flips
 from metaeval.analysis.cells import align, metrics_of, to_long
 from metaeval.analysis.levels import LEVELS, levels_from_aligned
 from metaeval.errors import ConfigError
+from metaeval.io.jsonl import to_jsonable
 
 
 def load_input(path: str | os.PathLike) -> Any:
@@ -63,21 +62,6 @@ def _name(obj: Any, path: Any, k: int) -> str:
     return getattr(obj, "name", None) or f"candidate_{k}"
 
 
-def _clean(obj: Any) -> Any:
-    """NaN/inf -> None and numpy scalars -> Python, recursively (strict JSON)."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return None if not math.isfinite(float(obj)) else float(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
-
-
 @dataclass
 class AnalysisResult:
     """Tidy tables for notebooks and the JSON document ``metaeval analyze`` writes."""
@@ -100,7 +84,7 @@ class AnalysisResult:
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "analysis.json"]
         tmp = paths[0].with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(_clean(self.json), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(to_jsonable(self.json), indent=2, allow_nan=False) + "\n", encoding="utf-8")
         os.replace(tmp, paths[0])
         for name in ("tau", "cells", "flips", "flip_pairs", "paired", "agreement", "confusion", "descriptive"):
             df = getattr(self, name)
@@ -234,5 +218,5 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         agreement=pd.DataFrame([_agreement_row(n, a) for n, a in agreements.items()]),
         confusion=pd.concat([confusion_frame(a, n) for n, a in agreements.items()], ignore_index=True) if agreements else pd.DataFrame(),
         descriptive=pd.DataFrame(desc_rows),
-        json=_clean(doc),
+        json=to_jsonable(doc),
     )

@@ -42,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import json
+
+    from metaeval.io.jsonl import to_jsonable
     import os
 
     from metaeval.errors import ConfigError
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
         result["strictness"] = strictness_models(human, judge)
     with open(os.path.join(args.out, "calibration.json"), "w", encoding="utf-8") as fh:
-        json.dump(_clean(result), fh, indent=1)
+        json.dump(to_jsonable(result), fh, indent=1)
         fh.write("\n")
     _print_validation(cv, metrics)
     print(f"\nwrote {os.path.join(args.out, 'calibration.json')} and {model_path}")
@@ -92,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _apply(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
     import json
+
+    from metaeval.io.jsonl import to_jsonable
     import os
 
     from metaeval.calibration.apply import apply_models, leaderboard_records, load_models, raw_leaderboard
@@ -112,7 +116,7 @@ def _apply(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
     for name, p in preds.items():
         p.answers.to_csv(os.path.join(args.out, f"answers.{name}.csv"), index=False)
     with open(os.path.join(args.out, "calibrated.json"), "w", encoding="utf-8") as fh:
-        json.dump(_clean(out), fh, indent=1)
+        json.dump(to_jsonable(out), fh, indent=1)
         fh.write("\n")
     first = metrics[0]
     for name, p in preds.items():
@@ -152,25 +156,3 @@ def _print_validation(cv: dict, metrics: tuple[str, ...]) -> None:
 
 def _fmt(x) -> str:
     return "nan" if x is None else f"{x:.3f}"
-
-
-def _clean(obj):
-    """JSON-safe: NaN/inf -> None, numpy scalars -> Python."""
-    import math
-
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj

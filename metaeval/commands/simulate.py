@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from metaeval.calibration.harness import run_study
-    from metaeval.commands.calibrate import _clean
+    from metaeval.io.jsonl import to_jsonable
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         res["config"]["confusion_name"] = f"estimated from {args.confusion_from}"
     path = os.path.join(args.out, "simulation.json")
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(_clean(res), fh, indent=1)
+        json.dump(to_jsonable(res), fh, indent=1)
         fh.write("\n")
     cfg = res["config"]
     print(f"{cfg['reps']} replications, confusion {cfg['confusion_name']}, design {cfg['design']}, "

@@ -4,34 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
+from metaeval.io.jsonl import to_jsonable
 from metaeval.report.build import build_report
 from metaeval.report.model import Report
 from metaeval.report.render_html import render_html
 from metaeval.report.render_md import render_md
 
 log = logging.getLogger(__name__)
-
-
-def _clean(obj: Any) -> Any:
-    """JSON-ready: NaN/inf -> None, numpy scalars -> Python."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
-        try:
-            obj = obj.item()
-        except (TypeError, ValueError):
-            return str(obj)
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    return str(obj)
 
 
 def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
@@ -47,7 +29,7 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
     paths = {"html": out / "report.html", "md": out / "report.md", "json": out / "report.json", "files": files}
     _atomic(paths["html"], render_html(rep))
     _atomic(paths["md"], render_md(rep, "report_files"))
-    _atomic(paths["json"], json.dumps(_clean(rep.data), indent=1, allow_nan=False) + "\n")
+    _atomic(paths["json"], json.dumps(to_jsonable(rep.data), indent=1, allow_nan=False) + "\n")
     return paths
 
 

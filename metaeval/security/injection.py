@@ -33,6 +33,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
+from metaeval.io.jsonl import to_jsonable
 from metaeval.judges.base import MAX_BATCH, Judge
 from metaeval.types import Answer, Nugget, Support, Topic
 
@@ -233,7 +234,7 @@ def run_probe(judge_config: Mapping[str, Any] | str, dataset: Any = "demo", prom
     out = asyncio.run(go())
     tmpl = getattr(judge, "prompts", {}).get("assign") if hasattr(judge, "prompts") else None
     return {
-        "judge": _clean(judge.describe()),
+        "judge": to_jsonable(judge.describe()),
         "judge_kind": kind,
         "prompt": None if tmpl is None else {"name": tmpl.name, "sha": tmpl.sha},
         "dataset": ds.name,
@@ -263,12 +264,6 @@ def _conf_judge(spec: Mapping[str, Any] | str) -> Mapping[str, Any] | str:
         return load_group_option(config_dir(), "judge", spec)
     except Exception:  # no conf folder or no such option: let the registry report the unknown name
         return spec
-
-
-def _clean(obj: Any) -> Any:
-    from metaeval.io.jsonl import to_jsonable
-
-    return to_jsonable(obj)
 
 
 def format_table(result: Mapping[str, Any]) -> str:
