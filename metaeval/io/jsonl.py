@@ -98,17 +98,17 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def write_jsonl(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> int:
-    """Write records one per line (UTF-8, no ASCII escaping); returns the count.  Writes atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    """Write records one per line (UTF-8, no ASCII escaping); returns the count.  Writes atomically: a unique
+    temporary file in the same folder renamed over ``path`` (``metaeval.io.atomic``), so concurrent writers never
+    collide on a temporary name and a reader never sees half a file."""
+    from metaeval.io.atomic import atomic_open
+
     n = 0
-    with open_text(tmp, "wt") as fh:
+    with atomic_open(path, "w") as fh:
         for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False))
             fh.write("\n")
             n += 1
-    os.replace(tmp, path)
     return n
 
 

@@ -55,14 +55,24 @@ def write_table(df: "pd.DataFrame", path: str | os.PathLike) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     kind = _kind(str(path))
-    tmp = path.with_name(path.name + ".tmp")
-    if kind == "parquet":
-        df.to_parquet(tmp, index=False)
-    elif kind in ("jsonl", "json"):
-        df.to_json(tmp, orient="records", lines=True, force_ascii=False, double_precision=15, compression="infer" if not str(path).endswith(".gz") else "gzip")
-    else:
-        df.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",", compression="gzip" if str(path).endswith(".gz") else None)
-    os.replace(tmp, path)
+    import tempfile
+
+    # a unique temporary name per writer (two processes writing one table never share it), renamed over the target
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    gz = str(path).endswith(".gz")
+    try:
+        if kind == "parquet":
+            df.to_parquet(tmp, index=False)
+        elif kind in ("jsonl", "json"):
+            df.to_json(tmp, orient="records", lines=True, force_ascii=False, double_precision=15, compression="gzip" if gz else None)
+        else:
+            df.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",", compression="gzip" if gz else None)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_score_table(path: str | os.PathLike) -> "pd.DataFrame":

@@ -2,9 +2,21 @@
 resumes where it stopped.
 
 Layout: ``<results_dir>/<experiment>/jobs.jsonl``.  Each line is ``{"key", "spec", "status", "output",
-"stats", "finished_at"}``.  Only the driver writes (executors hand results back), every record is flushed as it
-arrives (it survives ``kill -9`` of the process) and fsynced at most once a second.  A line cut short by a crash
-is dropped (and logged) when the store is reopened; the job it described simply runs again.
+"stats", "finished_at"}``.  Only the driver writes (executors hand results back); every record is flushed as it
+arrives (it survives ``kill -9`` of the process) and fsynced at most once a second.
+
+Reading never loses a good record:
+
+* the *latest* record of a key wins (a job that failed and was retried by a rerun has a later ``done`` record);
+* blank lines are skipped;
+* a line that is not a JSON record (garbage, a line cut short by a crash, JSON that is not an object with
+  ``key``/``spec``/``status``/``output``) is moved to ``jobs.quarantine.jsonl`` as ``{"line", "reason", "raw",
+  "source", "quarantined_at"}`` and every other line is kept byte for byte: the store is rewritten without the
+  bad lines (unique temporary file + atomic rename, after the quarantine file is synced), never truncated.  The
+  job a bad line described simply runs again.
+
+The store holds the folder's ``RunLock`` (``.lock``) from opening until ``release()``, so two sweeps never append
+to one ``jobs.jsonl``.
 """
 
 from __future__ import annotations
@@ -16,19 +28,57 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from metaeval.pipeline.lock import RunLock
 from metaeval.pipeline.specs import JobSpec
 
 log = logging.getLogger(__name__)
 
+STATUSES = ("done", "failed")
+
+
+def record_problem(rec: Any) -> str | None:
+    """Why a decoded line is not a job record (``None`` when it is one)."""
+    if not isinstance(rec, dict):
+        return f"not a JSON object ({type(rec).__name__})"
+    if not isinstance(rec.get("key"), str) or not rec["key"]:
+        return "no string field 'key'"
+    if rec.get("status") not in STATUSES:
+        return f"field 'status' is {rec.get('status')!r}, not one of {', '.join(STATUSES)}"
+    if not isinstance(rec.get("spec"), dict):
+        return "no object field 'spec'"
+    if "output" not in rec:
+        return "no field 'output'"
+    if not isinstance(rec.get("stats", {}), dict):
+        return "field 'stats' is not an object"
+    return None
+
 
 class ResultsStore:
-    """Job results keyed by ``JobSpec.key``.  Use as a context manager or call ``close()``."""
+    """Job results keyed by ``JobSpec.key``.  Use as a context manager or call ``close()`` then ``release()``.
 
-    def __init__(self, folder: str | os.PathLike, fsync_interval_s: float = 1.0):
+    ``folder`` is a results folder or a ``metaeval.layout.ResultsLayout`` (its ``jobs``, ``quarantine`` and
+    ``lock`` paths are used).
+    ``lock=False`` opens without the folder lock (read-only inspection by tools and tests).
+    """
+
+    def __init__(self, folder: "str | os.PathLike | Any", fsync_interval_s: float = 1.0, *, jobs_path: str | os.PathLike | None = None,
+                 quarantine_path: str | os.PathLike | None = None, lock_path: str | os.PathLike | None = None,
+                 lock: bool = True):
+        if hasattr(folder, "jobs") and hasattr(folder, "root"):  # a metaeval.layout.ResultsLayout
+            layout = folder
+            folder = layout.root
+            jobs_path, quarantine_path, lock_path = (jobs_path or layout.jobs, quarantine_path or layout.quarantine,
+                                                     lock_path or layout.lock)
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.path = self.folder / "jobs.jsonl"
+        self.path = Path(jobs_path) if jobs_path else self.folder / "jobs.jsonl"
+        self.quarantine_path = Path(quarantine_path) if quarantine_path else self.folder / "jobs.quarantine.jsonl"
+        self.lock = RunLock(lock_path or self.folder / ".lock")
+        if lock:
+            self.lock.acquire()  # before reading: a second sweep stops here with one line
         self._records: dict[str, dict[str, Any]] = {}
+        self.quarantined: list[dict[str, Any]] = []
+        self.lines_read = 0
         self._load()
         self._fh = open(self.path, "a", encoding="utf-8")
         self._fsync_interval = fsync_interval_s
@@ -39,22 +89,57 @@ class ResultsStore:
     def _load(self) -> None:
         if not self.path.exists():
             return
-        good_bytes = 0
-        with open(self.path, "rb") as fh:
-            for raw in fh:
-                if not raw.endswith(b"\n"):
-                    log.warning("%s: dropping a line cut short by an interrupted run (%d bytes)", self.path, len(raw))
-                    break
+        data = self.path.read_bytes()
+        keep: list[bytes] = []
+        bad: list[dict[str, Any]] = []
+        lines = data.split(b"\n")
+        last = len(lines) - 1  # after the final "\n" split() yields b"" (or the cut-short tail of a crash)
+        for i, raw in enumerate(lines):
+            lineno = i + 1
+            if i == last and not raw:
+                break
+            if not raw.strip():
+                keep.append(raw)
+                continue
+            reason = None
+            rec: Any = None
+            if i == last:
+                reason = "line cut short (no line end: an interrupted write)"
+            else:
                 try:
                     rec = json.loads(raw)
-                except json.JSONDecodeError:
-                    log.warning("%s: dropping an unreadable line at byte %d", self.path, good_bytes)
-                    break
-                self._records[rec["key"]] = rec
-                good_bytes += len(raw)
-        if good_bytes != self.path.stat().st_size:
-            with open(self.path, "r+b") as fh:
-                fh.truncate(good_bytes)
+                except (ValueError, RecursionError) as exc:  # ValueError covers JSONDecodeError and UnicodeDecodeError
+                    reason = f"not JSON ({str(exc)[:120]})"
+                else:
+                    reason = record_problem(rec)
+            if reason is not None:
+                bad.append({"line": lineno, "reason": reason, "raw": raw.decode("utf-8", "replace")})
+                continue
+            self.lines_read += 1
+            keep.append(raw)
+            self._records[rec["key"]] = rec  # the latest record of a key wins
+        if bad:
+            self._quarantine(bad, keep)
+
+    def _quarantine(self, bad: list[dict[str, Any]], keep: list[bytes]) -> None:
+        """Append the bad lines to the quarantine file (synced), then atomically replace the store by its good
+        lines.  A crash between the two steps leaves the bad lines in both files; nothing is ever lost."""
+        from metaeval.io.atomic import atomic_open
+
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(self.quarantine_path, "a", encoding="utf-8") as q:
+            for b in bad:
+                q.write(json.dumps({**b, "source": str(self.path), "quarantined_at": stamp}, ensure_ascii=False) + "\n")
+            q.flush()
+            os.fsync(q.fileno())
+        with atomic_open(self.path, "wb", fsync=True) as fh:
+            for raw in keep:
+                if raw.strip():
+                    fh.write(raw + b"\n")
+        self.quarantined.extend(bad)
+        lines = ", ".join(str(b["line"]) for b in bad[:10]) + (" ..." if len(bad) > 10 else "")
+        log.warning("%s: %d unreadable line(s) (line %s: %s) moved to %s; their jobs will run again; %d record(s) kept",
+                    self.path, len(bad), lines, bad[0]["reason"], self.quarantine_path, self.lines_read)
 
     def __contains__(self, key: str) -> bool:
         return key in self._records
@@ -71,6 +156,8 @@ class ResultsStore:
     # ---------------------------------------------------------------- writing
     def put(self, spec: JobSpec, status: str, output: Any, stats: dict[str, Any] | None = None) -> dict[str, Any]:
         """Append one finished job (``status`` is ``done`` or ``failed``); returns the record."""
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
         rec = {
             "key": spec.key,
             "spec": spec.as_dict(),
@@ -90,13 +177,19 @@ class ResultsStore:
         return rec
 
     def close(self) -> None:
+        """Flush, sync and close ``jobs.jsonl``; the folder lock stays held until ``release()``."""
         if not self._fh.closed:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
 
+    def release(self) -> None:
+        """Close the file (if open) and drop the folder lock."""
+        self.close()
+        self.lock.release()
+
     def __enter__(self) -> "ResultsStore":
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self.release()

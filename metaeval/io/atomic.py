@@ -1,0 +1,62 @@
+"""Atomic file writes: every output file is written to a unique temporary file in the same folder and renamed
+over the target in one step (``os.replace``), so a reader sees the old file or the new one, never half of one,
+and two processes writing the same path never share (or delete) each other's temporary file.
+
+The temporary name is ``.<name>.<pid>.<random>.tmp`` (``tempfile.mkstemp``); it is removed when the write fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Iterator
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8", newline: str | None = "",
+                fsync: bool = False) -> Iterator[IO]:
+    """Open a unique temporary file next to ``path`` for writing; on a clean exit rename it over ``path``.
+
+    ``mode`` is ``"w"`` (text) or ``"wb"`` (bytes); a ``.gz`` target is gzip-compressed.  On an exception the
+    temporary file is deleted and ``path`` is left as it was.
+    """
+    if mode not in ("w", "wt", "wb"):
+        raise ValueError(f"atomic_open: mode must be 'w' or 'wb', got {mode!r}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            gz = gzip.GzipFile(fileobj=raw, mode="wb", filename="") if str(path).endswith(".gz") else None
+            target: IO = gz if gz is not None else raw
+            text = None if "b" in mode else io.TextIOWrapper(target, encoding=encoding, newline=newline)
+            yield text if text is not None else target
+            if text is not None:
+                text.flush()
+                text.detach()  # leave the binary file open: it is closed below, after the flush
+            if gz is not None:
+                gz.close()  # writes the gzip trailer; does not close ``raw`` (fileobj)
+            raw.flush()
+            if fsync:
+                os.fsync(raw.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` atomically (unique temporary file + rename)."""
+    with atomic_open(path, "w", encoding=encoding) as fh:
+        fh.write(text)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (unique temporary file + rename)."""
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
