@@ -1,36 +1,98 @@
 """Content-addressed response cache in SQLite (WAL mode): safe for several processes, survives a crash.
 
-Key (``cache_key``): SHA-256 of the canonical JSON of ``deployment name, model, rendered messages, generation
-params, sample index`` (DESIGN principle 4).  Retries, timeouts and concurrency are *not* part of the key.
+Key (``cache_key``): SHA-256 of the canonical JSON of ``backend, model, deployment revision, rendered messages,
+generation params, sample index`` (DESIGN principle 4) - what determines the reply.  Not in the key: the URL
+(a replay with the endpoint switched off must reproduce everything, as TREC AutoJudge asks of submissions), the
+deployment's name, retries, timeouts, concurrency.  Two servers that serve different weights under one model name
+must be told apart by an explicit ``deployment.revision``; the cache records the URL every entry came from and
+warns when one deployment name now points at a different server than before.
 
-Only successful replies are stored: the reply text, token usage, finish reason and the model the server named.
-Never headers, never the key.  Every ``put`` is its own transaction, so a process killed mid-run loses at most
-the reply it was writing; ``journal_mode=WAL`` + ``busy_timeout`` let several processes (Ray actors, parallel
-sweeps) read and write one file.  Connections are opened per process (re-opened after a fork).
+Only successful replies are stored: the reply text (keys redacted by the client), token usage, finish reason,
+the model the server named and the URL (user, password and query string stripped).  Never headers, never a key.
+
+Integrity: when the file is opened, ``PRAGMA quick_check`` runs; a file that is not SQLite, is truncated or has
+corrupt pages is moved aside to ``<path>.corrupt-<UTC time>`` with a warning naming it, and a fresh cache is
+started (the model is asked again).  A row that cannot be read or decoded later is a miss (logged), never a
+failed call; a write that fails is logged and skipped (the reply is still returned).
+
+Every ``put`` is its own transaction, so a process killed mid-run loses at most the reply it was writing;
+``journal_mode=WAL`` + ``busy_timeout`` let several processes (Ray actors, parallel sweeps) share one file.
+Connections are opened per process (re-opened after a fork).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+log = logging.getLogger(__name__)
 
-def cache_key(deployment: str, model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any], sample_index: int = 0) -> str:
+#: bump when the key's contents change (old entries simply stop matching)
+KEY_SCHEMA = 2
+
+
+def cache_key(backend: str, model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any],
+              sample_index: int = 0, revision: str | None = None) -> str:
+    """SHA-256 over what determines a reply; the URL and the deployment's name are deliberately left out."""
     payload = {
-        "deployment": deployment,
+        "v": KEY_SCHEMA,
+        "backend": backend,
         "model": model,
+        "revision": revision,
         "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
         "params": dict(params),
         "sample_index": int(sample_index),
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def public_url(url: str | None) -> str:
+    """The URL without user, password, query or fragment (what the cache may write down); '' for the SDK default."""
+    if not url:
+        return ""
+    try:
+        p = urllib.parse.urlsplit(str(url))
+    except ValueError:
+        return "(unparseable url)"
+    host = p.hostname or ""
+    if p.port:
+        host = f"{host}:{p.port}"
+    return urllib.parse.urlunsplit((p.scheme, host, p.path.rstrip("/"), "", ""))
+
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL, "
+    "deployment TEXT, url TEXT)",
+    "CREATE TABLE IF NOT EXISTS endpoints (deployment TEXT NOT NULL, url TEXT NOT NULL, first_seen REAL NOT NULL, "
+    "last_seen REAL NOT NULL, PRIMARY KEY (deployment, url))",
+)
+
+
+class CacheCorrupt(Exception):
+    pass
+
+
+#: SQLite result codes that mean "this file is damaged" (not "busy" or "locked": those are waited out)
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def _is_corruption(exc: BaseException) -> bool:
+    if isinstance(exc, CacheCorrupt):
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _CORRUPT_CODES
+    msg = str(exc).lower()
+    return "malformed" in msg or "not a database" in msg
 
 
 class ResponseCache:
@@ -42,31 +104,115 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
+        self.moved_to: str | None = None  # where a corrupt file was moved (this process)
+        self.bad_rows = 0
         self._connect()
+
+    # ------------------------------------------------------------------ opening
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False, isolation_level=None)
+        try:
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            row = conn.execute("PRAGMA quick_check").fetchone()
+            if not row or row[0] != "ok":
+                raise CacheCorrupt(str(row[0] if row else "no answer"))
+            for stmt in _SCHEMA:
+                conn.execute(stmt)
+            cols = {r[1] for r in conn.execute("PRAGMA table_info(responses)")}
+            for col in ("deployment", "url"):  # a cache written by an older metaeval
+                if col not in cols:
+                    conn.execute(f"ALTER TABLE responses ADD COLUMN {col} TEXT")
+        except (sqlite3.DatabaseError, CacheCorrupt):
+            conn.close()
+            raise
+        return conn
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=60000")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
-            )
+            try:
+                conn = self._open()
+            except (sqlite3.DatabaseError, CacheCorrupt) as exc:
+                if not _is_corruption(exc):
+                    raise
+                self._move_aside(exc)
+                conn = self._open()
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._connect().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+    def _move_aside(self, exc: Exception) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        target = f"{self.path}.corrupt-{stamp}-{os.getpid()}"
+        try:
+            os.replace(self.path, target)
+        except FileNotFoundError:  # another process moved it first
+            target = "(already moved by another process)"
+        for suffix in ("-wal", "-shm", "-journal"):
+            try:
+                os.replace(self.path + suffix, f"{self.path}.corrupt-{stamp}-{os.getpid()}{suffix}")
+            except FileNotFoundError:
+                pass
+        self.moved_to = target
+        log.warning("response cache %s is unreadable (%s); moved it to %s and started a fresh cache "
+                    "(replies not found there are requested again)", self.path, str(exc)[:200], target)
 
-    def put(self, key: str, record: Mapping[str, Any]) -> None:
+    # ------------------------------------------------------------------ rows
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored reply, or ``None`` (a miss) when absent or unreadable."""
+        try:
+            with self._lock:
+                row = self._connect().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            rec = json.loads(row[0])
+            if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+                raise ValueError("not a reply record")
+            return rec
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+            self.bad_rows += 1
+            log.warning("response cache %s: entry %s unreadable (%s); treated as a miss", self.path, key[:12], str(exc)[:120])
+            return None
+
+    def put(self, key: str, record: Mapping[str, Any], *, deployment: str | None = None, url: str | None = None) -> None:
         value = json.dumps(dict(record), ensure_ascii=False, sort_keys=True)
+        try:
+            with self._lock:
+                self._connect().execute(
+                    "INSERT OR REPLACE INTO responses (key, value, created, deployment, url) VALUES (?, ?, ?, ?, ?)",
+                    (key, value, time.time(), deployment, public_url(url)),
+                )
+        except sqlite3.DatabaseError as exc:
+            log.warning("response cache %s: could not store entry %s (%s); the reply is used but not cached",
+                        self.path, key[:12], str(exc)[:120])
+
+    def check_endpoint(self, deployment: str, url: str | None) -> list[str]:
+        """Record that ``deployment`` is served from ``url``; returns (and warns about) the *other* URLs this
+        deployment name pointed at before: their cached replies are reused, since the URL is not in the key."""
+        url = public_url(url)
+        now = time.time()
+        try:
+            with self._lock:
+                conn = self._connect()
+                others = [r[0] for r in conn.execute(
+                    "SELECT url FROM endpoints WHERE deployment = ? AND url != ? ORDER BY last_seen", (deployment, url))]
+                conn.execute("INSERT INTO endpoints (deployment, url, first_seen, last_seen) VALUES (?, ?, ?, ?) "
+                             "ON CONFLICT (deployment, url) DO UPDATE SET last_seen = excluded.last_seen",
+                             (deployment, url, now, now))
+        except sqlite3.DatabaseError as exc:
+            log.warning("response cache %s: could not record the endpoint (%s)", self.path, str(exc)[:120])
+            return []
+        if others:
+            log.warning("response cache %s: deployment %r now points at %s but pointed at %s before; cached replies "
+                        "from there are reused (the URL is not part of the cache key). If the servers differ, set "
+                        "the deployment's revision to keep their replies apart.", self.path, deployment,
+                        url or "the SDK's default URL", ", ".join(o or "the SDK's default URL" for o in others))
+        return others
+
+    def url_of(self, key: str) -> str | None:
         with self._lock:
-            self._connect().execute(
-                "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)", (key, value, time.time())
-            )
+            row = self._connect().execute("SELECT url FROM responses WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
 
     def __len__(self) -> int:
         with self._lock:

@@ -14,6 +14,10 @@ Backoff before retry ``k`` (0-based): ``d = max(retry_after or 0, base * 2**k * 
 ``u ~ U(0,1)`` from a seeded ``random.Random``, then ``d = min(d, max_backoff_s)``: bounded, jittered, and
 honouring the server's Retry-After up to the cap (tests shorten waits through ``max_backoff_s``).
 
+Offline replay (``METAEVAL_OFFLINE=1``, set by ``metaeval sweep --offline``): a cache miss raises ``CallFailed``
+("offline: no cached reply ...") and nothing is sent.  A reply that echoes the API key has the key (and every
+8+-character fragment of it) redacted before it is cached or traced.
+
 When retries run out the call raises ``CallFailed`` carrying a trace with ``error`` set, so the judge can mark
 its items FAILED with the reason.  The API key is read once from the environment at construction (a missing
 key is a ``ConfigError`` before any work), handed to the backend, and scrubbed from every error message.
@@ -22,6 +26,8 @@ key is a ``ConfigError`` before any work), handed to the backend, and scrubbed f
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 import random
 import time
 import weakref
@@ -31,9 +37,14 @@ from metaeval.errors import MetaevalError
 from metaeval.judges.backends import ChatBackend, ChatRequest, PermanentError, TransientError, make_backend
 from metaeval.judges.backends.base import redact
 from metaeval.judges.cache import ResponseCache, cache_key
-from metaeval.judges.config import Deployment
+from metaeval.judges.config import NO_KEY, Deployment
 from metaeval.judges.limits import RateLimiter
 from metaeval.judges.trace import CallTrace, ClientStats, RetryEvent, utc_now
+
+
+def offline_mode() -> bool:
+    """``METAEVAL_OFFLINE`` set to 1/true/yes: replay from the response cache only (inherited by local Ray actors)."""
+    return os.environ.get("METAEVAL_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class CallFailed(MetaevalError):
@@ -52,12 +63,19 @@ class ChatClient:
         cache: ResponseCache | str | None = None,
         backend: ChatBackend | None = None,
         seed: int = 0,
+        offline: bool | None = None,
     ):
         self.deployment = deployment if isinstance(deployment, Deployment) else Deployment.from_dict(deployment)
         key = self.deployment.api_key()  # ConfigError now, before any work
         self._secret = key
         self.backend = backend or make_backend(self.deployment, key)
         self.cache = ResponseCache(cache) if isinstance(cache, str) else cache
+        #: replay only: a cache miss fails the call instead of sending it (``METAEVAL_OFFLINE=1``, ``sweep --offline``)
+        self.offline = offline_mode() if offline is None else bool(offline)
+        self.revision = getattr(self.deployment, "revision", None)
+        check = getattr(self.cache, "check_endpoint", None)
+        if check is not None:  # warn when this deployment name pointed at another server before
+            check(self.deployment.name, self.deployment.base_url)
         self.stats = ClientStats()
         self._rng = random.Random(seed)
         self._limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RateLimiter]" = weakref.WeakKeyDictionary()
@@ -107,7 +125,7 @@ class ChatClient:
         dep = self.deployment
         params = {**dict(dep.params), **dict(extra_params or {})}
         msgs = tuple({"role": str(m["role"]), "content": str(m["content"])} for m in messages)
-        key = cache_key(dep.name, dep.model, msgs, params, sample_index)
+        key = cache_key(dep.backend, dep.model, msgs, params, sample_index, self.revision)
         prompt = dict(prompt or {})
         base = dict(
             deployment=dep.name, backend=dep.backend, model=dep.model, params=params,
@@ -117,6 +135,8 @@ class ChatClient:
         self.stats.calls += 1
         t0 = time.perf_counter()
         if self.cache is None:
+            if self.offline:
+                return self._offline_miss(key, base, t0)
             return await self._send(key, msgs, params, base, t0)
         inflight = self._inflight.setdefault(asyncio.get_running_loop(), {})
         while True:
@@ -129,6 +149,8 @@ class ChatClient:
                     latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
                     timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
                 )
+            if self.offline:
+                return self._offline_miss(key, base, t0)
             pending = inflight.get(key)
             if pending is None:
                 break
@@ -184,6 +206,10 @@ class ChatClient:
                 cache_hit=False, retries=retries, retry_events=tuple(events), timestamp=utc_now(), error=error,
             )
             raise CallFailed(error or "call failed", trace)
+        if self._secret and self._secret != NO_KEY:  # a reply that echoes the key: never stored or cached
+            clean = redact(reply.text, self._secret)
+            if clean != reply.text:
+                reply = dataclasses.replace(reply, text=clean)
         cost = dep.prices.cost(reply.input_tokens, reply.output_tokens)
         self.stats.input_tokens += reply.input_tokens
         self.stats.output_tokens += reply.output_tokens
@@ -192,12 +218,24 @@ class ChatClient:
             self.cache.put(key, {
                 "text": reply.text, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
                 "finish_reason": reply.finish_reason, "model": reply.model,
-            })
+            }, deployment=dep.name, url=dep.base_url)
         return CallTrace(
             **base, raw_output=reply.text, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
             cost_usd=cost, latency_s=latency, cache_hit=False, retries=retries, retry_events=tuple(events),
             timestamp=utc_now(), finish_reason=reply.finish_reason,
         )
+
+    def _offline_miss(self, key: str, base: dict[str, Any], t0: float) -> CallTrace:
+        """Offline replay and no cached reply: fail the call (nothing is sent)."""
+        self.stats.failures += 1
+        self.stats.offline_misses += 1
+        where = getattr(self.cache, "path", None) or "no cache (the cache is off)"
+        error = f"offline: no cached reply for deployment {self.deployment.name!r} (cache key {key[:16]}) in {where}; nothing was sent"
+        trace = CallTrace(
+            **base, raw_output=None, input_tokens=0, output_tokens=0, cost_usd=0.0, latency_s=time.perf_counter() - t0,
+            cache_hit=False, retries=0, retry_events=(), timestamp=utc_now(), error=error,
+        )
+        raise CallFailed(error, trace)
 
     async def aclose(self) -> None:
         await self.backend.aclose()

@@ -70,6 +70,7 @@ class ClientStats:
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
+    offline_misses: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

@@ -15,8 +15,8 @@ Reading never loses a good record:
   bad lines (unique temporary file + atomic rename, after the quarantine file is synced), never truncated.  The
   job a bad line described simply runs again.
 
-The store holds the folder's ``RunLock`` (``.lock``) from opening until ``release()``, so two sweeps never append
-to one ``jobs.jsonl``.
+The store holds the folder's ``RunLock`` (``.lock``) from opening until ``close()`` (or, with
+``close(keep_lock=True)``, until ``release()``), so two sweeps never append to one ``jobs.jsonl``.
 """
 
 from __future__ import annotations
@@ -176,17 +176,19 @@ class ResultsStore:
         self.written += 1
         return rec
 
-    def close(self) -> None:
-        """Flush, sync and close ``jobs.jsonl``; the folder lock stays held until ``release()``."""
+    def close(self, keep_lock: bool = False) -> None:
+        """Flush, sync and close ``jobs.jsonl`` and drop the folder lock (``keep_lock=True``: hold it until
+        ``release()``, e.g. while the labels are written)."""
         if not self._fh.closed:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
+        if not keep_lock:
+            self.lock.release()
 
     def release(self) -> None:
         """Close the file (if open) and drop the folder lock."""
         self.close()
-        self.lock.release()
 
     def __enter__(self) -> "ResultsStore":
         return self

@@ -91,11 +91,48 @@ def split_params(fn: Any, params: Mapping[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced (keys must never reach logs or traces)."""
-    if secret and len(secret) >= 4 and secret in text:
-        return text.replace(secret, "[REDACTED]")
-    return text
+#: the shortest run of a key's characters that is treated as a leak of that key
+MIN_FRAGMENT = 8
+REDACTED = "[REDACTED]"
+
+
+def redact(text: str, secret: str | None, min_fragment: int = MIN_FRAGMENT) -> str:
+    """``text`` with the key and every run of >= ``min_fragment`` consecutive characters of it replaced.
+
+    A server may echo a key whole, cut (an error body trimmed mid-key) or split across two messages; each
+    maximal stretch of ``text`` covered by ``min_fragment``-character windows that also occur in ``secret``
+    becomes ``[REDACTED]``.  Keys shorter than ``min_fragment`` (but at least 4 characters) are replaced whole.
+    Cost: O(len(text)) set look-ups.  Redact *before* truncating, or a cut can leave a fragment behind.
+    """
+    if not text or not secret or len(secret) < 4:
+        return text
+    if len(secret) < min_fragment:
+        return text.replace(secret, REDACTED)
+    grams = {secret[i:i + min_fragment] for i in range(len(secret) - min_fragment + 1)}
+    covered = [False] * len(text)
+    hit = False
+    for i in range(len(text) - min_fragment + 1):
+        if text[i:i + min_fragment] in grams:
+            hit = True
+            for j in range(i, i + min_fragment):
+                covered[j] = True
+    if not hit:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append(REDACTED)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def clip(text: str, limit: int = 500) -> str:
+    """``text`` cut to ``limit`` characters (with a marker saying how much was cut); call after ``redact``."""
+    return text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit} more characters]"
 
 
 class ChatBackend(ABC):
@@ -135,7 +172,7 @@ def status_error(exc: Any, key: str | None) -> Exception:
     both transient with the server's Retry-After; anything else is permanent.  The key is redacted."""
     status = int(getattr(exc, "status_code", 0) or 0)
     headers = getattr(getattr(exc, "response", None), "headers", None)
-    msg = redact(f"HTTP {status}: {getattr(exc, 'message', '')}"[:500], key)
+    msg = clip(redact(f"HTTP {status}: {getattr(exc, 'message', '')}", key))  # redact first, then cut
     if status == 429:
         return TransientError("rate_limit", msg, status, parse_retry_after(headers))
     if status >= 500 or status in (408, 409):
