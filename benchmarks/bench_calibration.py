@@ -32,7 +32,7 @@ def main() -> int:
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = ap.parse_args()
 
-    from metaeval.calibration.simulate import simulate_judge
+    from metaeval.simulation import simulate_judge
     from metaeval.calibration.validate import DEFAULT_METHODS, cross_validate
     from metaeval.io.assignments import read_assignments
     from metaeval.paths import shared_data_dir

@@ -14,6 +14,6 @@ Modules:
 Heavy modules are imported on use.
 """
 
-from metaeval.calibration.simulate import simulate_judge, simulate_support
+from metaeval.simulation import simulate_judge, simulate_support
 
 __all__ = ["simulate_judge", "simulate_support"]

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from metaeval.calibration.pairs import Pairs, pairs_from_labelset
-from metaeval.calibration.simulate import DEFAULT_CONFUSION, resolve_confusion, simulate_codes
+from metaeval.simulation import DEFAULT_CONFUSION, resolve_confusion, simulate_codes
 from metaeval.calibration.validate import DEFAULT_METHODS, FoldRecord, cross_validate_pairs, topic_folds
 from metaeval.errors import ConfigError
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from metaeval.calibration.simulate import labels_to_codes
+from metaeval.simulation import labels_to_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -6,7 +6,7 @@ with whitespace collapsed.  A nugget or answer the label set does not hold is FA
 ``not in label set <name>``; a FAILED reference label stays FAILED.  ``create_nuggets`` returns the label set's
 nuggets for the topic (at most 30, documents ignored): a replayed "creation" is the reference nugget list.
 
-``SimulatedJudge`` draws each label ``j ~ Categorical(C[h, :])`` (``metaeval.calibration.simulate``,
+``SimulatedJudge`` draws each label ``j ~ Categorical(C[h, :])`` (``metaeval.simulation``,
 rows = reference label not_support / partial_support / support) with a generator seeded by
 ``(seed, sha256(qid, run_id, nugget))``, so a label does not depend on batching or call order.  Importance is
 replayed unchanged.
@@ -40,6 +40,7 @@ def _load(spec: Any) -> LabelSet:
 
 class ReplayJudge(Judge):
     kind = "replay"
+    STAGES = ("importance", "assign")  # replays stored labels: no documents to grade, no nuggets to create
 
     def __init__(self, labels: LabelSet, name: str | None = None):
         super().__init__(name or f"replay:{labels.name}")
@@ -106,9 +107,10 @@ class ReplayJudge(Judge):
 
 class SimulatedJudge(ReplayJudge):
     kind = "simulated"
+    STAGES = ("assign",)  # passes reference support labels through a confusion matrix
 
     def __init__(self, reference: LabelSet, confusion: Any = None, seed: int = 0, name: str | None = None):
-        from metaeval.calibration.simulate import DEFAULT_CONFUSION, resolve_confusion
+        from metaeval.simulation import DEFAULT_CONFUSION, resolve_confusion
 
         super().__init__(reference, name=name or f"simulated:{reference.name}")
         self.confusion_spec = DEFAULT_CONFUSION if confusion is None else confusion
@@ -118,7 +120,7 @@ class SimulatedJudge(ReplayJudge):
     async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
         import numpy as np
 
-        from metaeval.calibration.simulate import simulate_support
+        from metaeval.simulation import simulate_support
 
         check_sizes(batch=nuggets)
         ref, missing = self.reference_support(topic.qid, answer.run_id, nuggets)

@@ -1,36 +1,440 @@
-"""THE calibrate workflow (sweep cells and ``metaeval calibrate``): one function, one ``calibration.json`` schema.
+"""THE calibrate workflow, shared by sweep cells and ``metaeval calibrate``: one function, one ``calibration.json``.
 
-First version (moved from pipeline/calibrate_cells.py): leave-topics-out validation of the label-level methods;
-being replaced by the honest workflow of issue 12 (text pairing, score-level methods, raw as a candidate,
-nested selection, cross-fitted leaderboards, bounded intervals).  The returned keys are the contract.
+``calibrate_study(reference, judge, settings, seed=...)``:
+
+1. pairs labels by (topic, run, normalised nugget text) (:mod:`metaeval.calibration.pairing`) and reports the
+   match coverage; label-level methods run only when coverage >= ``min_coverage`` (default 0.95), on matched
+   pairs, else they are listed as refused with one line giving the counts;
+2. scores both sides with :mod:`metaeval.scoring` (per answer, each on its own nuggets) for the score-level
+   methods, which work for every strategy, auto_auto included;
+3. runs ``folds``-fold leave-topics-out cross-fitting over the human-labelled topics with nested selection
+   (:mod:`metaeval.calibration.crossfit`); raw (``none``) is always a candidate and wins unless a method beats
+   it by more than one SE (rule ``one_se``);
+4. builds the leaderboard: on human-labelled topics each topic is corrected by a model fitted without it
+   (out-of-fold); on judge-only topics by the model fitted on all human-labelled topics; every interval lies
+   inside [0, 1];
+5. fits the chosen (and every usable) method on all human-labelled topics for ``calibration-model.json``,
+   with the hashes of what it was fitted on (judge spec, prompt version, nugget set, label policy).
+
+Returned keys (JSON-ready): ``schema, metric, reference, judge, settings, pairing, topics, candidates,
+selection, leaderboard, recommendation`` (for the primary ``metric``), ``by_metric`` (the same five blocks per
+metric) and ``model`` (the fitted bundle; write it to ``calibration-model.json`` and drop it from
+``calibration.json`` with :func:`split_model`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import hashlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
+log = logging.getLogger(__name__)
 SCHEMA = "metaeval.calibration/2"
+MODEL_FORMAT = "metaeval-calibration-model"
+SCORE_LEVEL = ("none", "ppi", "ppi_pp", "regression")
+LABEL_LEVEL = ("posterior", "matrix", "matrix_unconstrained", "ordinal")
+ALL_METHODS = SCORE_LEVEL + LABEL_LEVEL
+DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "methods": None, "metrics": None, "metric": "v_strict",
+                            "level": 0.95, "min_coverage": 0.95, "n_boot": 1000, "selection": "one_se", "options": {}}
 
 
+def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
+    """Defaults filled in, method and metric names checked (metrics case-insensitive: ``V_strict`` works)."""
+    from metaeval.errors import ConfigError
+    from metaeval.scoring import METRICS, normalize_metric
+
+    s = {**DEFAULTS, **{k: v for k, v in (settings or {}).items() if v is not None}}
+    methods = list(s["methods"] or ALL_METHODS)
+    if "none" not in methods:
+        methods.insert(0, "none")
+    bad = [m for m in methods if m not in ALL_METHODS]
+    if bad:
+        raise ConfigError(f"calibration.methods: unknown {', '.join(bad)}; expected {', '.join(ALL_METHODS)}")
+    metrics = [normalize_metric(m) for m in (s["metrics"] or METRICS)]
+    metric = normalize_metric(s["metric"])
+    if metric not in metrics:
+        metrics.insert(0, metric)
+    bad = [m for m in metrics if m not in METRICS]
+    if bad:
+        raise ConfigError(f"calibration metric {bad[0]!r}; expected one of {', '.join(METRICS)} (any case)")
+    if not 0 < float(s["level"]) < 1:
+        raise ConfigError(f"calibration.level {s['level']}: expected a value between 0 and 1")
+    return {**s, "methods": methods, "metrics": metrics, "metric": metric, "folds": int(s["folds"]),
+            "inner_folds": int(s["inner_folds"]), "level": float(s["level"]), "min_coverage": float(s["min_coverage"]),
+            "n_boot": int(s["n_boot"])}
+
+
+class _Data:
+    """Dense (topic x run) score matrices over the judge's topics and runs, and the text-paired labels."""
+
+    def __init__(self, reference: "LabelSet", judge: "LabelSet", metrics: Sequence[str]):
+        from metaeval.calibration.pairing import pair_by_text
+        from metaeval.scoring import score_answers
+
+        self.pairing = pair_by_text(reference, judge)
+        jp = self.pairing.judge
+        self.qids, self.runs = jp.qids, jp.run_ids
+        self.H = _matrix(score_answers(reference), self.qids, self.runs, metrics)
+        self.J = _matrix(score_answers(judge), self.qids, self.runs, metrics)
+        first = metrics[0]
+        has_h = np.isfinite(self.H[first]).any(axis=1)
+        has_j = np.isfinite(self.J[first]).any(axis=1)
+        self.labelled = np.flatnonzero(has_h & has_j)
+        self.judge_only = np.flatnonzero(~has_h & has_j)
+
+    def truth(self, topics: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        t, n = {}, {}
+        for m, H in self.H.items():
+            sub = H[topics]
+            cnt = np.isfinite(sub).sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                t[m] = np.where(cnt > 0, np.nansum(sub, axis=0) / np.maximum(cnt, 1), np.nan)
+            n[m] = cnt
+        return t, n
+
+
+def _matrix(scores, qids, runs, metrics) -> dict[str, np.ndarray]:
+    qpos = {q: i for i, q in enumerate(qids)}
+    rpos = {r: i for i, r in enumerate(runs)}
+    ti = scores["qid"].astype(str).map(qpos)
+    ri = scores["run_id"].astype(str).map(rpos)
+    ok = (ti.notna() & ri.notna()).to_numpy()
+    ti, ri = ti[ok].to_numpy(int), ri[ok].to_numpy(int)
+    out = {}
+    for m in metrics:
+        mat = np.full((len(qids), len(runs)), np.nan)
+        mat[ti, ri] = scores[m].to_numpy(float)[ok]
+        out[m] = mat
+    return out
+
+
+# --------------------------------------------------------------------------- candidates
+def _score_candidate(name: str, data: _Data, metrics: Sequence[str], level: float):
+    from metaeval.calibration.crossfit import Candidate, Prediction
+    from metaeval.calibration.scorelevel import apply_score_method, fit_score_method
+
+    def fit(train):
+        return {m: fit_score_method(name, data.H[m][train], data.J[m][train]) for m in metrics}
+
+    def apply(model, test, want_ci):
+        out = {}
+        for m in metrics:
+            r = apply_score_method(model[m], data.J[m][test], level)
+            out[m] = Prediction(r.est, r.lo, r.hi, r.se, r.answers)
+        return out
+
+    return Candidate(name, "score", fit, apply)
+
+
+def _label_candidate(name: str, data: _Data, metrics: Sequence[str], level: float, options: dict, seed: int):
+    from metaeval.calibration.crossfit import Candidate, Prediction
+    from metaeval.calibration.methods import get_method
+    from metaeval.calibration.scorelevel import bounded
+
+    method = get_method(name)
+    jp, human = data.pairing.judge, data.pairing.human
+    pair_topic = jp.ans_topic[jp.ans]
+    rng = np.random.default_rng([seed, 1])
+
+    def fit(train):
+        keep = np.zeros(len(jp.qids), dtype=bool)
+        keep[train] = True
+        return method.fit_pairs(jp.select_topics(train), human[keep[pair_topic]], **dict(options.get(name, {})))
+
+    def apply(model, test, want_ci):
+        sub = jp.select_topics(test)
+        ap = method.apply_pairs(model, sub, metrics=metrics, level=level, rng=rng if want_ci else None)
+        rows = np.searchsorted(np.sort(test), sub.ans_topic)
+        out = {}
+        for m in metrics:
+            grid = np.full((len(test), len(jp.run_ids)), np.nan)
+            grid[rows, sub.ans_run] = ap.answers[m]
+            est = ap.run[m]
+            se = ap.se.get(m, np.full_like(est, np.nan))
+            lo, hi = bounded(est, (ap.hi[m] - ap.lo[m]) / 2.0) if m in ap.hi else (np.full_like(est, np.nan),) * 2
+            out[m] = Prediction(np.clip(est, 0.0, 1.0), lo, hi, se, grid)
+        return out
+
+    return Candidate(name, "label", fit, apply)
+
+
+# --------------------------------------------------------------------------- the workflow
 def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str, Any] | None, *, seed: int) -> dict[str, Any]:
-    """Calibrate ``judge`` against ``reference``; returns the JSON-ready calibration.json dict (keys: schema,
-    pairing, candidates, selection, leaderboard, recommendation, by_metric)."""
-    from metaeval.calibration.validate import DEFAULT_METHODS, cross_validate
+    """Calibrate ``judge`` against ``reference`` (see the module docstring); JSON-ready dict."""
+    from metaeval.calibration.crossfit import crossfit
+    from metaeval.errors import ConfigError
     from metaeval.io.jsonl import to_jsonable
 
-    settings = dict(settings or {})
-    methods = settings.get("methods") or list(DEFAULT_METHODS)
-    folds = min(int(settings.get("folds", 5)), len(set(reference.labels["qid"])))
-    cv = cross_validate(reference, judge, methods=methods, folds=folds, seed=seed)
-    metric = settings.get("metric", "v_strict")
-    cands = {"none": {"level": "score", "status": "ok"}}
-    for m, per in cv["methods"].items():
-        f = per.get(metric, {})
-        cands[m] = {"level": "label", "status": "ok", "outer": {"mae": f.get("mae_after"), "coverage": f.get("coverage"),
-                                                                  "mean_ci_width": f.get("mean_ci_width")}}
-    return to_jsonable({"schema": SCHEMA, "metric": metric, "pairing": None, "candidates": cands, "selection": None,
-                        "leaderboard": None, "recommendation": "first version: selection not yet implemented",
-                        "validation": cv})
+    s = resolve_settings(settings)
+    metrics = s["metrics"]
+    data = _Data(reference, judge, metrics)
+    pairing = data.pairing.summary(s["min_coverage"])
+    n_lab = len(data.labelled)
+    if n_lab < 2:
+        raise ConfigError(f"calibrate: {reference.name} and {judge.name} share {n_lab} topic(s) with answers on both "
+                          "sides; need at least 2 human-labelled topics")
+    folds = min(s["folds"], n_lab)
+    cands, refused = [], {}
+    for name in s["methods"]:
+        if name in SCORE_LEVEL:
+            cands.append(_score_candidate(name, data, metrics, s["level"]))
+        elif pairing["label_level"] != "ok":
+            refused[name] = pairing["refusal"]
+        else:
+            cands.append(_label_candidate(name, data, metrics, s["level"], s["options"], seed))
+    outer = crossfit(cands, data.labelled, data.truth, metrics, folds=folds, inner_folds=s["inner_folds"],
+                     rule=s["selection"], seed=seed)
+    by_metric = {}
+    for m in metrics:
+        by_metric[m] = _metric_block(m, data, cands, refused, outer, s, seed)
+    model = _fit_model(data, cands, by_metric, s, reference, judge)
+    topics = {"human_labelled": [data.qids[i] for i in data.labelled], "judge_only": [data.qids[i] for i in data.judge_only]}
+    prim = by_metric[s["metric"]]
+    out = {"schema": SCHEMA, "metric": s["metric"], "reference": reference.name, "judge": judge.name, "seed": seed,
+           "settings": {k: s[k] for k in ("folds", "inner_folds", "methods", "metrics", "level", "min_coverage",
+                                          "n_boot", "selection")} | {"folds_used": folds},
+           "pairing": pairing, "topics": topics,
+           **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
+           "by_metric": by_metric, "model": model}
+    return to_jsonable(out)
+
+
+def split_model(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(calibration.json dict without the model, calibration-model.json dict)."""
+    rest = {k: v for k, v in result.items() if k != "model"}
+    return rest, result.get("model") or {}
+
+
+def _metric_block(metric, data, cands, refused, outer, s, seed) -> dict[str, Any]:
+    from metaeval.calibration.crossfit import choose, fold_errors
+
+    names = [c.name for c in cands]
+    errs = fold_errors(outer, metric, names)
+    usable = [c for c in names if all(c in f.preds for f in outer)]
+    candidates: dict[str, Any] = {}
+    for c in cands:
+        if c.name not in usable:
+            why = next(f.failed[c.name] for f in outer if c.name in f.failed)
+            candidates[c.name] = {"level": c.level, "status": "failed", "reason": why}
+            continue
+        candidates[c.name] = {"level": c.level, "status": "ok", "reason": None,
+                              "held_out": _held_out(outer, c.name, metric, errs, data)}
+    for name, why in refused.items():
+        candidates[name] = {"level": "label", "status": "refused", "reason": why}
+    chosen, why = choose({c: errs[c] for c in usable}, s["selection"])
+    nested = np.array([fold_mae_of(f, f.nested_choice.get(metric, "none"), metric) for f in outer])
+    sel = {"method": chosen, "rule": s["selection"], "why": why, "beats_raw": chosen != "none",
+           "folds": len(outer), "n_topics": int(len(data.labelled)),
+           "held_out_mae": _mean_se(errs[chosen]), "raw_mae": _mean_se(errs["none"]),
+           "nested_mae": _mean_se(nested), "nested_choices": [f.nested_choice.get(metric) for f in outer],
+           "note": "held-out = mean over outer folds of the run-level MAE against the reference on the fold's topics "
+                   "(fitted without them), +- the fold SE; nested = the whole selection procedure run inside each "
+                   "outer training set and scored on the outer fold"}
+    board = _leaderboard(metric, chosen, data, cands, outer, s, seed)
+    return {"candidates": candidates, "selection": sel, "leaderboard": board,
+            "recommendation": recommendation(metric, sel, candidates)}
+
+
+def fold_mae_of(fr, name, metric) -> float:
+    from metaeval.calibration.crossfit import fold_mae
+
+    p = fr.preds.get(name, {}).get(metric)
+    return fold_mae(p, fr.truth[metric]) if p is not None else float("nan")
+
+
+def _mean_se(x: np.ndarray) -> dict[str, float | None]:
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if not x.size:
+        return {"mean": None, "se": None}
+    return {"mean": float(x.mean()), "se": float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else None}
+
+
+def _held_out(outer, name, metric, errs, data) -> dict[str, Any]:
+    """Outer-fold figures of one candidate (runs x folds)."""
+    from metaeval.analysis.kendall import tau_b
+    from metaeval.analysis.levels import LevelEngine
+
+    err, cover, width, runs_cov, taus = [], [], [], [], {"run": [], "topic_avg": [], "pooled": []}
+    for f in outer:
+        p, t = f.preds[name][metric], f.truth[metric]
+        ok = np.isfinite(p.est) & np.isfinite(t)
+        err.append(p.est[ok] - t[ok])
+        has = ok & np.isfinite(p.lo) & np.isfinite(p.hi)
+        c = np.full(len(t), np.nan)
+        c[has] = (p.lo[has] <= t[has]) & (t[has] <= p.hi[has])
+        runs_cov.append(c)
+        cover.append(c[has])
+        width.append((p.hi - p.lo)[has])
+        if ok.sum() > 2:
+            taus["run"].append(tau_b(t[ok], p.est[ok]))
+        if p.answers is not None:
+            H = data.H[metric][f.topics]
+            if H.shape[0] > 0:
+                lv = LevelEngine(H, p.answers, "b").levels(np.ones((1, H.shape[0])))
+                taus["topic_avg"].append(float(lv["topic_avg"][0]))
+                taus["pooled"].append(float(lv["pooled"][0]))
+    e = np.concatenate(err) if err else np.array([])
+    cov = np.concatenate(cover) if cover else np.array([])
+    per_run = np.nanmean(np.stack(runs_cov), axis=0) if runs_cov and np.isfinite(np.stack(runs_cov)).any() else np.array([np.nan])
+    d = errs[name] - errs["none"]
+    return {"mae": _mean_se(errs[name]), "bias": float(e.mean()) if e.size else None,
+            "rmse": float(np.sqrt(np.mean(e ** 2))) if e.size else None,
+            "coverage": float(cov.mean()) if cov.size else None,
+            "coverage_worst_run": float(np.nanmin(per_run)) if np.isfinite(per_run).any() else None,
+            "mean_ci_width": float(np.concatenate(width).mean()) if cov.size else None,
+            "diff_vs_raw": _mean_se(d),
+            "tau": {k: (float(np.nanmean(v)) if v and np.isfinite(v).any() else None) for k, v in taus.items()},
+            "n_estimates": int(e.size)}
+
+
+def _ranks(values: dict[str, float]) -> dict[str, int]:
+    """Competition ranks, 1 = highest; equal scores share the best rank; NaN last."""
+    key = {r: (-v if v == v else float("inf")) for r, v in values.items()}
+    return {r: 1 + sum(key[o] < key[r] for o in values) for r in values}
+
+
+def _leaderboard(metric, chosen, data, cands, outer, s, seed) -> dict[str, Any]:
+    """Reference, raw and corrected run scores; corrected = out-of-fold on human-labelled topics."""
+    from metaeval.analysis.bootstrap import topic_weights
+    from metaeval.calibration.scorelevel import bounded
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + s["level"] / 2.0))
+    H, J = data.H[metric], data.J[metric]
+    lab, only = data.labelled, data.judge_only
+    R = len(data.runs)
+    # raw over every judge topic, topic-bootstrap percentile CI (inside [0, 1] by construction)
+    jt = np.flatnonzero(np.isfinite(J).any(axis=1))
+    Jt = J[jt]
+    w = topic_weights(len(jt), s["n_boot"], np.random.default_rng([seed, 2]))
+    okJ = np.isfinite(Jt)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reps = (w @ np.where(okJ, Jt, 0.0)) / (w @ okJ)
+    raw = np.nanmean(Jt, axis=0) if len(jt) else np.full(R, np.nan)
+    a = (1 - s["level"]) / 2
+    raw_lo, raw_hi = np.nanquantile(reps, a, axis=0), np.nanquantile(reps, 1 - a, axis=0)
+    ref = np.nanmean(H[lab], axis=0) if len(lab) else np.full(R, np.nan)
+    raw_lab = np.nanmean(J[lab], axis=0)
+    # out-of-fold corrected scores over human-labelled topics
+    num, wsum, var = np.zeros(R), np.zeros(R), np.zeros(R)
+    for f in outer:
+        p = f.preds[chosen][metric]
+        n = np.isfinite(J[f.topics]).sum(axis=0).astype(float)
+        ok = np.isfinite(p.est) & (n > 0)
+        num[ok] += n[ok] * p.est[ok]
+        wsum[ok] += n[ok]
+        var[ok] += n[ok] ** 2 * np.where(np.isfinite(p.se[ok]), p.se[ok] ** 2, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        oof = np.where(wsum > 0, num / wsum, np.nan)
+        oof_se = np.sqrt(var) / wsum
+    if chosen == "none":  # raw over the labelled topics, bootstrap CI over those topics
+        wl = topic_weights(len(lab), s["n_boot"], np.random.default_rng([seed, 3]))
+        Jl = J[lab]
+        okl = np.isfinite(Jl)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rl = (wl @ np.where(okl, Jl, 0.0)) / (wl @ okl)
+        oof_lo, oof_hi = np.nanquantile(rl, a, axis=0), np.nanquantile(rl, 1 - a, axis=0)
+    else:
+        oof_lo, oof_hi = bounded(oof, z * oof_se)
+    # judge-only topics: the model fitted on every human-labelled topic
+    cand = next(c for c in cands if c.name == chosen)
+    est_u = lo_u = hi_u = None
+    if len(only):
+        pu = cand.apply(cand.fit(lab), only, True)[metric]
+        est_u, lo_u, hi_u = pu.est, pu.lo, pu.hi
+    ref_rank = _ranks(dict(zip(data.runs, ref.tolist())))
+    raw_rank = _ranks(dict(zip(data.runs, raw.tolist())))
+    cor_rank = _ranks(dict(zip(data.runs, oof.tolist())))
+    rows = []
+    for r, run in enumerate(data.runs):
+        row = {"run_id": run, "reference": _f(ref[r]), "reference_rank": ref_rank[run] if np.isfinite(ref[r]) else None,
+               "raw": _f(raw[r]), "raw_ci": [_f(raw_lo[r]), _f(raw_hi[r])], "raw_rank": raw_rank[run],
+               "raw_labelled": _f(raw_lab[r]),
+               "corrected": _f(oof[r]), "corrected_ci": [_f(oof_lo[r]), _f(oof_hi[r])], "corrected_rank": cor_rank[run]}
+        if est_u is not None:
+            row.update({"corrected_judge_only": _f(est_u[r]), "corrected_judge_only_ci": [_f(lo_u[r]), _f(hi_u[r])]})
+        rows.append(row)
+    rows.sort(key=lambda x: (x["corrected_rank"], x["run_id"]))
+    fin = np.isfinite(oof) & np.isfinite(ref)
+    fin_raw = np.isfinite(raw_lab) & np.isfinite(ref)
+    return {"metric": metric, "corrected_by": chosen, "out_of_fold": True,
+            "human_labelled_topics": int(len(lab)), "judge_only_topics": int(len(only)),
+            "mae_vs_reference": float(np.abs(oof - ref)[fin].mean()) if fin.any() else None,
+            "raw_mae_vs_reference": float(np.abs(raw_lab - ref)[fin_raw].mean()) if fin_raw.any() else None,
+            "columns": {"reference": "reference run score over the human-labelled topics",
+                        "raw": "judge run score over every judge topic (topic-bootstrap percentile CI)",
+                        "raw_labelled": "judge run score over the human-labelled topics",
+                        "corrected": f"{chosen} over the human-labelled topics, each topic corrected by a model fitted "
+                                     "without it (out-of-fold); CI inside [0, 1]",
+                        "corrected_judge_only": f"{chosen} fitted on all human-labelled topics, applied to the judge-only topics"},
+            "rows": rows}
+
+
+def _f(x) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any]) -> str:
+    from metaeval.scoring import METRIC_NAMES
+
+    name = METRIC_NAMES.get(metric, metric)
+    h, r, n = sel["held_out_mae"], sel["raw_mae"], sel["nested_mae"]
+    scope = f"{sel['folds']}-fold over {sel['n_topics']} human-labelled topics"
+    if sel["method"] == "none":
+        ok = {k: v for k, v in candidates.items() if v["status"] == "ok" and k != "none"}
+        best = min(ok, key=lambda k: ok[k]["held_out"]["mae"]["mean"] or np.inf) if ok else None
+        b = f"; best method {best} {_ms(ok[best]['held_out']['mae'])}" if best else ""
+        return f"{name}: keep the raw judge scores - {sel['why']}; held-out MAE raw {_ms(r)}{b} ({scope})"
+    return (f"{name}: use {sel['method']} - {sel['why']}; held-out MAE {_ms(h)} vs raw {_ms(r)} ({scope}; "
+            f"with the selection inside the folds {_ms(n)})")
+
+
+def _ms(d: dict) -> str:
+    if d.get("mean") is None:
+        return "n/a"
+    return f"{d['mean']:.4f}" + (f" +- {d['se']:.4f}" if d.get("se") is not None else "")
+
+
+# --------------------------------------------------------------------------- the fitted model
+def _hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def fingerprints(judge: "LabelSet", settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a fitted calibration depends on: judge spec, prompt version, nugget set (per topic), label policy."""
+    from metaeval.calibration.pairing import nugget_set_hashes
+    from metaeval.scoring import ScoringPolicy
+
+    prov = judge.provenance or {}
+    s = settings or {}
+    spec = s.get("judge_spec") or prov.get("judge_spec") or prov.get("judge") or {"name": judge.name}
+    prompt = s.get("prompt_version") or prov.get("prompt_version") or prov.get("prompt")
+    per_topic = nugget_set_hashes(judge)
+    policy = {"scoring": ScoringPolicy().as_dict(), "pairing": "(qid, run_id, normalised nugget text)",
+              "failed": "FAILED support = no credit"}
+    return {"judge_spec": _hash(spec), "prompt_version": _hash(prompt), "nugget_set": per_topic,
+            "label_policy": _hash(policy)}
+
+
+def _fit_model(data, cands, by_metric, s, reference, judge) -> dict[str, Any]:
+    models = {}
+    chosen = {m: b["selection"]["method"] for m, b in by_metric.items()}
+    for c in cands:
+        try:
+            models[c.name] = c.fit(data.labelled)
+        except Exception as exc:
+            models[c.name] = {"failed": f"{type(exc).__name__}: {exc}"}
+    return {"format": MODEL_FORMAT, "version": 2, "chosen": chosen, "level": s["level"],
+            "fitted_on": {"reference": reference.name, "judge": judge.name,
+                          "topics": [data.qids[i] for i in data.labelled], "runs": list(data.runs),
+                          "pairing": data.pairing.summary(s["min_coverage"])},
+            "fingerprints": fingerprints(judge, s),
+            "models": models}

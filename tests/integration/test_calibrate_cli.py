@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from metaeval.calibration.simulate import simulate_judge
+from metaeval.simulation import simulate_judge
 from metaeval.cli import main
 from metaeval.io.assignments import write_assignments
 

@@ -9,7 +9,7 @@ import pytest
 from metaeval.calibration.apply import apply_models, fit_models, load_models, save_models
 from metaeval.calibration.methods import REGISTRY, get_method
 from metaeval.calibration.pairs import pairs_from_labelset
-from metaeval.calibration.simulate import simulate_judge
+from metaeval.simulation import simulate_judge
 from metaeval.errors import ConfigError, FormatError
 from metaeval.scoring import score_answers
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metaeval.calibration.simulate import resolve_confusion, simulate_codes, simulate_judge, simulate_support
+from metaeval.simulation import resolve_confusion, simulate_codes, simulate_judge, simulate_support
 from metaeval.errors import ConfigError
 from metaeval.paper import fig6_confusion
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from metaeval.calibration.simulate import simulate_judge
+from metaeval.simulation import simulate_judge
 from metaeval.calibration.strictness import clustered_index, shift_frame, strictness_models
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from metaeval.calibration import validate as V
 from metaeval.calibration.pairs import pairs_from_labelset
-from metaeval.calibration.simulate import simulate_judge
+from metaeval.simulation import simulate_judge
 from metaeval.calibration.tau import tau3_matrix
 from metaeval.errors import ConfigError
 

@@ -1,0 +1,154 @@
+"""Cross-fitting engine: outer leave-topics-out folds, nested selection with raw as a candidate, held-out figures.
+
+Candidates are score-level (:mod:`metaeval.calibration.scorelevel`: ``none`` = raw, ``ppi``, ``ppi_pp``,
+``regression``) and, when the labels pair by nugget text, label-level (``posterior``, ``matrix``,
+``matrix_unconstrained``, ``ordinal``).  With ``K`` outer folds of the human-labelled topics:
+
+1. **outer**: for fold ``k`` every candidate is fitted on the other folds and applied to the judge labels of
+   fold ``k``; the fold error is ``MAE_k = mean_r |theta_hat_r - H_r|`` over runs, ``H_r`` the reference run
+   score on fold ``k``'s topics.  A candidate's held-out error is ``mean_k MAE_k`` with the fold SE
+   ``sd_k(MAE_k) / sqrt(K)``; the comparison with raw uses the paired differences ``MAE_k(c) - MAE_k(none)``.
+2. **nested**: inside each outer training set, ``inner_folds`` folds choose a candidate by the same rule; that
+   choice is scored on outer fold ``k``.  The mean of those scores is the held-out error of the *whole
+   procedure* (selection included), the honest figure for "calibrate, then pick what looked best".
+3. **rule**: ``one_se`` (default): the lowest-error candidate is chosen only if it beats raw by more than one
+   SE of the paired difference; otherwise ``none``.  ``min``: the lowest error, raw included.
+
+No candidate is ever evaluated on a topic it was fitted on (``check_disjoint``).  The outer fold predictions
+also give the cross-fitted (out-of-fold) corrected scores of every human-labelled topic.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+RULES = ("one_se", "min")
+
+
+def topic_folds(topics: np.ndarray, k: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Shuffle topic indices and deal them into ``k`` folds (sizes differ by at most one)."""
+    from metaeval.errors import ConfigError
+
+    topics = np.asarray(topics)
+    if k < 2 or k > len(topics):
+        raise ConfigError(f"folds={k}: need 2 <= K <= number of human-labelled topics ({len(topics)})")
+    perm = rng.permutation(topics)
+    return [np.sort(perm[i::k]) for i in range(k)]
+
+
+def check_disjoint(fit_topics: Sequence[int], eval_topics: Sequence[int]) -> None:
+    """Refuse to evaluate a calibration on topics it was fitted on."""
+    overlap = set(np.asarray(fit_topics).tolist()) & set(np.asarray(eval_topics).tolist())
+    if overlap:
+        raise AssertionError(f"calibration evaluated on {len(overlap)} topic(s) it was fitted on")
+
+
+@dataclass
+class Prediction:
+    """One candidate applied to some topics, for one metric: per-run arrays and per-answer (T_U, R) values."""
+
+    est: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    se: np.ndarray
+    answers: np.ndarray | None = None
+
+
+#: fit(train_topic_idx) -> model ; apply(model, test_topic_idx, want_ci) -> {metric: Prediction}
+FitFn = Callable[[np.ndarray], Any]
+ApplyFn = Callable[[Any, np.ndarray, bool], dict[str, Prediction]]
+
+
+@dataclass
+class Candidate:
+    name: str
+    level: str  # "score" or "label"
+    fit: FitFn
+    apply: ApplyFn
+
+
+@dataclass
+class FoldResult:
+    fold: int
+    topics: np.ndarray
+    truth: dict[str, np.ndarray]                      # metric -> (R,)
+    n_topics: dict[str, np.ndarray]                   # metric -> (R,) reference topics per run in the fold
+    preds: dict[str, dict[str, Prediction]]           # candidate -> metric -> prediction
+    failed: dict[str, str] = field(default_factory=dict)
+    nested_choice: dict[str, str] = field(default_factory=dict)  # metric -> candidate chosen by the inner folds
+
+
+def fold_mae(pred: Prediction, truth: np.ndarray) -> float:
+    ok = np.isfinite(pred.est) & np.isfinite(truth)
+    return float(np.abs(pred.est[ok] - truth[ok]).mean()) if ok.any() else float("nan")
+
+
+def choose(errors: dict[str, np.ndarray], rule: str = "one_se") -> tuple[str, str]:
+    """Pick a candidate from per-fold errors ``{name: (K,)}`` (``none`` must be present); returns (name, why)."""
+    means = {c: float(np.nanmean(e)) for c, e in errors.items() if np.isfinite(e).any()}
+    best = min(sorted(means), key=lambda c: (means[c], c != "none"))
+    if best == "none":
+        return "none", "no method has a lower held-out error than raw"
+    if rule == "min":
+        return best, f"lowest held-out error ({means[best]:.4f} vs raw {means['none']:.4f})"
+    d = errors[best] - errors["none"]
+    d = d[np.isfinite(d)]
+    se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("inf")
+    if float(d.mean()) + se < 0:
+        return best, f"beats raw by {-d.mean():.4f} (> one SE {se:.4f} of the paired fold differences)"
+    return "none", (f"best method {best} beats raw by only {-d.mean():.4f} (within one SE {se:.4f} of the paired "
+                    "fold differences): keep raw")
+
+
+def _eval_folds(cands: Sequence[Candidate], plan: list[np.ndarray], all_topics: np.ndarray, truth_fn, metrics,
+                want_ci: bool) -> list[FoldResult]:
+    out = []
+    for k, held in enumerate(plan):
+        train = np.setdiff1d(all_topics, held)
+        check_disjoint(train, held)
+        truth, n_top = truth_fn(held)
+        fr = FoldResult(k, held, truth, n_top, {})
+        for c in cands:
+            try:
+                model = c.fit(train)
+                fr.preds[c.name] = c.apply(model, held, want_ci)
+            except Exception as exc:  # a method that cannot fit this fold is recorded, never hidden
+                if c.name == "none":
+                    raise
+                fr.failed[c.name] = f"{type(exc).__name__}: {exc}"
+                log.info("candidate %s failed on fold %d: %s", c.name, k, exc)
+        out.append(fr)
+    return out
+
+
+def fold_errors(folds: list[FoldResult], metric: str, names: Sequence[str]) -> dict[str, np.ndarray]:
+    return {c: np.array([fold_mae(f.preds[c][metric], f.truth[metric]) if c in f.preds and metric in f.preds[c]
+                         else np.nan for f in folds]) for c in names}
+
+
+def crossfit(cands: Sequence[Candidate], labelled: np.ndarray, truth_fn, metrics: Sequence[str], folds: int = 5,
+             inner_folds: int = 3, rule: str = "one_se", seed: int = 0) -> list[FoldResult]:
+    """Outer folds with nested selection; ``truth_fn(topic_idx) -> ({metric: (R,)}, {metric: n_topics (R,)})``."""
+    from metaeval.errors import ConfigError
+
+    if rule not in RULES:
+        raise ConfigError(f"selection rule {rule!r}; expected one of {', '.join(RULES)}")
+    rng = np.random.default_rng(seed)
+    plan = topic_folds(labelled, folds, rng)
+    outer = _eval_folds(cands, plan, labelled, truth_fn, metrics, want_ci=True)
+    names = [c.name for c in cands]
+    for fr in outer:
+        train = np.setdiff1d(labelled, fr.topics)
+        k_in = min(inner_folds, len(train))
+        if k_in < 2:
+            fr.nested_choice = {m: "none" for m in metrics}
+            continue
+        inner = _eval_folds(cands, topic_folds(train, k_in, rng), train, truth_fn, metrics, want_ci=False)
+        for m in metrics:
+            fr.nested_choice[m] = choose(fold_errors(inner, m, names), rule)[0]
+    return outer

@@ -1,0 +1,186 @@
+"""Score-level calibration: corrections that need only paired per-answer scores, so they work for any strategy,
+including auto_auto cells whose nuggets differ from the reference's.
+
+Data are dense (topic x run) matrices of per-answer scores from :mod:`metaeval.scoring`: ``H`` (reference, NaN
+where the reference has no answer) and ``J`` (judge).  A method is fitted on the training topics ``L`` and
+applied to the judge scores of other topics ``U``; the target is the reference run score on ``U`` (the
+"applied" estimand, what held-out validation checks).  For run ``r`` with ``n_L`` training and ``n_U`` applied
+topics (the topic is the sampling unit, so variances are over topic-level scores and the nugget-level
+correlation inside a topic is kept - "topic-clustered"):
+
+* ``none`` (raw): ``theta = mean_U J``; interval ``t_{n_U-1} sd_U(J) / sqrt(n_U)`` (the judge's own topic
+  sampling error; it says nothing about the judge's bias, which coverage then shows).
+* ``ppi`` (Angelopoulos et al. 2023, Science 382:669): ``theta = mean_U J + mean_L (H - J)``;
+  ``Var = s^2(H - J) (1/n_L + 1/n_U)`` since the error is ``mean_L Delta - mean_U Delta``.
+* ``ppi_pp`` (PPI++, Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453): ``theta = lambda mean_U J +
+  mean_L (H - lambda J)``.  For the applied estimand the variance ``s^2(H - lambda J)(1/n_L + 1/n_U)`` is
+  smallest at ``lambda = Cov(H, J) / Var(J)``; one ``lambda`` per cell, pooled over runs from the within-run
+  (co)variances (a per-run lambda from ~16 topics is too noisy), clipped to [0, 1].
+* ``regression`` (regression calibration): one OLS line ``H = a + b J`` over all training (topic, run) cells;
+  each answer becomes ``clip(a + b J, 0, 1)``; ``Var = s^2_r(e) (1/n_L + 1/n_U)`` with the run's training
+  residuals ``e`` (it assumes no per-run residual bias; the run-bias simulation shows what happens when that
+  fails).
+
+Intervals use Student's t with ``n_L - 1`` degrees of freedom (``n_U - 1`` for raw) and are intersected with
+[0, 1]: every score lies in [0, 1], so the intersection never lowers coverage, and it keeps every printed
+interval inside the range it bounds.  A run with fewer than two training topics gets the pooled (over runs)
+rectifier and spread, with the between-run variance of the rectifiers added.
+
+``ppi_mean`` is the classic unclustered PPI / PPI++ mean for i.i.d. rows and the population estimand, written
+to agree with ``ppi-python``'s ``ppi_mean_pointestimate`` / ``ppi_mean_ci`` (normal interval, ``ddof = 0``
+standard deviations, the ``lambda`` of ADZ23 eq. for the mean); a marked test checks the agreement to 1e-6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import numpy as np
+
+SCORE_METHODS: tuple[str, ...] = ("none", "ppi", "ppi_pp", "regression")
+
+
+@dataclass
+class RunEstimate:
+    """Per-run estimates on applied topics: ``est``, ``se``, ``lo``/``hi`` (inside [0, 1]), ``answers`` (T_U, R)."""
+
+    est: np.ndarray
+    se: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    answers: np.ndarray
+
+
+def _t(level: float, df: np.ndarray) -> np.ndarray:
+    from scipy.stats import t as student_t
+
+    return student_t.ppf(0.5 + level / 2.0, np.maximum(np.asarray(df, dtype=float), 1.0))
+
+
+def bounded(est: np.ndarray, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``[est - half, est + half]`` intersected with [0, 1] (NaN stays NaN)."""
+    with np.errstate(invalid="ignore"):
+        return np.clip(est - half, 0.0, 1.0), np.clip(est + half, 0.0, 1.0)
+
+
+def _col_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column: count of finite values, mean, sample variance (ddof 1; NaN when n < 2)."""
+    ok = np.isfinite(x)
+    n = ok.sum(axis=0).astype(float)
+    x0 = np.where(ok, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = x0.sum(axis=0) / n
+        var = (np.where(ok, (x - mean) ** 2, 0.0)).sum(axis=0) / (n - 1)
+    return n, mean, np.where(n > 1, var, np.nan)
+
+
+def _rectify(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-run rectifier mean, variance and n over training topics; runs with n < 2 get the pooled values."""
+    n, mean, var = _col_stats(delta)
+    have = n > 1
+    extra = np.zeros_like(mean)
+    if have.any() and not have.all():
+        pooled_mean = float(mean[have].mean())
+        between = float(mean[have].var(ddof=1)) if have.sum() > 1 else 0.0
+        pooled_var = float(np.nanmean(var[have]))
+        mean = np.where(have, mean, pooled_mean)
+        var = np.where(have, var, pooled_var)
+        extra = np.where(have, 0.0, between * (1.0 + 1.0 / have.sum()))
+        n = np.where(have, n, np.median(n[have]))
+    return mean, var, n, extra
+
+
+def fit_score_method(method: str, H: np.ndarray, J: np.ndarray) -> dict:
+    """Fit on training (topic, run) matrices; returns a JSON-ready model (lists)."""
+    both = np.isfinite(H) & np.isfinite(J)
+    Hm, Jm = np.where(both, H, np.nan), np.where(both, J, np.nan)
+    if method == "none":
+        return {"method": "none"}
+    if method == "ppi":
+        mean, var, n, extra = _rectify(Hm - Jm)
+        return {"method": "ppi", "rectifier": mean.tolist(), "var": var.tolist(), "n_l": n.tolist(), "extra": extra.tolist()}
+    if method == "ppi_pp":
+        lam = power_tuned_lambda(Hm, Jm)
+        mean, var, n, extra = _rectify(Hm - lam * Jm)
+        return {"method": "ppi_pp", "lambda": lam, "rectifier": mean.tolist(), "var": var.tolist(), "n_l": n.tolist(),
+                "extra": extra.tolist()}
+    if method == "regression":
+        x, y = Jm[both], Hm[both]
+        if x.size < 3 or np.var(x) == 0:
+            a, b = float(np.mean(y)) if y.size else 0.0, 0.0
+        else:
+            b = float(np.cov(x, y, ddof=1)[0, 1] / np.var(x, ddof=1))
+            a = float(y.mean() - b * x.mean())
+        resid = Hm - np.clip(a + b * Jm, 0.0, 1.0)
+        _, var, n, extra = _rectify(resid)
+        return {"method": "regression", "intercept": a, "slope": b, "var": var.tolist(), "n_l": n.tolist(),
+                "extra": extra.tolist()}
+    from metaeval.errors import ConfigError
+
+    raise ConfigError(f"unknown score-level method {method!r}; expected one of {', '.join(SCORE_METHODS)}")
+
+
+def power_tuned_lambda(H: np.ndarray, J: np.ndarray) -> float:
+    """``lambda = sum_r Cov_r(H, J) / sum_r Var_r(J)`` over training topics (within-run), clipped to [0, 1]."""
+    ok = np.isfinite(H) & np.isfinite(J)
+    n = ok.sum(axis=0)
+    use = n > 1
+    if not use.any():
+        return 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hm = np.where(ok, H, 0.0).sum(axis=0) / np.maximum(n, 1)
+        jm = np.where(ok, J, 0.0).sum(axis=0) / np.maximum(n, 1)
+    dh, dj = np.where(ok, H - hm, 0.0), np.where(ok, J - jm, 0.0)
+    cov = (dh * dj).sum(axis=0)[use].sum()
+    var = (dj * dj).sum(axis=0)[use].sum()
+    return float(np.clip(cov / var, 0.0, 1.0)) if var > 0 else 1.0
+
+
+def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
+    """Apply a fitted model to judge scores of the applied topics (T_U, R)."""
+    n_u, jmean, jvar = _col_stats(J)
+    method = model["method"]
+    if method == "none":
+        half = _t(level, n_u - 1) * np.sqrt(jvar / n_u)
+        lo, hi = bounded(jmean, half)
+        return RunEstimate(jmean, np.sqrt(jvar / n_u), lo, hi, J.copy())
+    var, n_l, extra = (np.asarray(model[k], dtype=float) for k in ("var", "n_l", "extra"))
+    if method == "ppi":
+        rect = np.asarray(model["rectifier"], dtype=float)
+        answers = J + rect[None, :]
+    elif method == "ppi_pp":
+        rect = np.asarray(model["rectifier"], dtype=float)
+        answers = model["lambda"] * J + rect[None, :]
+    else:
+        answers = np.clip(model["intercept"] + model["slope"] * J, 0.0, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ans_ok = np.isfinite(J) & np.isfinite(answers)
+        est = np.where(ans_ok, answers, 0.0).sum(axis=0) / np.maximum(ans_ok.sum(axis=0), 1)
+        se = np.sqrt(var * (1.0 / n_l + 1.0 / n_u) + extra)
+    est = np.where(n_u > 0, est, np.nan)
+    lo, hi = bounded(est, _t(level, n_l - 1) * se)
+    return RunEstimate(est, se, lo, hi, answers)
+
+
+# --------------------------------------------------------------------------- unclustered PPI (ppi-python parity)
+def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, level: float = 0.9,
+             lam: float | None = 1.0) -> tuple[float, float, float]:
+    """Classic PPI (``lam=1``) / PPI++ (``lam=None``: power-tuned) mean of i.i.d. rows, population estimand.
+
+    ``theta = lam mean(f_unlabeled) + mean(y - lam f)``; normal interval with
+    ``se^2 = sd0(lam f_unlabeled)^2 / N + sd0(y - lam f)^2 / n`` (``sd0``: ddof 0).  The tuned
+    ``lam = Cov0(y - theta1, f - theta1) / ((1 + n/N) Var1(f, f_unlabeled pooled))`` clipped to [0, 1], where
+    ``theta1`` is the ``lam = 1`` estimate (the centring cancels in the covariance).  Returns (theta, lo, hi).
+    """
+    from scipy.stats import norm
+
+    y, f, fu = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
+    n, N = len(y), len(fu)
+    if lam is None:
+        cov0 = float(np.mean((y - y.mean()) * (f - f.mean())))
+        var1 = float(np.var(np.concatenate([f, fu]), ddof=1))
+        lam = float(np.clip(cov0 / ((1.0 + n / N) * var1), 0.0, 1.0)) if var1 > 0 else 1.0
+    theta = float(lam * fu.mean() + (y - lam * f).mean())
+    se = float(np.sqrt(np.var(lam * fu) / N + np.var(y - lam * f) / n))
+    z = float(norm.ppf(0.5 + level / 2.0))
+    return theta, theta - z * se, theta + z * se
+
