@@ -1,158 +1,195 @@
-"""``metaeval calibrate``: validate calibrations by topic K-fold, fit them, and apply saved ones.
+"""``metaeval calibrate``: the study's calibrate workflow on two label files, and applying a saved model.
 
-    metaeval calibrate --human H --judge J [--method M ...] [--folds K] [--seed S] --out DIR
-    metaeval calibrate apply --model DIR/calibration-model.json --judge J --out DIR
+    metaeval calibrate --human H --judge J [--method M ...] [--metric V_strict ...] [--folds K] --out DIR
+    metaeval calibrate apply --model DIR/calibration-model.json --judge J --out DIR [--allow-mismatch]
+
+Everything is computed by :func:`metaeval.study.calibration.calibrate_study` (the same function the sweep's
+study calls); this module parses, prints and writes.  The last printed line is the recommendation.
 """
 
 from __future__ import annotations
 
 import argparse
 
-METHOD_NAMES = ("posterior", "matrix", "matrix_unconstrained", "ordinal", "ppi")
-METRIC_NAMES = ("v_strict", "a_strict", "v", "a", "w_strict", "w")
+METHOD_NAMES = ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained", "ordinal")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "calibrate",
         help="correct a judge against human labels: held-out validation, fitted model, corrected leaderboard",
-        description="Fit label-calibration methods on topics with human and judge labels, validate them by "
-        "leave-topics-out K-fold (held-out MAE, bias, CI coverage, Kendall tau before/after), save the fitted "
-        "models and a corrected leaderboard with CIs.  'calibrate apply' applies a saved model to judge labels.",
+        description="Cross-fit calibration methods over the human-labelled topics (raw judge scores are always a "
+        "candidate; nested selection; labels paired by nugget text), print held-out errors beside raw's, write "
+        "calibration.json (out-of-fold corrected leaderboard, intervals inside [0, 1]) and calibration-model.json. "
+        "'calibrate apply' applies a saved model to judge labels.",
     )
     p.add_argument("action", nargs="?", choices=["validate", "apply"], default="validate",
-                   help="validate (default: K-fold + fit + leaderboard) or apply a saved model")
-    p.add_argument("--human", help="human assignment labels (NIST format); required for validate")
+                   help="validate (default) or apply a saved model")
+    p.add_argument("--human", help="reference (human) assignment labels (NIST format); required for validate")
     p.add_argument("--judge", required=True, help="judge assignment labels (same format)")
-    p.add_argument("--model", help="fitted model file (apply)")
-    p.add_argument("--method", action="append", choices=METHOD_NAMES, help="method (repeat; default all)")
-    p.add_argument("--metric", action="append", choices=METRIC_NAMES, help="metric (repeat; default all six)")
-    p.add_argument("--folds", type=int, default=5, help="K for leave-topics-out K-fold (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed for folds and parameter draws (default 0)")
+    p.add_argument("--model", help="calibration-model.json (apply)")
+    p.add_argument("--method", action="append", choices=METHOD_NAMES,
+                   help="candidate method (repeat; default all; 'none' = raw is always included)")
+    p.add_argument("--metric", action="append", type=str.lower,
+                   help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
+    p.add_argument("--folds", type=int, default=5, help="outer leave-topics-out folds (default 5)")
+    p.add_argument("--inner-folds", type=int, default=3, help="inner folds for the nested selection (default 3)")
+    p.add_argument("--selection", choices=["one_se", "min"], default="one_se",
+                   help="one_se (default): a method replaces raw only if it beats raw by more than one SE; min: lowest error")
+    p.add_argument("--min-coverage", type=float, default=0.95,
+                   help="share of label pairs that must match by nugget text for label-level methods (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="seed for folds, bootstrap and parameter draws (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="topic-bootstrap replicates for raw intervals (default 1000)")
     p.add_argument("--strictness", action="store_true", help="also fit the strictness models (validate)")
-    p.add_argument("--posterior-strata", choices=["none", "run", "length"], default="none",
-                   help="extra strata for the posterior correction, shrunk toward the importance level (default none)")
-    p.add_argument("--kappa", type=float, default=10.0, help="shrinkage prior strength in pseudo-pairs (posterior, matrix; default 10)")
-    p.add_argument("--ppi-estimand", choices=["applied", "population"], default="applied",
-                   help="PPI target: human score on the applied topics (default) or the topic-population mean")
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="apply: warn instead of refusing when judge spec, prompt, nuggets or label policy differ")
+    p.add_argument("--top", type=int, default=10, help="leaderboard rows to print (default 10)")
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from metaeval.io.jsonl import to_jsonable
     import os
 
     from metaeval.errors import ConfigError
+    from metaeval.scoring import METRICS, normalize_metric
 
-    os.makedirs(args.out, exist_ok=True)
-    metrics = tuple(args.metric or METRIC_NAMES)
+    metrics = [normalize_metric(m) for m in (args.metric or METRICS)]
+    bad = [m for m in metrics if m not in METRICS]
+    if bad:
+        raise ConfigError(f"--metric {bad[0]}: expected one of V_strict, A_strict, V, A, W_strict, W (any case)")
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
+    os.makedirs(args.out, exist_ok=True)
     if args.action == "apply":
         if not args.model:
             raise ConfigError("calibrate apply needs --model FILE")
-        return _apply(args, metrics)
+        return _apply(args, metrics if args.metric else None)
     if not args.human:
         raise ConfigError("calibrate needs --human H (or 'calibrate apply --model FILE')")
-    from metaeval.calibration.apply import apply_models, fit_models, leaderboard_records, raw_leaderboard, save_models
-    from metaeval.calibration.validate import cross_validate
     from metaeval.io import load_labels
+    from metaeval.io.jsonl import to_jsonable
+    from metaeval.study.calibration import calibrate_study, split_model
 
     human, judge = load_labels(args.human), load_labels(args.judge)
-    methods = tuple(args.method or METHOD_NAMES)
-    options = fit_options(args)
-    cv = cross_validate(human, judge, methods, folds=args.folds, seed=args.seed, metrics=metrics, level=args.level, options=options)
-    bundle = fit_models(human, judge, methods, metrics, options=options)
-    model_path = os.path.join(args.out, "calibration-model.json")
-    save_models(bundle, model_path)
-    preds = apply_models(bundle, judge, metrics, args.level, args.seed, apply_options=_apply_options(args))
-    raw = raw_leaderboard(judge, metrics, args.level, seed=args.seed)
-    result = {
-        "human": human.name, "judge": judge.name, "model_file": os.path.abspath(model_path),
-        "validation": cv,
-        "leaderboard": {"raw_judge": {m: leaderboard_records(raw, m) for m in metrics},
-                        **{name: {m: leaderboard_records(p.runs, m) for m in metrics if m in set(p.runs["metric"])}
-                           for name, p in preds.items()}},
-        "leaderboard_note": "fitted on all human-labelled topics and applied to every judge topic; raw_judge CI = "
-                            "topic-bootstrap percentile; method CIs as documented per method",
-    }
+    settings = {"methods": args.method, "metrics": metrics, "metric": metrics[0], "folds": args.folds,
+                "inner_folds": args.inner_folds, "selection": args.selection, "min_coverage": args.min_coverage,
+                "level": args.level, "n_boot": args.bootstrap}
+    result, model = split_model(calibrate_study(human, judge, settings, seed=args.seed))
     if args.strictness:
         from metaeval.calibration.strictness import strictness_models
 
-        result["strictness"] = strictness_models(human, judge)
-    with open(os.path.join(args.out, "calibration.json"), "w", encoding="utf-8") as fh:
-        json.dump(to_jsonable(result), fh, indent=1)
-        fh.write("\n")
-    _print_validation(cv, metrics)
-    print(f"\nwrote {os.path.join(args.out, 'calibration.json')} and {model_path}")
+        result["strictness"] = to_jsonable(strictness_models(human, judge))
+    cal_path = os.path.join(args.out, "calibration.json")
+    model_path = os.path.join(args.out, "calibration-model.json")
+    _write_json(cal_path, result)
+    _write_json(model_path, model)
+    print_result(result, top=args.top)
+    print(f"\nwrote {cal_path} and {model_path}")
+    print(f"recommendation: {result['recommendation']}")
     return 0
 
 
-def _apply(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
+def _write_json(path: str, obj) -> None:
     import json
 
-    from metaeval.io.jsonl import to_jsonable
-    import os
-
-    from metaeval.calibration.apply import apply_models, leaderboard_records, load_models, raw_leaderboard
-    from metaeval.io import load_labels
-
-    bundle = load_models(args.model)
-    if args.method:
-        bundle["models"] = {k: v for k, v in bundle["models"].items() if k in args.method}
-    judge = load_labels(args.judge)
-    preds = apply_models(bundle, judge, metrics, args.level, args.seed, apply_options=_apply_options(args))
-    raw = raw_leaderboard(judge, metrics, args.level, seed=args.seed)
-    out = {"judge": judge.name, "model_file": os.path.abspath(args.model), "fitted_on": bundle.get("fitted_on", {}),
-           "n_topics": len(judge.qids), "n_runs": len(judge.run_ids),
-           "leaderboard": {"raw_judge": {m: leaderboard_records(raw, m) for m in metrics},
-                           **{n: {m: leaderboard_records(p.runs, m) for m in metrics if m in set(p.runs["metric"])}
-                              for n, p in preds.items()}},
-           "notes": {n: p.notes for n, p in preds.items() if p.notes}}
-    for name, p in preds.items():
-        p.answers.to_csv(os.path.join(args.out, f"answers.{name}.csv"), index=False)
-    with open(os.path.join(args.out, "calibrated.json"), "w", encoding="utf-8") as fh:
-        json.dump(to_jsonable(out), fh, indent=1)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=1, allow_nan=False)
         fh.write("\n")
-    first = metrics[0]
-    for name, p in preds.items():
-        top = p.leaderboard(first).head(10)
-        print(f"{name}: top runs by corrected {first}")
-        for row in top.itertuples(index=False):
-            print(f"  {row.run_id:<50} {row.estimate:7.4f}  [{row.ci_low:7.4f}, {row.ci_high:7.4f}]")
-    print(f"\nwrote {os.path.join(args.out, 'calibrated.json')}")
-    return 0
 
 
-def fit_options(args: argparse.Namespace) -> dict:
-    """Per-method fit options from the command line."""
-    strata = None if args.posterior_strata == "none" else args.posterior_strata
-    return {"posterior": {"strata": strata, "kappa": args.kappa}, "matrix": {"kappa": args.kappa},
-            "matrix_unconstrained": {"kappa": args.kappa}}
+def print_result(res: dict, top: int = 10) -> None:
+    """The validation table (every metric), refusals, and the primary metric's out-of-fold leaderboard."""
+    from metaeval.scoring import METRIC_NAMES
 
-
-def _apply_options(args: argparse.Namespace) -> dict:
-    return {"ppi": {"estimand": args.ppi_estimand}}
-
-
-def _print_validation(cv: dict, metrics: tuple[str, ...]) -> None:
-    print(f"leave-topics-out {cv['folds']}-fold validation, {cv['n_topics']} topics, {cv['n_runs']} runs (seed {cv['seed']})")
-    head = f"{'method':<22}{'metric':<10}{'MAE raw':>9}{'MAE cal':>9}{'bias raw':>10}{'bias cal':>10}{'cover':>7}  tau run/topic/pooled raw -> cal"
-    print(head)
-    for method, per in cv["methods"].items():
-        for m in metrics:
-            f = per.get(m)
-            if not f:
+    pr, st = res["pairing"], res["settings"]
+    print(f"calibration of {res['judge']} against {res['reference']}: {pr['matched']} of "
+          f"{max(pr['judge_pairs'], pr['reference_pairs'])} label pairs match by nugget text ({100 * pr['coverage']:.1f}%); "
+          f"{len(res['topics']['human_labelled'])} human-labelled topics, {len(res['topics']['judge_only'])} judge-only")
+    print(f"held-out = {st['folds_used']}-fold leave-topics-out (fitted without the fold's topics); selection: "
+          f"{st['selection']} rule, nested over {st['inner_folds']} inner folds; intervals {int(100 * st['level'])}%, inside [0, 1]")
+    print(f"{'metric':<10}{'method':<22}{'level':<7}{'MAE held-out':>16}{'vs raw':>18}{'bias':>9}{'cover':>7}{'worst':>7}"
+          f"{'width':>7}  tau run/topic/pooled")
+    refused = {}
+    for metric, block in res["by_metric"].items():
+        for name, c in block["candidates"].items():
+            if c["status"] != "ok":
+                refused[name] = c["reason"]
                 continue
-            tb, ta = f.get("tau_before", {}), f.get("tau_after", {})
-            cov = "-" if f["coverage"] is None else f"{f['coverage']:.2f}"
-            taus = "/".join(_fmt(tb.get(k)) for k in ("run", "topic_avg", "pooled")) + " -> " + "/".join(_fmt(ta.get(k)) for k in ("run", "topic_avg", "pooled"))
-            print(f"{method:<22}{m:<10}{f['mae_before']:9.4f}{f['mae_after']:9.4f}{f['bias_before']:10.4f}{f['bias_after']:10.4f}{cov:>7}  {taus}")
+            h = c["held_out"]
+            mark = " *" if name == block["selection"]["method"] else ""
+            tau = "/".join(_f3(h["tau"].get(k)) for k in ("run", "topic_avg", "pooled"))
+            vs = "-" if name == "none" else _pm(h["diff_vs_raw"], signed=True)
+            label = "none (raw)" if name == "none" else name
+            print(f"{METRIC_NAMES.get(metric, metric):<10}{label + mark:<22}{c['level']:<7}{_pm(h['mae']):>16}{vs:>18}"
+                  f"{_f4(h['bias']):>9}{_f2(h['coverage']):>7}{_f2(h['coverage_worst_run']):>7}{_f2(h['mean_ci_width']):>7}  {tau}")
+    for name, why in refused.items():
+        print(f"{name}: {why}")
+    print("(* = chosen; vs raw = mean paired fold difference of MAE, negative = better than raw)")
+    lb = res["leaderboard"]
+    metric = METRIC_NAMES.get(res["metric"], res["metric"])
+    print(f"\ncorrected leaderboard, {metric}, by {lb['corrected_by']}: out-of-fold over the {lb['human_labelled_topics']} "
+          f"human-labelled topics (each corrected by a model fitted without it); MAE vs reference "
+          f"{_f4(lb['mae_vs_reference'])} (raw {_f4(lb['raw_mae_vs_reference'])})")
+    print(f"{'rank':>4}  {'run':<44}{'reference':>10}{'raw':>8}{'corrected':>11}  interval")
+    for row in lb["rows"][:top]:
+        ci = row["corrected_ci"]
+        print(f"{row['corrected_rank']:>4}  {row['run_id'][:43]:<44}{_f4(row['reference']):>10}{_f4(row['raw']):>8}"
+              f"{_f4(row['corrected']):>11}  [{_f4(ci[0])}, {_f4(ci[1])}]")
+    for m, block in res["by_metric"].items():
+        if m != res["metric"]:
+            print(f"also: {block['recommendation']}")
 
 
-def _fmt(x) -> str:
-    return "nan" if x is None else f"{x:.3f}"
+def _pm(d: dict, signed: bool = False) -> str:
+    if not d or d.get("mean") is None:
+        return "-"
+    fmt = "+.4f" if signed else ".4f"
+    return f"{d['mean']:{fmt}}" + (f"+-{d['se']:.4f}" if d.get("se") is not None else "")
+
+
+def _f4(x) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _f3(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _f2(x) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _apply(args: argparse.Namespace, metrics) -> int:
+    import json
+    import os
+    import sys
+
+    from metaeval.errors import ConfigError
+    from metaeval.io import load_labels
+    from metaeval.scoring import METRIC_NAMES
+    from metaeval.study.calibration import apply_model
+
+    try:
+        with open(args.model, encoding="utf-8") as fh:
+            model = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{args.model}: cannot read calibration model ({exc})") from exc
+    judge = load_labels(args.judge)
+    method = args.method[0] if args.method else None
+    out = apply_model(model, judge, metrics=metrics, method=method, level=args.level, seed=args.seed,
+                      n_boot=args.bootstrap, allow_mismatch=args.allow_mismatch)
+    for w in out["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    path = os.path.join(args.out, "calibrated.json")
+    _write_json(path, out)
+    fitted = len(out["topics"]["fitted_on_and_applied"])
+    for m, block in out["by_metric"].items():
+        print(f"{METRIC_NAMES.get(m, m)} by {block['method']}: {block['note']}"
+              + (f" ({fitted} of these topics were in the fit: in-sample there)" if fitted else ""))
+        for row in block["rows"][: args.top]:
+            ci = row["corrected_ci"]
+            print(f"  {row['run_id'][:48]:<50}{_f4(row['corrected']):>8}  [{_f4(ci[0])}, {_f4(ci[1])}]  raw {_f4(row['raw'])}")
+    print(f"\nwrote {path}")
+    return 0

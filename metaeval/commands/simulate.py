@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from metaeval.commands.calibrate import METHOD_NAMES, METRIC_NAMES
+METHOD_NAMES = ("posterior", "matrix", "matrix_unconstrained", "ordinal", "ppi")
+METRIC_NAMES = ("v_strict", "a_strict", "v", "a", "w_strict", "w")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -438,3 +438,80 @@ def _fit_model(data, cands, by_metric, s, reference, judge) -> dict[str, Any]:
                           "pairing": data.pairing.summary(s["min_coverage"])},
             "fingerprints": fingerprints(judge, s),
             "models": models}
+
+
+# --------------------------------------------------------------------------- applying a saved model
+def check_fingerprints(model: dict[str, Any], judge: "LabelSet", settings: dict[str, Any] | None = None) -> list[str]:
+    """What differs between the judge labels a model was fitted on and ``judge`` (empty list: nothing).
+
+    Judge spec, prompt version and label policy must be equal; the nugget set must be equal on every topic both
+    hold (topics the model never saw are what it is for)."""
+    fitted = model.get("fingerprints") or {}
+    now = fingerprints(judge, settings)
+    diffs = [k for k in ("judge_spec", "prompt_version", "label_policy") if fitted.get(k) != now[k]]
+    shared = set(fitted.get("nugget_set", {})) & set(now["nugget_set"])
+    changed = sorted(q for q in shared if fitted["nugget_set"][q] != now["nugget_set"][q])
+    if changed:
+        diffs.append(f"nugget_set ({len(changed)} of {len(shared)} shared topics, e.g. {changed[0]})")
+    return diffs
+
+
+def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[str] | None = None,
+                method: str | None = None, level: float | None = None, seed: int = 0, n_boot: int = 1000,
+                settings: dict[str, Any] | None = None, allow_mismatch: bool = False) -> dict[str, Any]:
+    """Apply a saved ``calibration-model.json`` to judge labels; refuses (ConfigError) when the judge spec,
+    prompt version, nugget set or label policy differ, unless ``allow_mismatch`` (then ``warnings`` says so)."""
+    from metaeval.analysis.bootstrap import topic_weights
+    from metaeval.calibration.methods import get_method
+    from metaeval.calibration.pairs import pairs_from_labelset
+    from metaeval.calibration.scorelevel import apply_score_method, bounded
+    from metaeval.errors import ConfigError
+    from metaeval.io.jsonl import to_jsonable
+    from metaeval.scoring import normalize_metric, score_answers
+
+    if model.get("format") != MODEL_FORMAT:
+        raise ConfigError(f"not a {MODEL_FORMAT} file (format {model.get('format')!r}); refit with metaeval calibrate")
+    diffs = check_fingerprints(model, judge, settings)
+    warnings = []
+    if diffs:
+        line = f"calibration model was fitted on different judge labels: {', '.join(diffs)} differ"
+        if not allow_mismatch:
+            raise ConfigError(line + " (refit, or pass --allow-mismatch to apply anyway)")
+        warnings.append(line)
+    level = float(level or model.get("level", 0.95))
+    chosen = model.get("chosen") or {}
+    metrics = [normalize_metric(m) for m in (metrics or list(chosen))]
+    jp = pairs_from_labelset(judge)
+    J = _matrix(score_answers(judge), jp.qids, jp.run_ids, metrics)
+    out_metrics = {}
+    for m in metrics:
+        name = method or chosen.get(m, "none")
+        fitted = model["models"].get(name)
+        if fitted is None or "failed" in fitted:
+            raise ConfigError(f"the model file has no usable fitted {name!r} (have {', '.join(sorted(model['models']))})")
+        if name in SCORE_LEVEL:
+            r = apply_score_method(fitted[m], J[m], level)
+            est, lo, hi = r.est, r.lo, r.hi
+            if name == "none":  # raw: topic-bootstrap percentile interval
+                w = topic_weights(J[m].shape[0], n_boot, np.random.default_rng([seed, 2]))
+                ok = np.isfinite(J[m])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    reps = (w @ np.where(ok, J[m], 0.0)) / (w @ ok)
+                a = (1 - level) / 2
+                lo, hi = np.nanquantile(reps, a, axis=0), np.nanquantile(reps, 1 - a, axis=0)
+        else:
+            ap = get_method(name).apply_pairs(fitted, jp, metrics=[m], level=level, rng=np.random.default_rng([seed, 1]))
+            est = np.clip(ap.run[m], 0.0, 1.0)
+            lo, hi = bounded(ap.run[m], (ap.hi[m] - ap.lo[m]) / 2.0)
+        raw = np.nanmean(J[m], axis=0)
+        rows = [{"run_id": run, "raw": _f(raw[r]), "corrected": _f(est[r]), "corrected_ci": [_f(lo[r]), _f(hi[r])]}
+                for r, run in enumerate(jp.run_ids)]
+        rows.sort(key=lambda x: (-(x["corrected"] if x["corrected"] is not None else -1), x["run_id"]))
+        out_metrics[m] = {"method": name, "rows": rows,
+                          "note": f"{name} fitted on {len(model['fitted_on'].get('topics', []))} human-labelled topics, "
+                                  f"applied to {len(jp.qids)} judge topics"}
+    fitted_topics = set(model["fitted_on"].get("topics", []))
+    return to_jsonable({"schema": SCHEMA + "/applied", "judge": judge.name, "level": level, "warnings": warnings,
+                        "topics": {"fitted_on_and_applied": sorted(fitted_topics & set(jp.qids)),
+                                   "judge_only": sorted(set(jp.qids) - fitted_topics)},
+                        "by_metric": out_metrics})

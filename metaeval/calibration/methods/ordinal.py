@@ -1,7 +1,8 @@
 """Ordinal model: cumulative-logit regression of the human label on the judge label and covariates.
 
-McCullagh (1980), "Regression models for ordinal data", JRSS B 42:109-142; fitted with statsmodels
-``OrderedModel`` (``statsmodels.miscmodels.ordinal_model``)::
+McCullagh (1980), "Regression models for ordinal data", JRSS B 42:109-142; maximum likelihood with the
+analytic gradient (BFGS, ``scipy.optimize``) in statsmodels ``OrderedModel``'s parametrisation (a test checks
+the fit against ``OrderedModel``, which is about 20x slower because it differentiates numerically)::
 
     P(human <= k | x) = F(c_k - x' beta),   k = not_support, partial_support;   F = logistic
 
@@ -70,16 +71,62 @@ def _cuts(theta: np.ndarray) -> np.ndarray:
     return np.stack([theta[..., 0], theta[..., 0] + np.exp(theta[..., 1])], axis=-1)
 
 
+def _nll_grad(params: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood of the 3-class cumulative logit and its analytic gradient.
+
+    ``c1 = theta_0``, ``c2 = theta_0 + exp(theta_1)``, ``F_k = expit(c_k - x'beta)``; ``P(0) = F_1``,
+    ``P(1) = F_2 - F_1``, ``P(2) = 1 - F_2``; with ``f_k = F_k (1 - F_k)`` the score contributions are
+    y=0: ``dl/dc1 = 1 - F1``; y=1: ``dl/dc1 = -f1 / P1``, ``dl/dc2 = f2 / P1``; y=2: ``dl/dc2 = -F2``, and
+    ``dl/deta = -(dl/dc1 + dl/dc2)``.
+    """
+    from scipy.special import expit
+
+    p = X.shape[1]
+    beta, t0, t1 = params[:p], params[p], params[p + 1]
+    eta = X @ beta
+    gap = np.exp(t1)
+    F1, F2 = expit(t0 - eta), expit(t0 + gap - eta)
+    f1, f2 = F1 * (1 - F1), F2 * (1 - F2)
+    P1 = np.maximum(F2 - F1, 1e-300)
+    y0, y1, y2 = y == 0, y == 1, y == 2
+    ll = np.log(np.maximum(F1[y0], 1e-300)).sum() + np.log(P1[y1]).sum() + np.log(np.maximum(1 - F2[y2], 1e-300)).sum()
+    dc1 = np.where(y0, 1 - F1, 0.0) + np.where(y1, -f1 / P1, 0.0)
+    dc2 = np.where(y1, f2 / P1, 0.0) + np.where(y2, -F2, 0.0)
+    deta = -(dc1 + dc2)
+    grad = np.concatenate([X.T @ deta, [dc1.sum() + dc2.sum(), dc2.sum() * gap]])
+    return -float(ll), -grad
+
+
+def fit_cumulative_logit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, bool]:
+    """ML fit; returns (params = [beta, theta_0, theta_1], covariance = inverse observed information from central
+    differences of the analytic gradient, log-likelihood, converged)."""
+    from scipy.optimize import minimize
+    from scipy.special import logit
+
+    p = X.shape[1]
+    q0 = np.clip(np.mean(y == 0), 1e-3, 1 - 1e-3)
+    q1 = np.clip(np.mean(y <= 1), q0 + 1e-3, 1 - 1e-4)
+    start = np.concatenate([np.zeros(p), [logit(q0), np.log(logit(q1) - logit(q0))]])
+    res = minimize(_nll_grad, start, args=(X, y), jac=True, method="BFGS", options={"gtol": 1e-6, "maxiter": 1000})
+    k = len(start)
+    hess = np.zeros((k, k))
+    for i in range(k):
+        h = 1e-5 * max(1.0, abs(res.x[i]))
+        e = np.zeros(k)
+        e[i] = h
+        hess[:, i] = (_nll_grad(res.x + e, X, y)[1] - _nll_grad(res.x - e, X, y)[1]) / (2 * h)
+    hess = (hess + hess.T) / 2
+    cov = np.linalg.pinv(hess)
+    return res.x, cov, -float(res.fun), bool(res.success)
+
+
 @register
 class OrdinalModel(CalibrationMethod):
     name = "ordinal"
     gives_ci = True
-    description = "statsmodels OrderedModel (cumulative logit) of the human label on judge label + covariates"
+    description = "cumulative-logit (OrderedModel parametrisation) of the human label on judge label + covariates"
 
     def fit_pairs(self, judge: Pairs, human: np.ndarray, covariates: Sequence[str] = COVARIATES, **_: Any) -> dict:
-        import pandas as pd
-        from statsmodels.miscmodels.ordinal_model import OrderedModel
-
         ok = check_training(judge, human)
         y = np.asarray(human)[ok]
         if len(np.unique(y)) < 3:
@@ -88,11 +135,7 @@ class OrdinalModel(CalibrationMethod):
         keep = [k for k, v in cols.items() if np.std(v) > 1e-12]
         scaling = {k: [float(cols[k].mean()), float(cols[k].std())] for k in keep if k in _SCALED}
         model = {"columns": keep, "scaling": scaling}
-        X = pd.DataFrame(_matrix(cols, model), columns=keep)
-        endog = pd.Series(pd.Categorical(y, categories=[0, 1, 2], ordered=True))
-        res = OrderedModel(endog, X, distr="logit").fit(method="bfgs", disp=False, maxiter=500)
-        params = np.asarray(res.params, dtype=float)
-        cov = np.asarray(res.cov_params(), dtype=float)
+        params, cov, llf, converged = fit_cumulative_logit(_matrix(cols, model), y.astype(np.int64))
         se = np.sqrt(np.clip(np.diag(cov), 0, None))
         p = len(keep)
         return {
@@ -103,7 +146,7 @@ class OrdinalModel(CalibrationMethod):
             "params": params.tolist(), "cov_params": cov.tolist(),
             "coefficients": [{"name": n, "coef": float(params[i]), "se": float(se[i])}
                              for i, n in enumerate(list(keep) + ["threshold_0", "log_threshold_gap"])],
-            "converged": bool(res.mle_retvals.get("converged", True)), "loglike": float(res.llf),
+            "converged": converged, "loglike": llf,
         }
 
     def apply_pairs(self, model: dict, judge: Pairs, metrics: Sequence[str] = METRICS, level: float = 0.95,
