@@ -3,7 +3,7 @@
 The asymptotic CIs of :mod:`metaeval.analysis.confusion` treat every (nugget, answer) pair as independent, but
 pairs of one topic share nuggets, documents and an assessor, so those intervals are too narrow for statements
 about new topics.  Here topics are the resampling unit: with per-topic count matrices ``C_t`` (rows reference,
-columns candidate) and bootstrap multiplicities ``w_bt`` (``metaeval.analysis.bootstrap.topic_weights``), each
+columns candidate) and bootstrap multiplicities ``w_bt`` (``metaeval.analysis.resample.topic_weights``), each
 replicate's matrix is ``M_b = sum_t w_bt C_t`` and
 
 * Cohen's kappa ``(p_o - p_e) / (1 - p_e)`` with ``p_o = tr(M) / n`` and ``p_e = sum_i r_i c_i / n^2``;
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from metaeval.analysis.bootstrap import percentile_ci, topic_weights
+from metaeval.analysis.resample import percentile_ci, topic_weights
 
 
 def per_topic_counts(joined: pd.DataFrame, order: Sequence[str], ref: str = "support_ref",

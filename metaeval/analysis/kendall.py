@@ -2,7 +2,7 @@
 
 All functions take a *reference* ``x`` and a *candidate* ``y`` of shape ``(..., n)`` and return one value per
 leading index.  ``NaN`` marks a missing item: a pair is used only when both items are present on both sides.
-Pairs are formed with O(n^2) sign matrices, which is fast for the sizes of meta-evaluation (tens of runs) and
+All ``n (n - 1) / 2`` pairs are visited (vectorised over the leading axes), which is fast for the sizes of meta-evaluation (tens of runs) and
 lets one call handle a whole ``(B, n)`` bootstrap matrix; pooled correlations over thousands of cells use the
 block form in :mod:`metaeval.analysis.pooled` instead.
 
@@ -30,6 +30,21 @@ pairs, ``S = sum sx * sy`` (concordant minus discordant), ``n1`` / ``n2`` the pa
   Yilmaz et al.'s formula; NaN when the candidate is constant.  ``ap`` is this asymmetric
   ``tau_AP(candidate | reference)``; ``ap_sym`` is the mean of both directions.
 
+* **tau_AP-b** (Urbano & Marrero 2017, "The treatment of ties in AP correlation", ICTIR; ``ircor::tauAP_b``
+  and pyircor ``tauap_b``, the ``tauap_b`` of TREC AutoJudge's ``autojudge-evaluate``), for two estimated
+  rankings that may both hold ties: the mean of both directions of the formula above with tied-in-the-other-
+  ranking pairs credited 0 instead of 1/2, ``tau_APb = (tau_AP0(y | x) + tau_AP0(x | y)) / 2``.  Equals
+  ``ap_sym`` without ties; checked against pyircor's published test values.
+
+* **kendall@k** (top-heavy, as ``kendall@10`` of ``autojudge-evaluate``): tau-b over the ``k`` items the
+  *reference* ranks highest (:func:`kendall_at_k`; ties at the k-th place broken by position, i.e. run id).
+
+**Algorithms.**  The batch functions form O(n^2) sign matrices - fast for tens of runs and for whole
+``(B, n)`` bootstrap matrices.  A single long vector (``n > 256``, e.g. a pooled tau over thousands of cells)
+is computed in O(n log n) by Knight's (1966) algorithm as implemented in ``scipy.stats.kendalltau`` (tau-b;
+tau-a from the same S and the tie counts), so :func:`kendall` is the one entry point for every size; the tests
+check both paths against each other and against scipy.
+
 ``TAU_VARIANTS`` maps a variant name to its batch function; :func:`kendall` dispatches on it.
 """
 
@@ -42,23 +57,8 @@ import numpy as np
 
 from metaeval.errors import ConfigError
 
-__all__ = ["TAU_VARIANTS", "TauVariant", "get_variant", "kendall", "tau_a", "tau_ap", "tau_ap_sym", "tau_b"]
-
-
-def _pairs(x: np.ndarray, y: np.ndarray):
-    """Sign matrices ``sx[..., i, j] = sign(x_i - x_j)`` and the usable-pair mask (both present, i != j)."""
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if x.shape != y.shape:
-        raise ValueError(f"reference and candidate shapes differ: {x.shape} vs {y.shape}")
-    ok = ~(np.isnan(x) | np.isnan(y))
-    valid = ok[..., :, None] & ok[..., None, :]
-    n = x.shape[-1]
-    valid &= ~np.eye(n, dtype=bool)
-    with np.errstate(invalid="ignore"):
-        sx = np.sign(x[..., :, None] - x[..., None, :])
-        sy = np.sign(y[..., :, None] - y[..., None, :])
-    return np.where(valid, sx, 0.0), np.where(valid, sy, 0.0), valid
+__all__ = ["TAU_VARIANTS", "TauVariant", "get_variant", "kendall", "kendall_at_k", "tau_a", "tau_ap", "tau_ap_b",
+           "tau_ap_sym", "tau_b", "top_k_mask"]
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -94,40 +94,92 @@ def _chunked(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[np
     return wrapper
 
 
+def _pair_counts(x: np.ndarray, y: np.ndarray):
+    """``(S, n0, n1, n2)`` along the last axis: concordant minus discordant, usable pairs, pairs tied in x / y.
+
+    Pairs ``(i, j > i)`` are visited one ``i`` at a time (``n - 1`` vectorised slices over the leading axes),
+    which keeps temporaries at ``O(B n)`` and is several times faster than forming ``(B, n, n)`` matrices.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"reference and candidate shapes differ: {x.shape} vs {y.shape}")
+    n = x.shape[-1]
+    lead = x.shape[:-1]
+    s, n0, n1, n2 = (np.zeros(lead) for _ in range(4))
+    missing = bool(np.isnan(x).any() or np.isnan(y).any())
+    with np.errstate(invalid="ignore"):
+        for i in range(n - 1):
+            sx = np.sign(x[..., i + 1:] - x[..., i:i + 1])
+            sy = np.sign(y[..., i + 1:] - y[..., i:i + 1])
+            if missing:
+                v = ~(np.isnan(sx) | np.isnan(sy))
+                sx, sy = np.where(v, sx, 0.0), np.where(v, sy, 0.0)
+                n0 += np.count_nonzero(v, axis=-1)
+                n1 += np.count_nonzero((sx == 0) & v, axis=-1)
+                n2 += np.count_nonzero((sy == 0) & v, axis=-1)
+            else:
+                n0 += n - 1 - i
+                n1 += np.count_nonzero(sx == 0, axis=-1)
+                n2 += np.count_nonzero(sy == 0, axis=-1)
+            s += np.einsum("...k,...k->...", sx, sy)
+    return s, n0, n1, n2
+
+
 @_chunked
 def tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b along the last axis (equals ``scipy.stats.kendalltau(x, y).statistic`` per row)."""
-    sx, sy, valid = _pairs(x, y)
-    n0 = valid.sum(axis=(-2, -1)) / 2.0
-    s = (sx * sy).sum(axis=(-2, -1)) / 2.0
-    n1 = ((sx == 0) & valid).sum(axis=(-2, -1)) / 2.0
-    n2 = ((sy == 0) & valid).sum(axis=(-2, -1)) / 2.0
+    s, n0, n1, n2 = _pair_counts(x, y)
     return _div(s, np.sqrt((n0 - n1) * (n0 - n2)))
 
 
 @_chunked
 def tau_a_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-a along the last axis: (concordant - discordant) / all usable pairs."""
-    sx, sy, valid = _pairs(x, y)
-    return _div((sx * sy).sum(axis=(-2, -1)) / 2.0, valid.sum(axis=(-2, -1)) / 2.0)
+    s, n0, _, _ = _pair_counts(x, y)
+    return _div(s, n0)
+
+
+def _tau_ap(x: np.ndarray, y: np.ndarray, tie_credit: float) -> np.ndarray:
+    """``tau_AP(y | x)`` along the last axis; pairs tied in ``x`` credited ``tie_credit`` (one item at a time)."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"reference and candidate shapes differ: {x.shape} vs {y.shape}")
+    lead = x.shape[:-1]
+    total, used_n = np.zeros(lead), np.zeros(lead)
+    x_ok = ~np.isnan(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for i in range(x.shape[-1]):
+            xi, yi = x[..., i:i + 1], y[..., i:i + 1]
+            above = (y > yi) & x_ok  # j strictly above i in the candidate, present on both sides
+            p = np.count_nonzero(above, axis=-1)
+            c = np.count_nonzero(above & (x > xi), axis=-1) + tie_credit * np.count_nonzero(above & (x == xi), axis=-1)
+            used = (p > 0) & ~np.isnan(xi[..., 0])
+            total += np.where(used, 2.0 * c / np.maximum(p, 1) - 1.0, 0.0)
+            used_n += used
+    return _div(total, used_n)
 
 
 @_chunked
 def tau_ap_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """AP correlation ``tau_AP(candidate y | reference x)`` along the last axis, with the module's tie policy."""
-    sx, sy, valid = _pairs(x, y)
-    # above[..., i, j]: j is strictly above i in the candidate
-    above = (sy < 0) & valid
-    p_count = above.sum(axis=-1)
-    credit = (above * np.where(sx < 0, 1.0, np.where(sx == 0, 0.5, 0.0))).sum(axis=-1)
-    used = p_count > 0
-    per_item = np.where(used, 2.0 * _div(credit, p_count) - 1.0, 0.0)
-    return _div(per_item.sum(axis=-1), used.sum(axis=-1))
+    return _tau_ap(x, y, 0.5)
 
 
 def tau_ap_sym_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Symmetric AP correlation: mean of ``tau_AP(y | x)`` and ``tau_AP(x | y)``."""
     return 0.5 * (tau_ap_batch(x, y) + tau_ap_batch(y, x))
+
+
+@_chunked
+def _tau_ap0_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _tau_ap(x, y, 0.0)
+
+
+def tau_ap_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """tau_AP-b (Urbano & Marrero 2017): mean of both directions, pairs tied in the other ranking credited 0."""
+    return 0.5 * (_tau_ap0_batch(x, y) + _tau_ap0_batch(y, x))
 
 
 @dataclass(frozen=True)
@@ -139,6 +191,7 @@ class TauVariant:
     batch: Callable[[np.ndarray, np.ndarray], np.ndarray]
     kind: str  # "pairs" (tau-a/b family) or "ap" (tau_AP family)
     symmetric: bool
+    tie_credit: float = 0.5  # tau_AP family: credit of a pair tied in the reference
 
 
 #: variant name -> definition.  ``b`` is the default everywhere.
@@ -147,10 +200,12 @@ TAU_VARIANTS: dict[str, TauVariant] = {
     "a": TauVariant("a", "Kendall tau-a", tau_a_batch, "pairs", True),
     "ap": TauVariant("ap", "tau_AP(candidate | reference)", tau_ap_batch, "ap", False),
     "ap_sym": TauVariant("ap_sym", "tau_AP symmetric (mean of both directions)", tau_ap_sym_batch, "ap", True),
+    "ap_b": TauVariant("ap_b", "tau_AP-b (Urbano & Marrero 2017)", tau_ap_b_batch, "ap", True, 0.0),
 }
 
 _ALIASES = {"tau_b": "b", "taub": "b", "tau-b": "b", "tau_a": "a", "taua": "a", "tau-a": "a",
-            "tau_ap": "ap", "tauap": "ap", "tau-ap": "ap", "tau_ap_sym": "ap_sym"}
+            "tau_ap": "ap", "tauap": "ap", "tau-ap": "ap", "tau_ap_sym": "ap_sym",
+            "tau_ap_b": "ap_b", "tauap_b": "ap_b", "tau-ap-b": "ap_b", "tauapb": "ap_b"}
 
 
 def get_variant(name: str) -> TauVariant:
@@ -161,9 +216,55 @@ def get_variant(name: str) -> TauVariant:
     return TAU_VARIANTS[key]
 
 
+_LONG = 256  # 1-D inputs longer than this use the O(n log n) path for tau-a / tau-b
+
+
+def _tau_long(x: np.ndarray, y: np.ndarray, name: str) -> float:
+    """tau-b (or tau-a) of two long 1-D vectors in O(n log n) (Knight 1966 via ``scipy.stats.kendalltau``)."""
+    from scipy.stats import kendalltau
+
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    n = len(x)
+    if n < 2:
+        return float("nan")
+    ties = lambda v: float((lambda c: (c * (c - 1) / 2).sum())(np.unique(v, return_counts=True)[1]))  # noqa: E731
+    n0, n1, n2 = n * (n - 1) / 2.0, ties(x), ties(y)
+    den = np.sqrt((n0 - n1) * (n0 - n2))
+    if den <= 0:
+        return float("nan")
+    tb = float(kendalltau(x, y).statistic)
+    return tb if name == "b" else float(tb * den / n0)
+
+
 def kendall(x, y, variant: str = "b") -> float | np.ndarray:
     """Rank correlation of ``y`` (candidate) with ``x`` (reference); a float for 1-D input."""
-    out = get_variant(variant).batch(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    v = get_variant(variant)
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.ndim == 1 and x.shape == y.shape and len(x) > _LONG and v.name in ("a", "b"):
+        return _tau_long(x, y, v.name)
+    out = v.batch(x, y)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def top_k_mask(x: np.ndarray, k: int) -> np.ndarray:
+    """Boolean mask of the ``k`` items with the highest ``x`` along the last axis (NaN never selected; ties at
+    the k-th place broken by position, as a stable sort of the run ids)."""
+    x = np.asarray(x, dtype=float)
+    order = np.argsort(np.where(np.isnan(x), np.inf, -x), axis=-1, kind="stable")
+    ranks = np.argsort(order, axis=-1, kind="stable")
+    return (ranks < k) & ~np.isnan(x)
+
+
+def kendall_at_k(x, y, k: int = 10, variant: str = "b") -> float | np.ndarray:
+    """Top-heavy tau: ``variant`` over the ``k`` items the reference ``x`` ranks highest (batched over leading
+    axes; items outside the top k are masked as missing).  With ``k >= n`` it is the plain tau."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    order = np.argsort(np.where(np.isnan(x), np.inf, -x), axis=-1, kind="stable")[..., :int(k)]
+    xt, yt = np.take_along_axis(x, order, axis=-1), np.take_along_axis(y, order, axis=-1)
+    out = get_variant(variant).batch(xt, yt)  # NaN x (fewer than k present) stays missing
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -182,3 +283,8 @@ def tau_ap(x, y) -> float:
 
 def tau_ap_sym(x, y) -> float:
     return kendall(x, y, "ap_sym")
+
+
+def tau_ap_b(x, y) -> float:
+    """tau_AP-b of two rankings (symmetric; Urbano & Marrero 2017)."""
+    return kendall(x, y, "ap_b")

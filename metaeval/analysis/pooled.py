@@ -24,8 +24,29 @@ from metaeval.analysis.kendall import _div, get_variant
 _CHUNK_ELEMENTS = 4_000_000
 
 
+def _position_table(local: np.ndarray, k: int) -> np.ndarray:
+    """Extended-grid position of every global value code ``0..k-1`` relative to a topic's distinct codes.
+
+    ``local``: the topic's distinct value codes, sorted.  Position ``2l`` lies strictly between ``local[l-1]``
+    and ``local[l]``; ``2l + 1`` equals ``local[l]``, so for a cell ``j`` of the topic (position ``2c_j + 1``)
+    ``sign(v_i - v_j) = sign(pos_i - (2c_j + 1))``.
+    """
+    codes = np.arange(k)
+    left = np.searchsorted(local, codes, side="left")
+    eq = local[np.minimum(left, len(local) - 1)] == codes
+    return 2 * left + eq
+
+
 class PooledKernel:
-    """Block statistics of a ``(T, R)`` reference ``x`` and candidate ``y`` (NaN = missing cell)."""
+    """Block statistics of a ``(T, R)`` reference ``x`` and candidate ``y`` (NaN = missing cell).
+
+    Blocks are built one topic ``u`` at a time without forming the ``N x N`` pair matrix: the topic's cells are
+    counted on the grid of its distinct (x, y) values (``k_x x k_y``, at most ``R x R``), the pair kernel
+    (``sign(.) sign(.)`` or the tau_AP credit) is applied to that grid with two small matrix products over an
+    extended grid of "below / equal / between" positions (:func:`_positions`), and every cell ``i`` reads its
+    value ``sum_{j in u} k(i, j)`` from the grid.  Cost ``O(T (N log R + R^3))`` and memory ``O(N + T^2)``
+    (``O(N T)`` for tau_AP) instead of ``O(N^2)``.
+    """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, kind: str = "pairs"):
         x = np.asarray(x, dtype=float)
@@ -37,53 +58,77 @@ class PooledKernel:
         self.ys = y[ok]
         self.n = np.bincount(self.topic, minlength=self.n_topics).astype(float)
         self.kind = kind
+        _, self.xcode = np.unique(self.xs, return_inverse=True)
+        _, self.ycode = np.unique(self.ys, return_inverse=True)
+        self.xcode, self.ycode = self.xcode.ravel(), self.ycode.ravel()
+        self.kx = int(self.xcode.max()) + 1 if len(self.xcode) else 0
+        self.ky = int(self.ycode.max()) + 1 if len(self.ycode) else 0
+        starts = np.searchsorted(self.topic, np.arange(self.n_topics + 1))  # cells are ordered by topic
+        self._local = [self._topic_grid(starts[u], starts[u + 1]) for u in range(self.n_topics)]
         if kind == "pairs":
             self._pairs_blocks()
         elif kind == "ap":
-            self.ap_fwd = self._ap_blocks(self.xs, self.ys)
-            self._ap_rev: tuple[np.ndarray, np.ndarray] | None = None
+            self._ap_cache: dict[tuple[bool, float], tuple[np.ndarray, np.ndarray]] = {}
         else:
             raise ValueError(f"unknown pooled kernel {kind!r}")
 
-    def _by_topic(self, rows: np.ndarray) -> np.ndarray:
-        """Sum a ``(k, N)`` matrix over its rows, then its columns by topic -> ``(T,)``."""
-        return np.bincount(self.topic, weights=rows.sum(axis=0), minlength=self.n_topics)
+    def _topic_grid(self, lo: int, hi: int):
+        """A topic's distinct (global) x / y codes and its count grid over them; None for an empty topic."""
+        if hi <= lo:
+            return None
+        vx, cx = np.unique(self.xcode[lo:hi], return_inverse=True)
+        vy, cy = np.unique(self.ycode[lo:hi], return_inverse=True)
+        h = np.zeros((len(vx), len(vy)))
+        np.add.at(h, (cx.ravel(), cy.ravel()), 1.0)
+        return vx, vy, h
 
     def _pairs_blocks(self) -> None:
         t_count = self.n_topics
         self.M = np.zeros((t_count, t_count))
-        self.X = np.zeros((t_count, t_count))
-        self.Y = np.zeros((t_count, t_count))
-        for t in range(t_count):
-            idx = self.topic == t
-            if not idx.any():
+        for u, loc in enumerate(self._local):
+            if loc is None:
                 continue
-            dx = self.xs[idx, None] - self.xs[None, :]
-            dy = self.ys[idx, None] - self.ys[None, :]
-            self.M[t] = self._by_topic(np.sign(dx) * np.sign(dy))
-            self.X[t] = self._by_topic((dx == 0).astype(float))
-            self.Y[t] = self._by_topic((dy == 0).astype(float))
+            vx, vy, h = loc
+            sx = np.sign(np.arange(2 * len(vx) + 1)[:, None] - (2 * np.arange(len(vx)) + 1)[None, :])
+            sy = np.sign(np.arange(2 * len(vy) + 1)[:, None] - (2 * np.arange(len(vy)) + 1)[None, :])
+            grid = sx @ h @ sy.T
+            g = grid[_position_table(vx, self.kx)[self.xcode], _position_table(vy, self.ky)[self.ycode]]
+            self.M[:, u] = np.bincount(self.topic, weights=g, minlength=t_count)
+        self.X = self._tie_blocks(self.xcode, self.kx)
+        self.Y = self._tie_blocks(self.ycode, self.ky)
 
-    def _ap_blocks(self, ref: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        g = np.zeros((len(ref), self.n_topics))
-        h = np.zeros((len(ref), self.n_topics))
-        for u in range(self.n_topics):
-            idx = self.topic == u
-            if not idx.any():
+    def _tie_blocks(self, code: np.ndarray, k: int) -> np.ndarray:
+        """``[t, u] = #{i in t, j in u : v_i = v_j}`` (``i = j`` included) from per-topic value histograms."""
+        hist = np.bincount(self.topic * k + code.ravel(), minlength=self.n_topics * k).reshape(self.n_topics, k)
+        hist = hist.astype(float)
+        return hist @ hist.T
+
+    def ap_blocks(self, reverse: bool = False, tie_credit: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+        """``(G, H)``: ``G[i, u]`` cells of topic ``u`` strictly above cell ``i`` in the candidate (the reference
+        with ``reverse``), ``H[i, u]`` their credit (1 above in the other side, ``tie_credit`` tied)."""
+        key = (reverse, float(tie_credit))
+        if key not in self._ap_cache:
+            self._ap_cache[key] = self._ap_blocks(reverse, float(tie_credit))
+        return self._ap_cache[key]
+
+    def _ap_blocks(self, reverse: bool, tie_credit: float) -> tuple[np.ndarray, np.ndarray]:
+        g = np.zeros((len(self.xs), self.n_topics))
+        h = np.zeros((len(self.xs), self.n_topics))
+        ref, cand = (self.ycode, self.xcode) if reverse else (self.xcode, self.ycode)
+        kr, kc = (self.ky, self.kx) if reverse else (self.kx, self.ky)
+        for u, loc in enumerate(self._local):
+            if loc is None:
                 continue
-            above = cand[None, idx] > cand[:, None]  # (N, n_u): cell j of topic u above cell i in the candidate
-            rj, ri = ref[None, idx], ref[:, None]
-            credit = (rj > ri) + 0.5 * (rj == ri)
-            g[:, u] = above.sum(axis=1)
-            h[:, u] = (above * credit).sum(axis=1)
+            vr, vc, counts = (loc[1], loc[0], loc[2].T) if reverse else loc
+            pr = np.arange(2 * len(vr) + 1)[:, None]
+            pc = np.arange(2 * len(vc) + 1)[:, None]
+            above_c = ((2 * np.arange(len(vc)) + 1)[None, :] > pc).astype(float)  # (2kc+1, kc)
+            jr = (2 * np.arange(len(vr)) + 1)[None, :]
+            credit_r = (jr > pr) + tie_credit * (jr == pr)  # (2kr+1, kr)
+            qr, qc = _position_table(vr, kr)[ref], _position_table(vc, kc)[cand]
+            g[:, u] = (above_c @ counts.sum(axis=0))[qc]
+            h[:, u] = (credit_r @ counts @ above_c.T)[qr, qc]
         return g, h
-
-    @property
-    def ap_rev(self) -> tuple[np.ndarray, np.ndarray]:
-        """Blocks with the roles swapped (for the symmetric tau_AP), built on first use."""
-        if self._ap_rev is None:
-            self._ap_rev = self._ap_blocks(self.ys, self.xs)
-        return self._ap_rev
 
     # ----------------------------------------------------------------- statistics
     def tau(self, weights: np.ndarray, variant: str = "b") -> np.ndarray:
@@ -93,11 +138,12 @@ class PooledKernel:
         if v.kind == "ap":
             if self.kind != "ap":
                 raise ValueError("kernel was built for tau-a/b; build it with kind='ap'")
-            fwd = self._ap(w, *self.ap_fwd)
-            return fwd if v.name == "ap" else 0.5 * (fwd + self._ap(w, *self.ap_rev))
+            credit = v.tie_credit
+            fwd = self._ap(w, *self.ap_blocks(False, credit))
+            return fwd if not v.symmetric else 0.5 * (fwd + self._ap(w, *self.ap_blocks(True, credit)))
         if self.kind != "pairs":
             raise ValueError("kernel was built for tau_AP; build it with kind='pairs'")
-        quad = lambda m: np.einsum("bt,tu,bu->b", w, m, w)  # noqa: E731
+        quad = lambda m: np.einsum("bt,tu,bu->b", w, m, w, optimize=True)  # noqa: E731
         n_w = w @ self.n
         n0 = n_w * (n_w - 1) / 2.0
         s = quad(self.M) / 2.0

@@ -74,7 +74,7 @@ def test_tau_ap_matches_literal_formula_and_symmetric_mean():
 
 
 def test_variant_registry_and_errors():
-    assert set(TAU_VARIANTS) == {"b", "a", "ap", "ap_sym"}
+    assert set(TAU_VARIANTS) == {"b", "a", "ap", "ap_sym", "ap_b"}
     assert get_variant("tau_b").name == "b"
     assert kendall([1, 2, 3], [1, 2, 3], "AP") == pytest.approx(1.0)
     with pytest.raises(ConfigError, match="unknown tau variant"):
