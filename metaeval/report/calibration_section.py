@@ -1,0 +1,104 @@
+"""The report's calibration section, rendered from the ``calibration.json`` dicts the study wrote
+(:func:`metaeval.study.calibration.calibrate_study`).  Nothing here fits or resamples: it formats.
+
+* :func:`calibration_section` - one :class:`~metaeval.report.model.Section` for all cells;
+* :func:`cell_blocks` - the blocks of one cell (pairing line, held-out table with raw first, refusals, the
+  recommendation, the out-of-fold leaderboard);
+* :func:`summary_row` - the one-line overview of a cell (for the summary table: chosen method, held-out error
+  vs raw with SEs, beats raw or not).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from metaeval.report.model import Block, Detail, Section, Table, Text
+
+_NAMES = {"v_strict": "V_strict", "a_strict": "A_strict", "v": "V", "a": "A", "w_strict": "W_strict", "w": "W"}
+
+
+def _f(x: Any, fmt: str = ".4f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _pm(d: Mapping[str, Any] | None, signed: bool = False) -> str:
+    if not d or d.get("mean") is None:
+        return "-"
+    s = format(d["mean"], "+.4f" if signed else ".4f")
+    return s + (f" ± {d['se']:.4f}" if d.get("se") is not None else "")
+
+
+def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
+    """Overview cells for one calibration dict (``-`` where there is none)."""
+    if not cal or "selection" not in cal:
+        return {"calibration": "-", "held_out_mae": "-", "raw_mae": "-", "beats_raw": "-"}
+    sel = cal["selection"]
+    return {"calibration": sel["method"] if sel["method"] != "none" else "none (raw kept)",
+            "held_out_mae": _pm(sel["held_out_mae"]), "raw_mae": _pm(sel["raw_mae"]),
+            "beats_raw": "yes" if sel["beats_raw"] else "no"}
+
+
+def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
+    pr, st = cal["pairing"], cal["settings"]
+    metric = _NAMES.get(cal["metric"], cal["metric"])
+    n_lab, n_only = len(cal["topics"]["human_labelled"]), len(cal["topics"]["judge_only"])
+    blocks: list[Block] = [
+        Text(f"Labels paired by {pr['key']}: {pr['matched']} of {max(pr['judge_pairs'], pr['reference_pairs'])} "
+             f"pairs match ({100 * pr['coverage']:.1f}%). {n_lab} human-labelled topics, {n_only} judge-only. "
+             f"Held-out figures: {st['folds_used']}-fold leave-topics-out over the human-labelled topics (each fold "
+             f"scored by models fitted without its topics); selection rule {st['selection']} with raw as a candidate, "
+             f"nested over {st['inner_folds']} inner folds."),
+        Text(f"Recommendation: {cal['recommendation']}", kind="note"),
+    ]
+    rows, refused = [], []
+    cands = cal["candidates"]
+    order = ["none"] + [k for k in cands if k != "none"]
+    for name in order:
+        c = cands.get(name)
+        if c is None:
+            continue
+        if c["status"] != "ok":
+            refused.append(f"{name}: {c['reason']}")
+            continue
+        h = c["held_out"]
+        chosen = name == cal["selection"]["method"]
+        rows.append([("none (raw)" if name == "none" else name) + (" (chosen)" if chosen else ""), c["level"],
+                     _pm(h["mae"]), "-" if name == "none" else _pm(h["diff_vs_raw"], signed=True), _f(h["bias"], "+.4f"),
+                     _f(h["coverage"], ".2f"), _f(h["coverage_worst_run"], ".2f"), _f(h["mean_ci_width"], ".3f"),
+                     "/".join(_f((h.get("tau") or {}).get(k), ".3f") for k in ("run", "topic_avg", "pooled"))])
+    blocks.append(Table(["method", "level", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
+                         "mean CI width", "tau run/topic/pooled"], rows,
+                        caption=f"{metric}: held-out (out-of-fold) errors; coverage of {int(100 * st['level'])}% "
+                                "intervals beside their width", numeric=[False, False] + [True] * 7))
+    for line in refused:
+        blocks.append(Text(line, kind="note"))
+    lb = cal["leaderboard"]
+    lrows = []
+    for r in lb["rows"][:top]:
+        ci = r["corrected_ci"]
+        lrows.append([str(r["corrected_rank"]), r["run_id"], _f(r["reference"]), _f(r["raw"]), _f(r["corrected"]),
+                      f"[{_f(ci[0])}, {_f(ci[1])}]"])
+    cap = (f"{metric} by {lb['corrected_by']}, out-of-fold over the {lb['human_labelled_topics']} human-labelled topics "
+           f"(each topic corrected by a model fitted without it); MAE vs reference {_f(lb['mae_vs_reference'])} "
+           f"(raw {_f(lb['raw_mae_vs_reference'])}); intervals inside [0, 1]")
+    blocks.append(Detail("Corrected leaderboard (out-of-fold)", [
+        Table(["rank", "run", "reference", "raw", "corrected", "interval"], lrows, caption=cap,
+              numeric=[True, False, True, True, True, False])], open=False))
+    if lb.get("judge_only_topics"):
+        blocks.append(Text(f"{lb['judge_only_topics']} judge-only topics are corrected by the model fitted on every "
+                           "human-labelled topic (column corrected_judge_only in calibration.json).", kind="note"))
+    return blocks
+
+
+def calibration_section(cals: Mapping[str, Mapping[str, Any] | None]) -> Section:
+    """One section: a detail block per cell, or a note for cells without calibration."""
+    blocks: list[Block] = []
+    for cid, cal in cals.items():
+        if not cal or "selection" not in cal:
+            reason = (cal or {}).get("error") if isinstance(cal, Mapping) else None
+            blocks.append(Text(f"{cid}: no calibration" + (f" ({reason})" if reason else ""), kind="note"))
+            continue
+        blocks.append(Detail(cid, cell_blocks(cal)))
+    if not blocks:
+        blocks.append(Text("No calibration was run.", kind="note"))
+    return Section("calibration", "Calibration (held-out, raw as a candidate)", blocks)
