@@ -1,6 +1,8 @@
 """``metaeval report RESULTS_DIR [--thresholds FILE] [--strict] [--print]``: the calibration report of a sweep.
 
 Writes ``report.html`` (self-contained), ``report.md`` (+ ``report_files/``) and ``report.json`` into RESULTS_DIR.
+The report renders what the sweep's study wrote (every resampled figure uses the sweep's ``analysis.bootstrap``
+and ``analysis.seed``); it never reloads the dataset, fits or resamples.
 Exit status: 0; with ``--strict`` 1 when any grid cell fails a verdict threshold.
 """
 
@@ -25,8 +27,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell fails a threshold (for CI pipelines)")
     p.add_argument("--print", dest="print_", action="store_true", help="print the verdict and main tables as plain text")
     p.add_argument("--metric", help="metric of the tables and plots (default: the thresholds' metric, v_strict)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="topic-bootstrap resamples for raw leaderboard CIs (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the leaderboard bootstrap (default 0)")
     p.set_defaults(func=run)
 
 
@@ -40,11 +40,9 @@ def run(args: argparse.Namespace) -> int:
         metric = normalize_metric(args.metric)
         if metric not in METRICS:
             raise ConfigError(f"--metric {args.metric!r}: expected one of {', '.join(METRICS)}")
-    if args.bootstrap < 1:
-        raise ConfigError("--bootstrap must be at least 1")
     from metaeval.report.write import write_report
 
-    rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric, n_boot=args.bootstrap, seed=args.seed)
+    rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric)
     if args.print_:
         from metaeval.report.render_text import render_text
 
@@ -55,3 +53,21 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and not v["passed"]:
         return 1
     return 0
+
+
+def report_after_study(layout, config: dict, summary: dict) -> None:
+    """The report at the end of ``metaeval sweep`` (unless ``report.enabled`` is false); skipped when the study was
+    reused and a report exists.  A failure is logged, not fatal: ``metaeval report DIR`` retries it."""
+    import logging
+
+    if not (config.get("report") or {}).get("enabled", True):
+        return
+    if summary.get("evaluation_reused") and layout.report_html.exists():
+        return
+    from metaeval.report.write import write_report
+
+    try:
+        write_report(layout.root)
+    except Exception as exc:  # noqa: BLE001 - the sweep's results stand without the report
+        logging.getLogger("metaeval.report").warning("report for %s failed (run `metaeval report %s` to retry): %s: %s",
+                                                      layout.root, layout.root, type(exc).__name__, exc)

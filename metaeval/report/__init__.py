@@ -1,16 +1,16 @@
 """Calibration reports: one self-contained HTML page, a Markdown file and a JSON file per results folder.
 
-``metaeval report RESULTS_DIR`` (and the end of every ``metaeval sweep``) reads what a sweep wrote under
-``<results_dir>/<name>/`` and writes ``report.html`` (inline CSS, PNG plots as ``data:`` URIs, no external URL),
-``report.md`` (plots as PNG files in ``report_files/``) and ``report.json`` (every number shown, plus the verdict).
+``metaeval report RESULTS_DIR`` (and the end of every ``metaeval sweep``) renders what the study wrote under
+``<results_dir>/<name>/`` (``summary.json``, ``study/``, ``analysis/``, ``cells/``; paths from ``metaeval.layout``)
+and writes ``report.html`` (inline CSS, PNG plots as ``data:`` URIs, no external URL), ``report.md`` (plots as PNG
+files in ``report_files/``) and ``report.json`` (every number shown, plus the verdict).  The report never loads the
+dataset, scores, fits or resamples: those figures are the study's (``metaeval.study``).
 
 Modules, one job each:
 
-* ``load``: the results folder (``summary.json``, per-cell scores/labels, the dataset's reference labels);
+* ``load``: the results folder as the study left it (summary, study.json, reference and cell run scores);
 * ``provenance``: config, prompts, dataset checksums, package versions, seeds, git commit;
 * ``tables``: usage, tau, descriptive statistics, strictness and calibration tables;
-* ``leaderboard``: raw (topic-bootstrap CIs) and calibrated (best-validated method's CIs) leaderboards;
-* ``topics``: per-topic tau and the nuggets/answers behind the worst topics;
 * ``verdict``: configurable pass/fail thresholds per cell;
 * ``plots``: matplotlib figures (Agg) as PNG bytes;
 * ``build``: assembles the sections; ``render_html`` / ``render_md`` / ``render_text``: the three outputs;

@@ -1,4 +1,6 @@
-"""Assemble a report from a results folder: compute every section's data, its tables and its figures."""
+"""Assemble a report from a results folder: every section's tables and figures from what the study wrote
+(``summary.json``, ``study/study.json``, ``analysis/``, per-cell ``runs.csv``).  Nothing is loaded from the dataset,
+scored, fitted or resampled here."""
 
 from __future__ import annotations
 
@@ -6,8 +8,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from metaeval.report import plots, tables, topics, verdict as verdict_mod
-from metaeval.report.leaderboard import leaderboards
+from metaeval.errors import ConfigError
+from metaeval.report import plots, tables, verdict as verdict_mod
 from metaeval.report.load import Results, load_results
 from metaeval.report.model import Detail, Figure, Report, Section, Table, Text, fmt, fmt_ci
 from metaeval.report.provenance import collect
@@ -18,11 +20,12 @@ FORMAT = "metaeval-report"
 
 
 def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Path | None = None,
-                 metric: str | None = None, n_boot: int = 1000, seed: int = 0, worst_topics: int = 3) -> Report:
+                 metric: str | None = None, worst_topics: int = 3) -> Report:
     """Build the report of a sweep's results folder.
 
     ``thresholds``: a mapping (over the defaults) or a thresholds file path; ``metric`` defaults to the
-    thresholds' metric (``v_strict``); ``n_boot``/``seed``: the raw leaderboard's topic bootstrap.
+    thresholds' metric (``v_strict``) and must be one the study computed; ``worst_topics``: how many of the
+    study's worst topics per cell to show.
     """
     th = dict(verdict_mod.DEFAULTS)
     if isinstance(thresholds, dict):
@@ -31,16 +34,19 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
         th = verdict_mod.load_thresholds(thresholds)
     metric = metric or th["metric"]
     res = load_results(results_dir)
-    return _Builder(res, th, metric, n_boot, seed, worst_topics).build()
+    known = res.study.get("metrics") or []
+    if known and metric not in known:
+        raise ConfigError(f"metric {metric!r}: the study of {res.path} computed {', '.join(known)}")
+    return _Builder(res, th, metric, worst_topics).build()
 
 
 class _Builder:
-    def __init__(self, res: Results, th: dict[str, Any], metric: str, n_boot: int, seed: int, worst: int):
-        self.res, self.th, self.metric, self.n_boot, self.seed, self.worst = res, th, metric, n_boot, seed, worst
+    def __init__(self, res: Results, th: dict[str, Any], metric: str, worst: int):
+        self.res, self.th, self.metric, self.worst = res, th, metric, worst
+        self.n_boot, self.seed = res.study.get("bootstrap"), res.study.get("seed")
         self.data: dict[str, Any] = {"format": FORMAT, "version": 1, "results_dir": str(res.path), "metric": metric}
         self.active = res.active
         self.ids = [c["cell"] for c in self.active]
-        self.per_topic: dict[str, Any] = {}  # cell -> per-topic tau table, filled by s_tau
         self.variant = str((res.config.get("analysis") or {}).get("tau", "b"))  # the analysis' tau variant
 
     def build(self) -> Report:
@@ -116,30 +122,27 @@ class _Builder:
                         *skipped])
 
     def s_leaderboards(self) -> Section:
-        lbs = leaderboards(self.res, self.metric, self.n_boot, self.seed)
+        lbs = []
+        for c in self.active:
+            lb = (self.res.study_cell(c["cell"]).get("leaderboard") or {})
+            lbs.append({"cell": c["cell"], "metric": self.metric, "level": lb.get("level"), "n_boot": lb.get("n_boot"),
+                        "rows": (lb.get("metrics") or {}).get(self.metric) or []})
         self.data["leaderboards"] = lbs
-        blocks: list = [Text(f"Run ranking on {self.metric} per cell. Raw: the judge's run means with a topic-bootstrap "
-                             f"95% CI ({self.n_boot} resamples). Calibrated: the cell's best held-out method, fitted on all "
-                             "human-labelled topics, with that method's CI. Reference: the human labels' run score.")]
+        blocks: list = [Text(f"Run ranking on {self.metric} per cell: the judge's raw run means with a topic-bootstrap "
+                             f"95% CI ({_s(self.n_boot)} resamples, seed {_s(self.seed)}; the analysis' setting) beside the "
+                             "reference (human) run score. Nothing here is fitted: the calibrated, cross-fitted leaderboard "
+                             "is in the calibration section.")]
         for lb in lbs:
-            has_cal = lb["method"] is not None
-            cols = ["rank", "run", "reference", "ref. rank", "judge raw [95% CI]"] + (
-                [f"calibrated ({lb['method']}) [95% CI]", "cal. rank"] if has_cal else [])
-            rows = []
-            for r in lb["rows"]:
-                row = [str(r["raw_rank"]), r["run_id"], fmt(r.get("reference")), _s(r.get("reference_rank")), fmt_ci(r["raw"], r["raw_ci"])]
-                if has_cal:
-                    row += [fmt_ci(r.get("calibrated"), r.get("calibrated_ci")), _s(r.get("calibrated_rank"))]
-                rows.append(row)
-            inner: list = [Table(cols, rows, f"{lb['cell']}", [True, False, True, True, True] + ([True, True] if has_cal else []))]
-            inner += [Text(n, "note") for n in lb["notes"]]
-            blocks.append(Detail(f"{lb['cell']}" + (f" - calibrated with {lb['method']}" if has_cal else " - raw only"), inner))
-        return Section("leaderboards", "Leaderboards (raw and calibrated)", blocks)
+            cols = ["rank", "run", "reference", "ref. rank", "judge raw [95% CI]", "rank shift"]
+            rows = [[str(r["raw_rank"]), r["run_id"], fmt(r.get("reference")), _s(r.get("reference_rank")),
+                     fmt_ci(r.get("raw"), r.get("raw_ci")), _s(r.get("rank_shift"))] for r in lb["rows"]]
+            inner: list = [Table(cols, rows, f"{lb['cell']}", [True, False, True, True, True, True])] if rows else \
+                [Text("no leaderboard for this cell in study/study.json", "note")]
+            blocks.append(Detail(f"{lb['cell']} - raw", inner))
+        return Section("leaderboards", "Leaderboards (raw judge vs reference)", blocks)
 
     def s_tau(self) -> Section:
-        from metaeval.scoring import METRICS
-
-        metrics = [m for m in METRICS if any(m in ((c.get("analysis") or {}).get("metrics") or {}) for c in self.active)]
+        metrics = list(dict.fromkeys(m for c in self.active for m in ((c.get("analysis") or {}).get("metrics") or {})))
         rows = tables.tau(self.active, metrics)
         self.data["tau"] = rows
         look = tables.tau_lookup(rows)
@@ -159,17 +162,15 @@ class _Builder:
         # per-topic tau, forest plot
         per, means = {}, {}
         for c in self.active:
-            tt = topics.per_topic_tau(self.res, c["cell"], self.metric, variant=self.variant)
-            if tt is None:
+            tt = (self.res.study_cell(c["cell"]).get("per_topic_tau") or {}).get(self.metric)
+            if not tt:
                 continue
-            self.per_topic[c["cell"]] = tt
             per[c["cell"]] = tt
             r = look.get((c["cell"], self.metric, "topic_avg"), {})
-            means[c["cell"]] = (topics.mean_defined(tt), [r.get("ci_low"), r.get("ci_high")])
-        self.data["per_topic_tau"] = {cid: [{"qid": q, "tau": (None if t != t else t), "n_runs": int(n)}
-                                            for q, t, n in tt.itertuples(index=False)] for cid, tt in per.items()}
+            means[c["cell"]] = (r.get("tau"), [r.get("ci_low"), r.get("ci_high")])
+        self.data["per_topic_tau"] = per
         if per:
-            blocks.append(Figure("forest", "Per-topic tau (forest plot)", plots.forest(per, means, self.metric),
+            blocks.append(Figure("forest", "Per-topic tau (forest plot)", plots.forest({cid: _tau_frame(v) for cid, v in per.items()}, means, self.metric),
                                  "Each point is one topic's tau between reference and judge scores of the runs; orange: mean over "
                                  "topics where tau is defined, band: its 95% topic-bootstrap CI; x: undefined (constant scores)."))
         return Section("tau", "Kendall's tau at three levels", blocks)
@@ -229,6 +230,14 @@ class _Builder:
             Figure("label_mix", "Support-label distribution", plots.label_mix(recs), "Share of each support label per label source.")])
 
     def s_calibration(self) -> Section:
+        try:  # the calibration workflow's own section (metaeval.report.calibration_section), when it provides one
+            from metaeval.report.calibration_section import section as calibration_section
+        except ImportError:
+            calibration_section = None
+        if calibration_section is not None:
+            sec = calibration_section(self.active, self.metric)
+            self.data["calibration"] = {c["cell"]: c.get("calibration") for c in self.active if c.get("calibration")}
+            return sec
         rows = tables.calibration(self.active, self.metric)
         self.data["calibration"] = rows
         if not rows:
@@ -239,7 +248,7 @@ class _Builder:
         blocks: list = [
             Text(f"Leave-topics-out {folds}-fold validation: each method is fitted on the other folds' topics and scored on "
                  f"the held-out topics' run {self.metric}. MAE/bias against the human run score; coverage: share of held-out "
-                 "run scores inside the method's 95% CI; * = best held-out MAE (used for the calibrated leaderboard)."),
+                 "run scores inside the method's 95% CI; * = best held-out MAE."),
             tables.to_table(ok, tables.CALIBRATION_COLUMNS, f"held-out calibration on {self.metric}"),
             *[Text(f"{r['cell']}: calibration failed - {r['error']}", "note") for r in rows if "error" in r],
         ]
@@ -253,7 +262,9 @@ class _Builder:
         blocks.append(Text(f"For each cell, the {self.worst} topics with the lowest per-topic tau on {self.metric}; within them "
                            "the answers whose rank moves most and the nugget labels behind it."))
         for c in self.active:
-            d = topics.disagreements(self.res, c, self.metric, k=self.worst, tau_table=self.per_topic.get(c["cell"]))
+            d = dict((self.res.study_cell(c["cell"]).get("disagreements") or {}).get(self.metric) or {"topics": []})
+            d["topics"] = list(d.get("topics") or [])[: self.worst]
+            d["cell"] = c["cell"]
             out.append(d)
             inner: list = []
             for t in d["topics"]:
@@ -338,3 +349,11 @@ def _side_by_side(h: list[dict[str, Any]], j: list[dict[str, Any]]) -> list[list
         b = j[i] if i < len(j) else {}
         rows.append([a.get("nugget", ""), _lab(a), b.get("nugget", ""), _lab(b)])
     return rows
+
+
+def _tau_frame(records: list[dict[str, Any]]):
+    """``qid, tau`` (NaN where undefined) from the study's per-topic tau records, for the forest plot."""
+    import pandas as pd
+
+    return pd.DataFrame({"qid": [r["qid"] for r in records],
+                         "tau": [float("nan") if r.get("tau") is None else float(r["tau"]) for r in records]})

@@ -1,35 +1,36 @@
-"""Read a sweep's results folder: ``summary.json``, per-cell files and the dataset's reference labels.
+"""Read what the study wrote into a results folder (through ``metaeval.layout``): ``summary.json``,
+``study/study.json``, ``study/reference_runs.csv``, per-cell ``runs.csv`` and ``analysis/*.csv``.
 
-Everything is read lazily and cached; a missing optional piece (the dataset moved, a cell without labels) is
-recorded in ``Results.problems`` and the sections that need it say so instead of failing the whole report.
+The report never loads the dataset, scores, fits or resamples: every figure comes from these files.  A missing
+optional piece is recorded in ``Results.problems`` and the sections that need it say so instead of failing.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metaeval.errors import ConfigError, FormatError
+from metaeval.errors import MetaevalError
+from metaeval.layout import ResultsLayout
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-    from metaeval.data.dataset import Dataset
-    from metaeval.types import LabelSet
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class Results:
-    path: Path
+    layout: ResultsLayout
     summary: dict[str, Any]
     problems: list[str] = field(default_factory=list)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def path(self) -> Path:
+        return self.layout.root
 
     # ------------------------------------------------------------------ summary views
     @property
@@ -45,112 +46,59 @@ class Results:
     def config(self) -> dict[str, Any]:
         return dict(self.summary.get("config", {}))
 
-    def cell_dir(self, cid: str) -> Path:
-        return self.path / "cells" / cid
+    # ------------------------------------------------------------------ study outputs
+    @property
+    def study(self) -> dict[str, Any]:
+        """``study/study.json`` (``{}`` when missing: sections that need it say so)."""
+        if "study" not in self._cache:
+            try:
+                doc = self.layout.read_json(self.layout.study_json, required=False)
+            except MetaevalError as exc:
+                self.problems.append(str(exc))
+                doc = None
+            if doc is None:
+                self.problems.append(f"{self.layout.study_json}: missing; per-topic tau, leaderboards and "
+                                     "disagreements need it (rerun the sweep to write the study)")
+            self._cache["study"] = doc or {}
+        return self._cache["study"]
 
-    # ------------------------------------------------------------------ dataset and reference
-    @cached_property
-    def dataset(self) -> "Dataset | None":
-        from metaeval.data.dataset import load_dataset
+    def study_cell(self, cid: str) -> dict[str, Any]:
+        return (self.study.get("cells") or {}).get(cid) or {}
 
-        ds = self.summary.get("dataset", {})
-        src = (self.config.get("dataset") or {}).get("source") or ds.get("name")
-        if not src:
-            self.problems.append("summary.json names no dataset; sections that need the reference labels are empty")
-            return None
-        try:
-            return load_dataset(src)
-        except Exception as exc:  # the report still shows what summary.json holds
-            self.problems.append(f"dataset {src!r} could not be loaded ({type(exc).__name__}: {exc}); "
-                                 "per-topic tau, scatter plots, leaderboards and disagreements need it")
-            return None
-
-    @cached_property
-    def reference(self) -> "LabelSet | None":
-        ds = self.dataset
-        if ds is None:
-            return None
-        if ds.labels is None:
-            self.problems.append(f"dataset {ds.name!r} has no human labels (no reference)")
-        return ds.labels
-
-    @cached_property
-    def reference_scores(self) -> "pd.DataFrame | None":
-        """Per-answer reference scores (``metaeval.scoring.score_answers`` on the human labels)."""
-        from metaeval.scoring import score_answers
-
-        ref = self.reference
-        return None if ref is None else score_answers(ref)
-
-    @cached_property
+    @property
     def reference_runs(self) -> "pd.DataFrame | None":
-        from metaeval.scoring import run_scores
-
-        s = self.reference_scores
-        return None if s is None else run_scores(s)
-
-    # ------------------------------------------------------------------ per-cell files
-    def scores(self, cid: str) -> "pd.DataFrame | None":
-        return self._table(cid, "scores.csv")
+        """The reference's run scores (``study/reference_runs.csv``)."""
+        return self._table("reference_runs", self.layout.reference_runs)
 
     def runs(self, cid: str) -> "pd.DataFrame | None":
-        return self._table(cid, "runs.csv")
-
-    def labels(self, cid: str) -> "LabelSet | None":
-        key = f"labels:{cid}"
-        if key not in self._cache:
-            from metaeval.io.assignments import read_assignments
-
-            p = self.cell_dir(cid) / "labels.jsonl"
-            try:
-                self._cache[key] = read_assignments(p, name=cid) if p.exists() else None
-            except FormatError as exc:
-                self.problems.append(str(exc))
-                self._cache[key] = None
-            if self._cache[key] is None and not p.exists():
-                self.problems.append(f"{p}: missing")
-        return self._cache[key]
-
-    def _table(self, cid: str, name: str) -> "pd.DataFrame | None":
-        key = f"{name}:{cid}"
-        if key not in self._cache:
-            from metaeval.io.scores import read_table
-
-            p = self.cell_dir(cid) / name
-            if p.exists():
-                self._cache[key] = read_table(p)
-            else:
-                self.problems.append(f"{p}: missing")
-                self._cache[key] = None
-        return self._cache[key]
+        return self._table(f"runs:{cid}", self.layout.runs(cid))
 
     def analysis_table(self, name: str) -> "pd.DataFrame | None":
         """A CSV from ``analysis/`` (e.g. ``descriptive.csv``), or None."""
         key = f"analysis:{name}"
         if key not in self._cache:
-            import pandas as pd
-
-            p = self.path / "analysis" / name
-            self._cache[key] = pd.read_csv(p) if p.exists() else None
+            p = self.layout.analysis_dir / name
+            self._cache[key] = self._read(p) if p.exists() else None
         return self._cache[key]
+
+    def _table(self, key: str, path: Path) -> "pd.DataFrame | None":
+        if key not in self._cache:
+            if path.exists():
+                self._cache[key] = self._read(path)
+            else:
+                self.problems.append(f"{path}: missing")
+                self._cache[key] = None
+        return self._cache[key]
+
+    def _read(self, path: Path) -> "pd.DataFrame | None":
+        try:
+            return self.layout.read_table(path)
+        except MetaevalError as exc:
+            self.problems.append(str(exc))
+            return None
 
 
 def load_results(path: str | Path) -> Results:
     """Open a results folder (``<results_dir>/<name>/`` of a sweep, the one holding ``summary.json``)."""
-    p = Path(path)
-    f = p / "summary.json"
-    if not p.is_dir():
-        raise ConfigError(f"{p}: not a folder (expected a sweep's results folder holding summary.json)")
-    if not f.exists():
-        subs = sorted(q.parent.name for q in p.glob("*/summary.json"))
-        hint = f"; did you mean {', '.join(str(p / s) for s in subs)}?" if subs else "; run `metaeval sweep` first"
-        raise ConfigError(f"{p}: no summary.json{hint}")
-    try:
-        summary = json.loads(f.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise FormatError(str(f), exc.lineno, "", f"not valid JSON: {exc.msg}") from exc
-    if not isinstance(summary, dict) or not isinstance(summary.get("cells"), list):
-        raise FormatError(str(f), 1, "cells", "expected an object with a list of cells (a metaeval sweep summary)")
-    if summary.get("dry_run"):
-        raise ConfigError(f"{f}: a dry run; there is nothing to report")
-    return Results(path=p, summary=summary)
+    lay = ResultsLayout.open(path)
+    return Results(layout=lay, summary=lay.read_summary())

@@ -178,6 +178,7 @@ def calibration(cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]
         if "error" in cal:
             rows.append({"cell": c["cell"], "method": "-", "error": cal["error"]})
             continue
+        cal = cal.get("validation") or cal  # calibrate_study keeps the cross-validation figures under "validation"
         best = best_method(cal, metric)
         for name, per in (cal.get("methods") or {}).items():
             f = (per or {}).get(metric) or {}

@@ -85,12 +85,10 @@ def load_thresholds(path: str | Path | None) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise FormatError(str(p), 1, "", "expected a mapping of threshold names to values")
     for k, v in obj.items():
-        if k == "metric":
-            from metaeval.scoring import METRICS, normalize_metric
-
-            th["metric"] = normalize_metric(str(v))
-            if th["metric"] not in METRICS:
-                raise FormatError(str(p), 0, "metric", f"unknown metric {v!r}; expected one of {', '.join(METRICS)}")
+        if k == "metric":  # checked against the metrics the study computed when the report is built
+            if not isinstance(v, str) or not v.strip():
+                raise FormatError(str(p), 0, "metric", f"expected a metric name, got {v!r}")
+            th["metric"] = v.strip().lower()
             continue
         if k not in CHECKS:
             raise FormatError(str(p), 0, k, f"unknown threshold; expected one of metric, {', '.join(CHECKS)}")

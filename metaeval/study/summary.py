@@ -1,4 +1,4 @@
-"""``summary.md``: one table per sweep, readable in a terminal and on GitHub (the report issue adds the full report)."""
+"""``summary.md``: one table per study, readable in a terminal and on GitHub (the report has every figure)."""
 
 from __future__ import annotations
 
@@ -60,8 +60,21 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
 
 
 def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
-    if not cal or "methods" not in cal:
-        return "-" if not cal else ("error" if "error" in cal else "-")
+    """The selected method and its outer-fold error vs raw (``calibrate_study``'s ``selection``); for a result
+    without a selection, the lowest held-out MAE of its cross-validation."""
+    if not cal:
+        return "-"
+    if "error" in cal:
+        return "error"
+    sel = cal.get("selection")
+    if isinstance(sel, dict) and sel.get("method"):
+        err, raw = sel.get("error"), sel.get("raw_error")
+        if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
+            return f"{sel['method']}: {raw:.3f} -> {err:.3f}"
+        return str(sel["method"])
+    cal = cal.get("validation") or cal
+    if "methods" not in cal:
+        return "-"
     best = None
     for name, m in cal["methods"].items():
         fig = (m or {}).get(metric) or {}

@@ -1,0 +1,122 @@
+"""Benchmark: the study of one grid cell, then its report - what a sweep does after the judging.
+
+Input: the reference is the NIST assignment file (21 topics x 45 runs, 927 answers); the cell's label set is
+``metaeval.testing.relabel.judge_like`` of it (a deterministic, judge-like relabelling of the same nuggets, so the
+cell is calibratable).  ``--scale K`` repeats the topics K times under new ids (``<qid>~<k>``; K=16: 14,832
+answers over 336 topics) for the scale target.
+
+Timed, after imports and input building: ``metaeval.study.run_study`` (scores, analysis with ``--bootstrap``
+topic-bootstrap replicates, cross-validated calibration, per-topic tau, leaderboards, summary) and
+``metaeval.report.write_report`` (HTML + Markdown + JSON + plots from what the study wrote).  Targets (2 cores):
+1x study + report <= 3 s; 16x study <= 20 s and <= 1 GiB peak RSS.  Prints one JSON line; asserts nothing.
+
+    .venv/bin/python -m benchmarks.bench_study [--scale 1] [--bootstrap 1000] [--no-report] [--profile N]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "2")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def repeat_topics(labels, k: int):
+    """``labels`` with every topic repeated ``k`` times under new ids ``<qid>~<i>`` (k=1: unchanged)."""
+    if k <= 1:
+        return labels
+    import pandas as pd
+
+    from metaeval.types import LabelSet
+
+    labs = [labels.labels.assign(qid=labels.labels["qid"].astype(str) + f"~{i}") for i in range(k)]
+    ans = [labels.answers.assign(qid=labels.answers["qid"].astype(str) + f"~{i}") for i in range(k)]
+    lab = pd.concat(labs, ignore_index=True)
+    for col in ("importance", "support"):
+        lab[col] = pd.Categorical(lab[col], categories=labels.labels[col].cat.categories)
+    return LabelSet(f"{labels.name}-x{k}", lab, pd.concat(ans, ignore_index=True))
+
+
+def build_input(root: Path, scale: int, bootstrap: int):
+    from metaeval.io.assignments import read_assignments
+    from metaeval.layout import ResultsLayout
+    from metaeval.paths import shared_data_dir
+    from metaeval.study.run import StudyInput
+    from metaeval.testing.relabel import judge_like
+
+    nist = read_assignments(shared_data_dir() / "trec-rag-2024" / "nugget_assignment.20241108.jl", name="nist")
+    ref = repeat_topics(nist, scale)
+    judge = judge_like(ref, name="judge-like")
+    cid = "judge-like__v1__human_auto"
+    settings = {"name": "bench-study", "analysis": {"metrics": None, "tau": "b", "bootstrap": bootstrap, "seed": 0},
+                "calibration": {"enabled": not os.environ.get("BENCH_NO_CAL"), "methods": None, "folds": 5, "seed": 0}}
+    lay = ResultsLayout(root, "bench-study")
+    cells = [{"cell": cid, "judge": "judge-like", "prompt": "v1", "strategy": "human_auto",
+              "stats": {"judge_calls": 0, "calls": 0}}]
+    return StudyInput(layout=lay, label_sets={cid: judge}, reference=ref, settings=settings, cells=cells,
+                      calibratable=[cid], dataset={"name": f"nist-x{scale}", "topics": len(ref.qids),
+                                                   "runs": len(ref.run_ids), "answers": len(ref.answers)},
+                      topics={q: "" for q in ref.qids})
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--no-report", action="store_true")
+    ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative time")
+    ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    args = ap.parse_args(argv)
+
+    import metaeval.analysis  # noqa: F401  (imports are not timed)
+    import metaeval.report.write  # noqa: F401
+    import metaeval.study.run  # noqa: F401
+    from metaeval.report.write import write_report
+    from metaeval.study.run import run_study
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        inp = build_input(Path(tmp), args.scale, args.bootstrap)
+        build_s = time.perf_counter() - t
+        prof = None
+        if args.profile:
+            import cProfile
+
+            prof = cProfile.Profile()
+            prof.enable()
+        t = time.perf_counter()
+        run_study(inp)
+        study_s = time.perf_counter() - t
+        report_s = None
+        if not args.no_report:
+            t = time.perf_counter()
+            write_report(inp.layout.root)
+            report_s = time.perf_counter() - t
+        if prof is not None:
+            import pstats
+
+            prof.disable()
+            pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
+    ref = inp.reference
+    out = {"scale": args.scale, "topics": len(ref.qids), "runs": len(ref.run_ids), "answers": len(ref.answers),
+           "bootstrap": args.bootstrap, "build_s": build_s, "study_s": study_s, "report_s": report_s,
+           "total_s": study_s + (report_s or 0.0),
+           "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    print(json.dumps(out))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""Run the study of a set of label sets against a reference and write its files (see ``metaeval.study``).
+
+``run_study(StudyInput(...))`` is the library entry point; ``study_sweep(outcome)`` adapts what
+``metaeval.pipeline.sweep.run_sweep`` returns.  Settings are read from the composed configuration's ``analysis``
+(``metrics``, ``tau``, ``bootstrap``, ``seed``) and ``calibration`` (``enabled``, ``methods``, ``folds``, ``seed``)
+groups.  ``analysis.bootstrap`` replicates with ``analysis.seed`` drive every topic-bootstrap interval: the
+analysis' tau CIs, the raw leaderboards and calibration's raw-candidate CIs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from metaeval.layout import ResultsLayout
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from metaeval.types import LabelSet
+
+log = logging.getLogger(__name__)
+
+STUDY_FORMAT = "metaeval-study"
+
+
+@dataclass
+class StudyInput:
+    """Everything the study reads.  ``cells``: the sweep's per-cell rows (description and usage); cells without a
+    row get a bare one.  ``calibratable``: cells whose judge labels the reference's own nuggets."""
+
+    layout: ResultsLayout
+    label_sets: dict[str, "LabelSet"]
+    reference: "LabelSet | None"
+    settings: dict[str, Any] = field(default_factory=dict)
+    cells: list[dict[str, Any]] | None = None
+    calibratable: Sequence[str] = ()
+    dataset: dict[str, Any] = field(default_factory=dict)
+    topics: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def analysis_settings(self) -> dict[str, Any]:
+        a = dict(self.settings.get("analysis") or {})
+        return {"metrics": a.get("metrics"), "tau": str(a.get("tau", "b")), "bootstrap": int(a.get("bootstrap", 1000)),
+                "seed": int(a.get("seed", 0))}
+
+
+def study_sweep(outcome: Any, t0: float | None = None) -> dict[str, Any]:
+    """The study of a finished sweep (a ``metaeval.pipeline.sweep.SweepOutcome``); returns the summary."""
+    inp = StudyInput(layout=outcome.layout, label_sets=outcome.label_sets, reference=outcome.reference,
+                     settings=outcome.config, cells=outcome.cells, calibratable=outcome.calibratable,
+                     dataset=outcome.dataset, topics=outcome.topics,
+                     extra={"judging_s": outcome.judging_s, "stopped": outcome.stopped})
+    return run_study(inp, t0=t0)
+
+
+def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
+    """Compute and write every figure; returns the summary (also written as ``summary.json``/``summary.md``)."""
+    from metaeval.study.reuse import previous_summary, study_key
+    from metaeval.study.summary import summary_markdown
+
+    t0 = time.perf_counter() if t0 is None else t0
+    lay = inp.layout
+    key = study_key(inp.label_sets, inp.reference, inp.settings)
+    previous = previous_summary(lay, key)
+    if previous is not None:  # same labels, same settings: reuse the study (and the report) as it is
+        old = {c["cell"]: c for c in previous.get("cells", [])}
+        analysis = {cid: old[cid]["analysis"] for cid in inp.label_sets if "analysis" in old.get(cid, {})}
+        calibration = {cid: old[cid]["calibration"] for cid in inp.label_sets if "calibration" in old.get(cid, {})}
+    else:
+        t = time.perf_counter()
+        scores = write_cell_files(lay, inp.label_sets)
+        ref_scores = write_reference(lay, inp.reference)
+        analysis = analyse(lay, inp)
+        calibration = calibrate(lay, inp)
+        t_fig = time.perf_counter()
+        write_study_json(lay, inp, scores, ref_scores, calibration)
+        log.debug("study of %d cell(s): %.2f s (per-topic tau, leaderboards, disagreements %.2f s)",
+                  len(inp.label_sets), time.perf_counter() - t, time.perf_counter() - t_fig)
+    rows = inp.cells if inp.cells is not None else [{"cell": cid} for cid in inp.label_sets]
+    cells = []
+    for r in rows:
+        r = dict(r)
+        if r["cell"] in analysis:
+            r["analysis"] = analysis[r["cell"]]
+        if r["cell"] in calibration:
+            r["calibration"] = calibration[r["cell"]]
+        cells.append(r)
+    summary = {
+        "evaluation_key": key,
+        "evaluation_reused": previous is not None,
+        "experiment": inp.settings.get("name", lay.name),
+        "dataset": inp.dataset,
+        "config": _public_config(inp.settings),
+        "judging_s": inp.extra.get("judging_s", 0.0),
+        "stopped": inp.extra.get("stopped"),
+        "cells": cells,
+    }
+    summary["elapsed_s"] = time.perf_counter() - t0
+    lay.write_summary(summary, summary_markdown(summary))
+    return summary
+
+
+# ------------------------------------------------------------------ the parts
+def write_cell_files(lay: ResultsLayout, label_sets: dict[str, "LabelSet"]) -> dict[str, "pd.DataFrame"]:
+    """``labels.jsonl``, ``scores.csv`` and ``runs.csv`` per cell; returns cell -> per-answer scores."""
+    from metaeval.scoring import run_scores, score_answers
+
+    out = {}
+    for cid, ls in label_sets.items():
+        lay.write_labels(cid, ls)
+        per = score_answers(ls)
+        lay.write_table(lay.scores(cid), per)
+        lay.write_table(lay.runs(cid), run_scores(per))
+        out[cid] = per
+    return out
+
+
+def write_reference(lay: ResultsLayout, reference: "LabelSet | None") -> "pd.DataFrame | None":
+    from metaeval.scoring import run_scores, score_answers
+
+    if reference is None:
+        return None
+    per = score_answers(reference)
+    lay.write_table(lay.reference_scores, per)
+    lay.write_table(lay.reference_runs, run_scores(per))
+    return per
+
+
+def analyse(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
+    """Every cell against the reference (``metaeval.analysis.analyze``), written to ``analysis/``."""
+    from metaeval.analysis import analyze
+
+    if inp.reference is None or not inp.label_sets:
+        return {}
+    a = inp.analysis_settings
+    names = list(inp.label_sets)
+    res = analyze(inp.reference, [inp.label_sets[n] for n in names], names=names, metrics=a["metrics"],
+                  variant=a["tau"], n_boot=a["bootstrap"], seed=a["seed"])
+    res.write(lay.analysis_dir)
+    blocks = res.json.get("candidates", res.json)
+    if isinstance(blocks, list):
+        return {b.get("name"): b for b in blocks}
+    return blocks if isinstance(blocks, dict) else {}
+
+
+def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
+    """``calibrate_study`` for each calibratable cell, written to ``cells/<cell>/calibration.json`` (and the fitted
+    model, when the workflow returns one, to ``calibration-model.json``).  A failure is recorded, never hidden."""
+    ccfg = dict(inp.settings.get("calibration") or {})
+    if not ccfg.get("enabled", True) or inp.reference is None:
+        return {}
+    from metaeval.study.calibration import calibrate_study
+
+    a = inp.analysis_settings
+    settings = {k: v for k, v in ccfg.items() if k not in ("enabled", "seed")}
+    settings.setdefault("n_boot", a["bootstrap"])
+    out: dict[str, Any] = {}
+    for cid in inp.calibratable:
+        if cid not in inp.label_sets:
+            continue
+        try:
+            result = calibrate_study(inp.reference, inp.label_sets[cid], settings, seed=int(ccfg.get("seed", a["seed"])))
+        except Exception as exc:  # report, never hide: the cell's summary says why calibration is missing
+            log.warning("calibration of %s failed: %s", cid, exc)
+            out[cid] = {"error": f"{type(exc).__name__}: {exc}"}
+            continue
+        model = result.pop("model", None) if isinstance(result, dict) else None
+        lay.write_calibration(cid, result)
+        if model is not None:
+            lay.write_json(lay.calibration_model(cid), model)
+        out[cid] = result
+    return out
+
+
+def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.DataFrame"],
+                     ref_scores: "pd.DataFrame | None", calibration: dict[str, Any]) -> dict[str, Any]:
+    """``study/study.json``: per cell and metric, per-topic tau, the raw leaderboard and the disagreements."""
+    from metaeval.scoring import METRICS
+    from metaeval.study import leaderboard, topics
+
+    a = inp.analysis_settings
+    metrics = [m for m in (a["metrics"] or METRICS) if m in METRICS]
+    doc: dict[str, Any] = {"format": STUDY_FORMAT, "version": 1, "metrics": metrics, "variant": a["tau"],
+                           "bootstrap": a["bootstrap"], "seed": a["seed"], "cells": {}}
+    ref_runs = None
+    if ref_scores is not None:
+        from metaeval.scoring import run_scores
+
+        ref_runs = run_scores(ref_scores)
+    for cid, ls in inp.label_sets.items():
+        per = scores[cid]
+        shared = cid in inp.calibratable or _shares_nuggets(inp.reference, ls)
+        cell: dict[str, Any] = {"shares_reference_nuggets": shared, "per_topic_tau": {}, "disagreements": {}}
+        cell["leaderboard"] = leaderboard.raw_leaderboards(ls, ref_runs, metrics, n_boot=a["bootstrap"], seed=a["seed"])
+        if ref_scores is not None:
+            for m in metrics:
+                tt = topics.per_topic_tau(ref_scores, per, m, a["tau"])
+                cell["per_topic_tau"][m] = topics.tau_records(tt)
+                cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m, shared=shared,
+                                                                queries=inp.topics)
+        doc["cells"][cid] = cell
+    lay.write_json(lay.study_json, doc, indent=None)
+    return doc
+
+
+def _shares_nuggets(ref: "LabelSet | None", ls: "LabelSet") -> bool:
+    """True when the judge labelled the reference's own nuggets (same (qid, nugget_id) -> same text)."""
+    if ref is None:
+        return False
+    r = ref.labels.drop_duplicates(["qid", "nugget_id"]).set_index(["qid", "nugget_id"])["nugget"]
+    j = ls.labels.drop_duplicates(["qid", "nugget_id"]).set_index(["qid", "nugget_id"])["nugget"]
+    common = r.index.intersection(j.index)
+    return bool(len(common)) and bool((r.loc[common] == j.loc[common]).mean() > 0.9)
+
+
+def _public_config(config: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    return json.loads(json.dumps(config, default=lambda o: f"<{type(o).__name__}>"))

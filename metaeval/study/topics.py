@@ -1,0 +1,165 @@
+"""Per-topic tau and where judge and reference disagree most (computed by the study, rendered by the report).
+
+``per_topic_tau``: for each topic t, Kendall's tau (the analysis' variant, tau-b by default) between the
+reference's and the judge's per-answer scores of the runs on that topic, ``tau(x[t, :], y[t, :])`` - the items
+the analysis' ``topic_avg`` level averages; undefined (NaN) when one side is constant on the topic or fewer than
+two runs answered it.
+
+``disagreements``: the ``k`` topics with the lowest defined per-topic tau, and within each
+
+* the answers whose within-topic rank moves most between reference and judge;
+* where the judge labels the reference's own nuggets: the (nugget, answer) pairs labelled differently - those of
+  the answers whose rank moved most first, then the largest label distance (not_support < partial_support <
+  support; FAILED counts as the largest), vital first, with the answer sentence sharing most words with the nugget;
+* where the judge made its own nuggets: both nugget lists with their labels for those answers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from metaeval.types import SUPPORT_RANK
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from metaeval.types import LabelSet
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def joined_scores(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metric: str) -> "pd.DataFrame":
+    """``qid, run_id, reference, judge`` for the answers both sides scored."""
+    j = ref_scores[["qid", "run_id", metric]].merge(judge_scores[["qid", "run_id", metric]], on=["qid", "run_id"],
+                                                    suffixes=("_ref", "_judge"))
+    return j.rename(columns={f"{metric}_ref": "reference", f"{metric}_judge": "judge"})
+
+
+def per_topic_tau(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metric: str, variant: str = "b") -> "pd.DataFrame":
+    """``qid, tau, n_runs`` (tau NaN where undefined), sorted by qid.  All topics at once: the (topic x run)
+    matrices of both sides go through the analysis' batch tau (``metaeval.analysis.kendall.get_variant``), with
+    runs missing on either side left out of their topic."""
+    import pandas as pd
+
+    from metaeval.analysis.kendall import get_variant
+
+    j = joined_scores(ref_scores, judge_scores, metric).dropna(subset=["reference", "judge"])
+    if not len(j):
+        return pd.DataFrame({"qid": [], "tau": [], "n_runs": []})
+    x = j.pivot_table(index="qid", columns="run_id", values="reference", aggfunc="first").sort_index()
+    y = j.pivot_table(index="qid", columns="run_id", values="judge", aggfunc="first").reindex(index=x.index, columns=x.columns)
+    xm, ym = x.to_numpy(float, copy=True), y.to_numpy(float, copy=True)
+    bad = np.isnan(xm) | np.isnan(ym)
+    xm[bad], ym[bad] = np.nan, np.nan
+    n = (~bad).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.asarray(get_variant(variant).batch(xm, ym), dtype=float)
+    tau = np.where(n >= 2, tau, np.nan)
+    return pd.DataFrame({"qid": [str(q) for q in x.index], "tau": tau, "n_runs": n.astype(int)})
+
+
+def tau_records(tt: "pd.DataFrame") -> list[dict[str, Any]]:
+    return [{"qid": q, "tau": (None if t != t else t), "n_runs": int(n)} for q, t, n in tt.itertuples(index=False)]
+
+
+def mean_defined(values: list[float | None]) -> float | None:
+    v = np.array([x for x in values if x is not None], dtype=float)
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if len(v) else None
+
+
+def excerpt(answer: str, nugget: str, width: int = 320) -> str:
+    """The answer sentence sharing most words (3+ letters) with the nugget; the answer's start if none does."""
+    words = {w for w in _WORD.findall(nugget.lower()) if len(w) > 2}
+    sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer or "") if s.strip()]
+    best, score = "", 0
+    for s in sents:
+        k = len(words & set(_WORD.findall(s.lower())))
+        if k > score:
+            best, score = s, k
+    text = best or (answer or "")
+    return text if len(text) <= width else text[: width - 1].rstrip() + "\u2026"
+
+
+def _dist(a: str, b: str) -> int:
+    ra, rb = SUPPORT_RANK.get(a), SUPPORT_RANK.get(b)
+    if ra is not None and rb is not None and a != "FAILED" and b != "FAILED":
+        return abs(ra - rb)
+    return 3  # FAILED on one side
+
+
+def _rank(label: str) -> int:
+    r = SUPPORT_RANK.get(label)
+    return -1 if r is None or label == "FAILED" else int(r)
+
+
+def disagreements(tt: "pd.DataFrame", ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame",
+                  ref: "LabelSet | None", judge: "LabelSet", metric: str, *, shared: bool,
+                  queries: dict[str, str] | None = None, k: int = 3, per_topic: int = 6) -> dict[str, Any]:
+    """The ``k`` worst topics of one cell on ``metric`` with the answers and labels behind them."""
+    out: dict[str, Any] = {"metric": metric, "k": k, "topics": [], "n_topics_undefined": int(tt["tau"].isna().sum())}
+    defined = tt.dropna(subset=["tau"]).sort_values(["tau", "qid"])
+    if not len(defined):
+        return out
+    j = joined_scores(ref_scores, judge_scores, metric)
+    answers: dict[tuple[str, str], str] = {}
+    if ref is not None:
+        answers = {(str(q), str(r)): t for q, r, t in zip(ref.answers["qid"], ref.answers["run_id"], ref.answers["answer_text"])}
+    for row in defined.head(k).itertuples(index=False):
+        g = j[j["qid"] == row.qid].copy()
+        g["reference_rank"] = g["reference"].rank(ascending=False, method="min").astype(int)
+        g["judge_rank"] = g["judge"].rank(ascending=False, method="min").astype(int)
+        g["rank_moved"] = (g["judge_rank"] - g["reference_rank"]).abs()
+        g = g.sort_values(["rank_moved", "run_id"], ascending=[False, True])
+        top_runs = list(g["run_id"].head(3))
+        entry: dict[str, Any] = {"qid": row.qid, "query": (queries or {}).get(row.qid, ""), "tau": row.tau,
+                                 "n_runs": int(row.n_runs),
+                                 "answers": [{"run_id": r.run_id, "reference": r.reference, "judge": r.judge,
+                                              "reference_rank": int(r.reference_rank), "judge_rank": int(r.judge_rank)}
+                                             for r in g.head(5).itertuples(index=False)]}
+        if ref is not None and shared:
+            entry["pairs"] = _label_pairs(ref, judge, row.qid, answers, per_topic, focus=top_runs)
+        elif ref is not None:
+            entry["nugget_lists"] = [_nugget_lists(ref, judge, row.qid, run, answers) for run in top_runs]
+        out["topics"].append(entry)
+    return out
+
+
+def _label_pairs(ref, judge, qid: str, answers: dict, limit: int, focus: list[str] = ()) -> list[dict[str, Any]]:
+    """Differing labels on one topic: pairs of the ``focus`` answers first, then by label distance, vital first."""
+    keys = ["qid", "run_id", "nugget_id"]
+    r = ref.labels[ref.labels["qid"] == qid][keys + ["nugget", "importance", "support"]]
+    c = judge.labels[judge.labels["qid"] == qid][keys + ["nugget", "support", "support_raw"]]
+    m = r.merge(c, on=keys, suffixes=("_ref", "_judge"))
+    m = m[(m["nugget_ref"] == m["nugget_judge"]) & (m["support_ref"].astype(str) != m["support_judge"].astype(str))]
+    rows = []
+    for x in m.itertuples(index=False):
+        h, jl = str(x.support_ref), str(x.support_judge)
+        rows.append({"run_id": x.run_id, "nugget_id": int(x.nugget_id), "nugget": x.nugget_ref,
+                     "importance": str(x.importance), "human": h, "judge": jl,
+                     "judge_raw": None if jl != "FAILED" else str(x.support_raw),
+                     "direction": "judge lower" if _rank(jl) < _rank(h) else "judge higher",
+                     "distance": _dist(h, jl), "_text": x.nugget_ref})
+    pos = {r: i for i, r in enumerate(focus)}
+    rows.sort(key=lambda d: (pos.get(d["run_id"], len(pos)), -d["distance"], d["importance"] != "vital", d["run_id"], d["nugget_id"]))
+    rows = rows[:limit]
+    for d in rows:  # excerpts only for the rows shown
+        d["answer_excerpt"] = excerpt(answers.get((qid, d["run_id"]), ""), d.pop("_text"))
+    return rows
+
+
+def _nugget_lists(ref, judge, qid: str, run_id: str, answers: dict, limit: int = 15) -> dict[str, Any]:
+    """Both sides' nuggets for one answer, vital first (the strict vital score counts only those)."""
+    def lst(ls):
+        g = ls.labels[(ls.labels["qid"] == qid) & (ls.labels["run_id"] == run_id)].copy()
+        g["_okay"] = g["importance"].astype(str) != "vital"
+        g = g.sort_values(["_okay", "nugget_id"])
+        return [{"nugget": n, "importance": str(i), "label": str(s)} for n, i, s in
+                zip(g["nugget"].head(limit), g["importance"].head(limit), g["support"].head(limit))]
+
+    text = answers.get((qid, run_id), "")
+    return {"run_id": run_id, "answer_excerpt": text if len(text) <= 400 else text[:399] + "\u2026",
+            "human": lst(ref), "judge": lst(judge)}
