@@ -26,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "data": "metaeval.commands.data",
     "bench": "metaeval.commands.bench",
     "probe": "metaeval.commands.probe",
+    "create": "metaeval.commands.create",
+    "assign": "metaeval.commands.assign",
 }
 
 
@@ -34,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="metaeval",
         description="How far can you trust an LLM nugget judge? Score, meta-evaluate, calibrate and report.",
     )
+    from metaeval import __version__
+
+    parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     parser.add_argument("-q", "--quiet", action="store_true", help="only errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

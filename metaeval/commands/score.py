@@ -10,12 +10,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "score",
         help="score answers from nugget-assignment files (per-answer table + run leaderboard)",
         description="Compute A, A_strict, V, V_strict, W, W_strict per answer from NIST / nuggetizer assignment files "
-        "and print runs ranked by mean V_strict over topics.",
+        "and print runs ranked by mean V_strict over topics.  --format nuggetizer writes castorini/nuggetizer's "
+        "metrics file (strict_vital_score, vital_score, ... per topic, then qid \"all\").  nuggetizer metrics files "
+        "are accepted as inputs too (their scores are taken as they are).",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="assignment JSONL file(s) (NIST or nuggetizer format)")
-    p.add_argument("--out", help="per-answer scores; .csv, .tsv, .parquet or .jsonl by extension")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="assignment JSONL file(s) (NIST or nuggetizer format) or nuggetizer metrics files")
+    p.add_argument("--out", help="per-answer scores; .csv, .tsv, .parquet or .jsonl by extension (--format table); the "
+                   "metrics file, or a folder of one <run_id>.jsonl per run when there are several runs (--format nuggetizer)")
     p.add_argument("--runs-out", help="run leaderboard table (.csv/.parquet/.jsonl)")
-    p.add_argument("--format", default=None, help="input format (default: auto-detect); only 'assignments' carries labels")
+    p.add_argument("--format", default="table", choices=["table", "nuggetizer"],
+                   help="what --out holds: table (default: metaeval's per-answer table) or nuggetizer (its metrics JSONL)")
+    p.add_argument("--input-format", default=None, choices=["assignments", "metrics"],
+                   help="input format (default: auto-detect)")
     p.add_argument("--no-vital", choices=["zero", "exclude"], default="zero", help="answers with no vital nugget score 0 (default, as nuggetizer) or are excluded")
     p.add_argument("--failed-support", choices=["not_support", "exclude", "support"], default="not_support", help="how FAILED assignment labels count (default not_support, as nuggetizer)")
     p.add_argument("--failed-importance", choices=["nuggetizer", "exclude", "as_okay", "as_vital"], default="nuggetizer", help="how FAILED importance labels count (default as nuggetizer: in A, not in V, weight 0 in W)")
@@ -27,15 +33,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from metaeval.errors import FormatError
-    from metaeval.io import load_labels
+    from metaeval.errors import ConfigError, FormatError
+    from metaeval.io import detect_format, load_labels
     from metaeval.io.scores import write_table
     from metaeval.scoring import ScoringPolicy, run_scores, score_answers
 
     policy = ScoringPolicy(no_vital=args.no_vital, failed_support=args.failed_support, failed_importance=args.failed_importance)
+    if args.format == "nuggetizer" and not args.out:
+        raise ConfigError("--format nuggetizer needs --out (the metrics file, or a folder for several runs)")
     frames, n_problems, n_labels = [], 0, 0
     for path in args.inputs:
-        labels = load_labels(path, format=args.format)
+        fmt = args.input_format or detect_format(path)
+        if fmt == "metrics":
+            from metaeval.io.metrics import read_metrics
+
+            frames.append(read_metrics(path).assign(n_failed=0))
+            continue
+        labels = load_labels(path, format=fmt)
         frames.append(score_answers(labels, policy))
         n_problems += len(labels.problems)
         n_labels += len(labels.labels)
@@ -44,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if dup.any():
         r = per_answer[dup].iloc[0]
         raise FormatError(", ".join(args.inputs), 0, "qid/run_id", f"({r.qid}, {r.run_id}) appears in more than one input file")
-    if args.out:
+    if args.out and args.format == "nuggetizer":
+        _write_nuggetizer(per_answer, args.out)
+    elif args.out:
         write_table(per_answer, args.out)
     runs = run_scores(per_answer, common_topics=args.common_topics)
     if args.runs_out:
@@ -57,6 +73,24 @@ def run(args: argparse.Namespace) -> int:
         + (f"; wrote {args.out}" if args.out else "")
     )
     return 0
+
+
+def _write_nuggetizer(per_answer, out: str) -> None:
+    """One run: ``out`` is the metrics file.  Several runs: ``out`` is a folder with ``<run_id>.jsonl`` per run."""
+    import os
+
+    from metaeval.io.metrics import write_metrics
+
+    runs = list(dict.fromkeys(per_answer["run_id"]))
+    if len(runs) == 1 and not os.path.isdir(out):
+        write_metrics(per_answer, out)
+        return
+    os.makedirs(out, exist_ok=True)
+    for run_id in runs:
+        from metaeval.layout import check_slug
+
+        check_slug(run_id, "run_id")  # a file name inside out/, never a path outside it
+        write_metrics(per_answer[per_answer["run_id"] == run_id], os.path.join(out, f"{run_id}.jsonl"))
 
 
 def format_leaderboard(runs, top: int = 0) -> str:

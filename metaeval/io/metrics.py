@@ -13,15 +13,15 @@ from statistics import mean
 from typing import TYPE_CHECKING
 
 from metaeval.errors import FormatError
-from metaeval.io.jsonl import iter_jsonl, require, write_jsonl
+from metaeval.io.jsonl import iter_jsonl, require
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-#: nuggetizer field -> metaeval metric column
+#: nuggetizer field -> metaeval metric column, in the order the nuggetizer metrics files write them
 NUGGETIZER_FIELDS: dict[str, str] = {
-    "strict_vital_score": "v_strict", "vital_score": "v", "strict_all_score": "a_strict", "all_score": "a",
-    "strict_weighted_score": "w_strict", "weighted_score": "w",
+    "strict_vital_score": "v_strict", "vital_score": "v", "strict_weighted_score": "w_strict", "weighted_score": "w",
+    "strict_all_score": "a_strict", "all_score": "a",
 }
 
 
@@ -49,17 +49,37 @@ def read_metrics(path: str | os.PathLike, run_id: str | None = None) -> "pd.Data
     return df
 
 
-def write_metrics(per_answer: "pd.DataFrame", path: str | os.PathLike) -> int:
-    """Write one run's per-answer scores in nuggetizer's metrics format, ending with the ``all`` line (means)."""
+def read_metrics_long(path: str | os.PathLike, run_id: str | None = None) -> "pd.DataFrame":
+    """A metrics file as the long score table ``run_id, qid, metric, value`` (without the ``all`` line), so it can
+    stand wherever a score table is accepted (``metaeval analyze``)."""
+    df = read_metrics(path, run_id=run_id)
+    cols = [c for c in NUGGETIZER_FIELDS.values() if c in df.columns]
+    return df.melt(id_vars=["run_id", "qid"], value_vars=cols, var_name="metric", value_name="value")
+
+
+def metrics_records(per_answer: "pd.DataFrame"):
+    """nuggetizer metrics records for one run: a line per answer in the table's order, then ``qid: "all"`` with the
+    mean of each field over those answers (``statistics.mean``, as nuggetizer computes it)."""
     if per_answer["run_id"].nunique() > 1:
         from metaeval.errors import ConfigError
 
         raise ConfigError("nuggetizer metrics files hold one run; filter per_answer to a single run_id first")
     fields = {col: field for field, col in NUGGETIZER_FIELDS.items()}
+    for r in per_answer.itertuples(index=False):
+        yield {"qid": r.qid, **{fields[c]: float(getattr(r, c)) for c in fields}}
+    yield {"qid": "all", **{fields[c]: mean(float(x) for x in per_answer[c]) for c in fields}}
 
-    def records():
-        for r in per_answer.itertuples(index=False):
-            yield {"qid": r.qid, **{fields[c]: float(getattr(r, c)) for c in fields}}
-        yield {"qid": "all", **{fields[c]: mean(per_answer[c]) for c in fields}}
 
-    return write_jsonl(path, records())
+def write_metrics(per_answer: "pd.DataFrame", path: str | os.PathLike) -> int:
+    """Write one run's per-answer scores in nuggetizer's metrics format (``json.dumps`` defaults, as nuggetizer
+    writes), ending with the ``all`` line (means)."""
+    import json
+
+    from metaeval.io.atomic import atomic_open
+
+    n = 0
+    with atomic_open(path, "w") as fh:
+        for rec in metrics_records(per_answer):
+            fh.write(json.dumps(rec) + "\n")
+            n += 1
+    return n

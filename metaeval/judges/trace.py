@@ -53,11 +53,14 @@ class CallTrace:
     reask: int = 0
     finish_reason: str | None = None
     error: str | None = None
+    #: the rendered messages sent (role/content pairs; prompts only, never a key): what a transcript shows
+    messages: tuple[Mapping[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["params"] = dict(self.params)
         d["retry_events"] = [asdict(e) for e in self.retry_events]
+        d["messages"] = [dict(m) for m in self.messages]
         return d
 
 
