@@ -1,11 +1,12 @@
 """Content-addressed response cache in SQLite (WAL mode): safe for several processes, survives a crash.
 
-Key (``cache_key``): SHA-256 of the canonical JSON of ``backend, model, deployment revision, rendered messages,
-generation params, sample index`` (DESIGN principle 4) - what determines the reply.  Not in the key: the URL
-(a replay with the endpoint switched off must reproduce everything, as TREC AutoJudge asks of submissions), the
-deployment's name, retries, timeouts, concurrency.  Two servers that serve different weights under one model name
-must be told apart by an explicit ``deployment.revision``; the cache records the URL every entry came from and
-warns when one deployment name now points at a different server than before.
+Key (``cache_key``): SHA-256 of the canonical JSON of ``deployment name (the namespace), backend, model,
+deployment revision, rendered messages, generation params, sample index`` (DESIGN principle 4) - what determines
+the reply.  Not in the key: the URL (a replay with the endpoint switched off must reproduce everything, as TREC
+AutoJudge asks of submissions), retries, timeouts, concurrency.  Two configured deployments never share entries;
+one deployment whose server is replaced by a different one (other weights under the same model name) must say so
+with an explicit ``deployment.revision``.  The cache records the URL every entry came from and warns when one
+deployment name now points at a different server than before.
 
 Only successful replies are stored: the reply text (keys redacted by the client), token usage, finish reason,
 the model the server named and the URL (user, password and query string stripped).  Never headers, never a key.
@@ -40,10 +41,12 @@ KEY_SCHEMA = 2
 
 
 def cache_key(backend: str, model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any],
-              sample_index: int = 0, revision: str | None = None) -> str:
-    """SHA-256 over what determines a reply; the URL and the deployment's name are deliberately left out."""
+              sample_index: int = 0, revision: str | None = None, deployment: str | None = None) -> str:
+    """SHA-256 over what determines a reply: the deployment's name as its namespace (two configured deployments
+    never share entries), backend, model, ``revision``, messages, params, sample index.  Never the URL."""
     payload = {
         "v": KEY_SCHEMA,
+        "deployment": deployment,
         "backend": backend,
         "model": model,
         "revision": revision,

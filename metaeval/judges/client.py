@@ -125,7 +125,7 @@ class ChatClient:
         dep = self.deployment
         params = {**dict(dep.params), **dict(extra_params or {})}
         msgs = tuple({"role": str(m["role"]), "content": str(m["content"])} for m in messages)
-        key = cache_key(dep.backend, dep.model, msgs, params, sample_index, self.revision)
+        key = cache_key(dep.backend, dep.model, msgs, params, sample_index, self.revision, dep.name)
         prompt = dict(prompt or {})
         base = dict(
             deployment=dep.name, backend=dep.backend, model=dep.model, params=params,

@@ -66,14 +66,15 @@ def test_an_undecodable_row_is_a_miss_not_a_failure(tmp_path, caplog):
     assert cache.get("good") == {"text": "ok"} and cache.bad_rows == 2 and "treated as a miss" in caplog.text
 
 
-def test_cache_key_holds_backend_model_revision_messages_params_sample_but_not_the_url():
+def test_cache_key_holds_deployment_backend_model_revision_messages_params_sample_but_not_the_url():
     k = cache_key("openai", "m", M, {"temperature": 0}, 0, None)
     assert k == cache_key("openai", "m", [{"role": "user", "content": "hi"}], {"temperature": 0}, 0, None)
     others = [cache_key("anthropic", "m", M, {"temperature": 0}, 0), cache_key("openai", "m2", M, {"temperature": 0}, 0),
               cache_key("openai", "m", M, {"temperature": 0}, 0, "rev-2"),
               cache_key("openai", "m", [{"role": "user", "content": "hi!"}], {"temperature": 0}, 0),
-              cache_key("openai", "m", M, {"temperature": 1}, 0), cache_key("openai", "m", M, {"temperature": 0}, 1)]
-    assert len({k, *others}) == 7
+              cache_key("openai", "m", M, {"temperature": 1}, 0), cache_key("openai", "m", M, {"temperature": 0}, 1),
+              cache_key("openai", "m", M, {"temperature": 0}, 0, None, "another-deployment")]
+    assert len({k, *others}) == 8
     import inspect
 
     assert "url" not in inspect.signature(cache_key).parameters
