@@ -11,6 +11,11 @@ A deployment is one model behind one backend::
     limits: {concurrency: 8, rpm: 500, tpm: 200000, max_retries: 6, timeout_s: 60,
              backoff_base_s: 0.5, max_backoff_s: 30}           # not part of the cache key
     prices: {input_per_1m: 0.15, output_per_1m: 0.60}          # USD per million tokens
+                                   # (+ batch_input_per_1m / batch_output_per_1m; default half)
+    replicas: 1                  # Ray actors serving it (limits split across them)
+    resources: {}                # Ray resources per actor, e.g. {num_gpus: 1}; a list = one per replica
+    mode: sync                   # sync | batch (the provider's batch API: metaeval.judges.batch)
+    batch: {}                    # batch settings (max_requests, window_s, poll_s, max_poll_s, journal)
 
 The key itself is read only by ``Deployment.api_key()``, only from the named variable, and is never stored on
 the dataclass, so ``asdict(deployment)`` / ``public_dict()`` can go into traces and results.
@@ -62,9 +67,21 @@ class Prices:
 
     input_per_1m: float = 0.0
     output_per_1m: float = 0.0
+    #: provider batch API prices (``deployment.mode: batch``); None -> half the synchronous price, the published
+    #: discount of both OpenAI's Batch API and Anthropic's Message Batches
+    batch_input_per_1m: float | None = None
+    batch_output_per_1m: float | None = None
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_1m + output_tokens * self.output_per_1m) / 1e6
+
+    def for_mode(self, mode: str) -> "Prices":
+        """The prices a call pays in ``mode`` (``sync`` -> these; ``batch`` -> the batch prices)."""
+        if mode != "batch":
+            return self
+        bi = self.input_per_1m * 0.5 if self.batch_input_per_1m is None else self.batch_input_per_1m
+        bo = self.output_per_1m * 0.5 if self.batch_output_per_1m is None else self.batch_output_per_1m
+        return Prices(bi, bo, bi, bo)
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,48 @@ class Deployment:
     params: Mapping[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     prices: Prices = field(default_factory=Prices)
+    #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/executors.py)
+    replicas: int = 1
+    #: Ray resources per actor ({num_gpus: 1, ...}); a list gives one mapping per replica (pins replicas to nodes)
+    resources: Any = field(default_factory=dict)
+    #: "sync" (one request per call) or "batch" (the provider's batch API, metaeval.judges.batch)
+    mode: str = "sync"
+    #: batch-mode settings (metaeval.judges.batch.BatchSettings): max_requests, window_s, poll_s, journal, ...
+    batch: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 1:
+            raise ConfigError(f"deployment {self.name!r}: replicas must be an integer >= 1, got {self.replicas!r}")
+        res = self.resources
+        if isinstance(res, Mapping):
+            res = [res]
+        if not isinstance(res, (list, tuple)) or not all(isinstance(r, Mapping) for r in res):
+            raise ConfigError(f"deployment {self.name!r}: resources must be a mapping or a list of mappings")
+        if isinstance(self.resources, (list, tuple)) and len(self.resources) not in (1, self.replicas):
+            raise ConfigError(f"deployment {self.name!r}: resources lists {len(self.resources)} mappings for "
+                              f"{self.replicas} replicas (give one per replica, or one mapping for all)")
+        for r in res:
+            for k, v in r.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                    raise ConfigError(f"deployment {self.name!r}: resources.{k} must be a number >= 0, got {v!r}")
+        if self.mode not in ("sync", "batch"):
+            raise ConfigError(f"deployment {self.name!r}: mode must be 'sync' or 'batch', got {self.mode!r}")
+        if self.mode == "batch" and self.backend not in ("openai", "anthropic"):
+            raise ConfigError(f"deployment {self.name!r}: mode 'batch' needs backend openai or anthropic, got {self.backend!r}")
+        if not isinstance(self.batch, Mapping):
+            raise ConfigError(f"deployment {self.name!r}: batch must be a mapping of batch settings")
+
+    @property
+    def effective_prices(self) -> Prices:
+        """The prices this deployment's calls pay (batch prices in ``mode: batch``)."""
+        return self.prices.for_mode(self.mode)
+
+    def replica_resources(self, i: int) -> dict[str, float]:
+        """Ray resources of replica ``i``."""
+        res = self.resources
+        if isinstance(res, (list, tuple)):
+            res = res[i] if len(res) > 1 else res[0]
+        return dict(res or {})
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any], where: str = "deployment") -> "Deployment":
@@ -99,6 +158,13 @@ class Deployment:
         if not isinstance(params, Mapping):
             raise ConfigError(f"{where}.params: expected a mapping")
         obj["params"] = dict(params)
+        if isinstance(obj.get("resources"), (list, tuple)):
+            obj["resources"] = tuple(dict(r) if isinstance(r, Mapping) else r for r in obj["resources"])
+            obj.setdefault("replicas", len(obj["resources"]))
+        elif isinstance(obj.get("resources"), Mapping):
+            obj["resources"] = dict(obj["resources"])
+        if isinstance(obj.get("batch"), Mapping):
+            obj["batch"] = dict(obj["batch"])
         return cls(**obj)
 
     def api_key(self) -> str:
@@ -135,6 +201,14 @@ def _sub(cls: type, obj: Any, where: str) -> Any:
         return cls(**dict(obj))
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+
+
+def estimate_tokens(obj: Any) -> int:
+    """Tokens of a text or JSON-able object at about 4 characters per token (the dry-run model; Nothing is sent)."""
+    import math
+
+    text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, default=str)
+    return math.ceil(len(text) / 4)
 
 
 def load_config_file(path: str | os.PathLike) -> dict[str, Any]:

@@ -1,0 +1,69 @@
+"""How a judge deployment's replicas share its limits and get their Ray resources (no Ray needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from metaeval.errors import ConfigError
+from metaeval.judges.config import Deployment, Prices
+from metaeval.pipeline.executors import _actor_options, _Secrets, replica_plan
+
+
+def _cfg(**dep):
+    return {"judge": "llm", "name": "j", "deployment": {"backend": "openai", "model": "m", **dep}}
+
+
+def test_concurrency_is_split_and_rates_divided():
+    plan = replica_plan(_cfg(replicas=3, limits={"concurrency": 8, "rpm": 600, "tpm": 90000}), 8)
+    assert [c for _, c, _ in plan] == [3, 3, 2]  # sums to the deployment's 8
+    lims = [cfg["deployment"]["limits"] for _, _, cfg in plan]
+    assert [lim["concurrency"] for lim in lims] == [3, 3, 2]
+    assert all(lim["rpm"] == 200 and lim["tpm"] == 30000 for lim in lims)
+
+
+def test_one_replica_keeps_the_config_object():
+    cfg = _cfg(resources={"num_gpus": 1})
+    ((res, conc, out),) = replica_plan(cfg, 4)
+    assert out is cfg and conc == 4 and res == {"num_gpus": 1.0}
+    assert _actor_options(res, conc) == {"max_concurrency": 4, "max_restarts": 3, "num_cpus": 0, "num_gpus": 1.0}
+
+
+def test_resource_list_pins_each_replica():
+    plan = replica_plan(_cfg(resources=[{"head_node": 0.01}, {"worker_node": 0.01, "num_cpus": 1}]), 2)
+    opts = [_actor_options(res, conc) for res, conc, _ in plan]
+    assert opts[0]["resources"] == {"head_node": 0.01} and opts[1]["resources"] == {"worker_node": 0.01}
+    assert opts[1]["num_cpus"] == 1.0 and [o["max_concurrency"] for o in opts] == [1, 1]
+
+
+def test_more_replicas_than_concurrency_still_one_each():
+    assert [c for _, c, _ in replica_plan(_cfg(replicas=4), 2)] == [1, 1, 1, 1]
+
+
+def test_deployment_validates_replicas_resources_mode():
+    d = Deployment.from_dict({"backend": "openai", "model": "m", "resources": [{"a": 1}, {"b": 1}]})
+    assert d.replicas == 2 and d.replica_resources(1) == {"b": 1}
+    for bad in ({"replicas": 0}, {"replicas": 2, "resources": [{"a": 1}] * 3}, {"resources": {"num_gpus": -1}},
+                {"mode": "bulk"}, {"resources": "gpu"}):
+        with pytest.raises(ConfigError):
+            Deployment.from_dict({"backend": "openai", "model": "m", **bad})
+
+
+def test_batch_prices_default_to_half_and_can_be_set():
+    p = Prices(input_per_1m=2.5, output_per_1m=10.0)
+    assert p.for_mode("sync") is p
+    assert p.for_mode("batch").cost(1_000_000, 1_000_000) == pytest.approx(1.25 + 5.0)
+    q = Prices(2.5, 10.0, batch_input_per_1m=1.0, batch_output_per_1m=4.0)
+    assert q.for_mode("batch").cost(2_000_000, 500_000) == pytest.approx(2.0 + 2.0)
+    d = Deployment.from_dict({"backend": "anthropic", "model": "m", "mode": "batch", "prices": {"input_per_1m": 3, "output_per_1m": 15}})
+    assert d.effective_prices.cost(1_000_000, 0) == pytest.approx(1.5)
+
+
+def test_secrets_repr_names_only(monkeypatch):
+    s = _Secrets({"OPENAI_API_KEY": "sk-very-secret"})
+    assert "sk-very-secret" not in repr(s) and "OPENAI_API_KEY" in repr(s)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    s.apply()
+    import os
+
+    assert os.environ["OPENAI_API_KEY"] == "sk-very-secret"
+    monkeypatch.delenv("OPENAI_API_KEY")
