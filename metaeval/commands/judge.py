@@ -10,12 +10,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Judges create nuggets, label importance and assign nuggets to answers.")
     jsub = p.add_subparsers(dest="judge_command", metavar="ACTION")
     c = jsub.add_parser("check", help="one assignment call through the judge: model, labels, latency (never the key)",
-                        description="NAME is a built-in judge (lexical, embedding, local-llm) or a YAML/JSON judge or "
-                        "deployment config file. The call bypasses the cache so it really reaches the model.")
+                        description="NAME is a config name (metaeval/conf/judge, ./conf/judge or --config-dir: gpt-4o, "
+                        "testserver, ...), a registry name (lexical, embedding, local-llm, ...) or a YAML/JSON judge or "
+                        "deployment config file - resolved exactly as `metaeval sweep judge=NAME` resolves it. "
+                        "The call bypasses the cache so it really reaches the model.")
     c.add_argument("name", metavar="NAME")
+    c.add_argument("--config-dir", action="append", metavar="DIR", help="a config folder overlaying the package's")
     c.add_argument("--prompt", default=None, metavar="ID@VERSION", help="assignment template to use (default: the judge's)")
     c.set_defaults(func=run_check)
-    ls = jsub.add_parser("list", help="judges in the registry and built-in prompt templates")
+    ls = jsub.add_parser("list", help="judge config names, registry names and built-in prompt templates")
+    ls.add_argument("--config-dir", action="append", metavar="DIR", help="a config folder overlaying the package's")
     ls.set_defaults(func=run_list)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -31,16 +35,20 @@ _EXAMPLE = {
 def run_check(args: argparse.Namespace) -> int:
     import time
 
-    from metaeval.judges import SyncJudge, make_judge, resolve_judge_config
+    from metaeval.judges import SyncJudge, build_judge, check_available, resolve_judge
+    from metaeval.judges.catalog import default_config_dirs
     from metaeval.types import Answer, Topic
 
-    config = resolve_judge_config(args.name)
-    if "cache" in config:
-        config["cache"] = None  # a check must reach the model
+    spec = resolve_judge(args.name, config_dirs=default_config_dirs(args.config_dir or ()))
+    check_available(spec, ("assign",))  # stage, extra and API-key variable: one line before anything is built
+    options = {}
+    if "cache" in spec.config:
+        options["cache"] = None  # a check must reach the model
     if args.prompt:
-        config["prompts"] = {**dict(config.get("prompts") or {}), "assign": args.prompt}
+        options["prompts"] = {**spec.prompts, "assign": args.prompt}
+    spec = spec.with_options(**options)
     t0 = time.perf_counter()
-    judge = make_judge(config)
+    judge = build_judge(spec)
     setup_s = time.perf_counter() - t0
     info = judge.describe()
     print(f"judge:    {info.get('judge')} ({judge.name})")
@@ -70,12 +78,23 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from metaeval.judges import JUDGES
+    from metaeval.judges import JUDGES, resolve_judge
+    from metaeval.judges.catalog import default_config_dirs, judge_names
     from metaeval.prompts import list_templates, load_template
 
-    print("judges:")
+    dirs = default_config_dirs(args.config_dir or ())
+    print("judge configs (use as judge=NAME, judge check NAME, probe --judge NAME):")
+    for name, path in judge_names(dirs).items():
+        try:
+            spec = resolve_judge(name, config_dirs=dirs)
+            what = f"{spec.kind}" + (f" {spec.deployment.backend}:{spec.deployment.model}" if spec.deployment else "")
+            key = f" key ${spec.key_env}" if spec.key_env else ""
+            print(f"  {name:16s} {what}{key}  stages={','.join(spec.capabilities)}  ({path})")
+        except Exception as exc:  # a broken user file is listed with its error, not a traceback
+            print(f"  {name:16s} error: {exc}  ({path})")
+    print("registry (judge kinds):")
     for name, target in JUDGES.items():
-        print(f"  {name:10s} {target}")
+        print(f"  {name:16s} {target}")
     print("prompts:")
     for name in list_templates():
         t = load_template(name)

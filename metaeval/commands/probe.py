@@ -19,8 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "change (flip rate) and that move toward support (upward rate).",
     )
     p.add_argument("--judge", required=True, metavar="NAME_OR_FILE",
-                   help="registry name (lexical, simulated, embedding, local-llm, llm), sweep judge name (conf/judge: "
+                   help="registry name (lexical, simulated, embedding, local-llm, llm), config name (metaeval/conf/judge or ./conf/judge: "
                    "simulated_fig6, testserver, gpt-4o, ...) or a judge YAML/JSON file")
+    p.add_argument("--config-dir", action="append", metavar="DIR", help="a config folder overlaying the package's")
     p.add_argument("--prompt", metavar="TEMPLATE", help="assignment prompt for llm/local-llm judges, e.g. assign@v1 or assign@v2-json")
     p.add_argument("--dataset", default="demo", help="dataset name or path with human nuggets (default demo)")
     p.add_argument("--answers", type=int, default=None, metavar="N", help="probe a seeded sample of N answers (default: all)")
@@ -38,16 +39,16 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from metaeval.errors import ConfigError
-    from metaeval.security.injection import _conf_judge, format_table, run_probe
+    from metaeval.judges.catalog import check_available, default_config_dirs, resolve_judge
+    from metaeval.security.injection import format_table, run_probe
 
-    judge = _conf_judge(args.judge)
+    judge = resolve_judge(args.judge, config_dirs=default_config_dirs(args.config_dir or ()))
     if args.base_url:
-        from metaeval.judges.registry import resolve_judge_config
-
-        judge = dict(resolve_judge_config(judge))
-        if "deployment" not in judge:
+        if judge.deployment is None:
             raise ConfigError(f"--base-url: judge {args.judge!r} has no deployment")
-        judge["deployment"] = {**judge["deployment"], "base_url": args.base_url}
+        judge = resolve_judge({**judge.config, "deployment": {**judge.config["deployment"], "base_url": args.base_url}},
+                              name=judge.name)
+    check_available(judge, ("assign",))
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     result = run_probe(judge, dataset=args.dataset, prompt=args.prompt, n_answers=args.answers, seed=args.seed,

@@ -1,5 +1,8 @@
-"""``metaeval sweep [overrides]``: compose the Hydra config, expand the grid, run every cell, score, analyse,
-calibrate, and write ``summary.json`` / ``summary.md``."""
+"""``metaeval sweep [-m] [overrides]``: compose the Hydra config, resolve and check every judge, run the grid
+(pipeline: label sets), then the study (every figure) and the report.
+
+Hydra lives here, at the edge (``metaeval.commands.compose``): the core receives plain dicts and typed specs.
+"""
 
 from __future__ import annotations
 
@@ -10,47 +13,123 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
         help="run a grid of judges x prompts x strategies on a dataset, then score, analyse and calibrate (the main job)",
-        description="Compose conf/config.yaml with Hydra overrides (e.g. grid=single judge=gpt-4o dataset=trec-rag-2024 "
-        "dataset.source=PATH runtime=serial) and run the sweep. With no overrides: the offline demo grid.",
+        description="Compose the config (metaeval/conf, overlaid by ./conf and --config-dir) with Hydra overrides "
+        "(e.g. grid=single judge=gpt-4o dataset=trec-rag-2024 dataset.source=PATH runtime=serial) and run the sweep. "
+        "With no overrides: the offline demo grid. -m judge=a,b strategy=x,y sweeps the product as one grid.",
     )
-    p.add_argument("--config-dir", help="Hydra config folder (default: the repository's conf/ or $METAEVAL_CONF)")
+    p.add_argument("--config-dir", action="append", metavar="DIR",
+                   help="a config folder overlaying the package's (and ./conf); repeatable")
     p.add_argument("--dry-run", action="store_true", help="print calls, tokens and estimated cost per cell; send nothing")
-    p.add_argument("--cfg", action="store_true", help="print the composed configuration and exit")
+    p.add_argument("--cfg", nargs="?", const="job", choices=("job", "all"),
+                   help="print the composed configuration (YAML) and exit (job: the job config; all: with the "
+                   "resolved judges of the grid)")
+    p.add_argument("--info", action="store_true", help="print the config search path and each group's options; exit")
+    p.add_argument("-m", "--multirun", action="store_true",
+                   help="Hydra sweep syntax: judge=a,b prompt=... strategy=x,y become one grid sweep over their product")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run, accepts_overrides=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from metaeval.pipeline.config import compose_sweep
+    from metaeval.commands.compose import compose_sweep, multirun_overrides
+    from metaeval.errors import ConfigError
 
     overrides = list(args.overrides or [])
+    bad = [o for o in overrides if o.startswith("-")]
+    if bad:
+        raise ConfigError(f"unknown option {bad[0]} (overrides are key=value)")
+    if args.info:
+        print(info_text(args.config_dir))
+        return 0
+    if args.multirun:
+        overrides = multirun_overrides(overrides)
     if args.dry_run:
         overrides.append("sweep.dry_run=true")
     config, cells = compose_sweep(overrides, config_dir=args.config_dir)
     if args.cfg:
         import yaml
 
-        print(yaml.safe_dump(config, sort_keys=False))
+        print(yaml.safe_dump(public_config(config, with_judges=args.cfg == "all"), sort_keys=False), end="")
         return 0
-    progress = None if (args.no_progress or not config["sweep"].get("progress", True)) else _tqdm_progress
+    dry = bool(config["sweep"].get("dry_run"))
+    prepare_run(config, cells, overrides, dry_run=dry)  # every check before anything is written
+    from metaeval.commands.progress import stage_progress  # a bar on a terminal, one line per stage otherwise
+
+    progress = None if (args.no_progress or not config["sweep"].get("progress", True)) else stage_progress
+    import time
+
     from metaeval.pipeline.sweep import run_sweep
 
-    summary = run_sweep(config, cells, progress)
-    from metaeval.pipeline.summary import summary_markdown
-
-    if summary.get("dry_run"):
-        print(dry_run_table(summary))
+    t0 = time.perf_counter()
+    outcome = run_sweep(config, cells, progress)  # pipeline: label sets
+    if outcome.dry_run:
+        print(dry_run_table({"cells": outcome.cells}))
         return 0
+    from metaeval.commands.report import report_after_study
+    from metaeval.study import study_sweep
+    from metaeval.study.summary import summary_markdown
+
+    summary = study_sweep(outcome, t0)  # study: every figure, summary.json / summary.md
+    report_after_study(outcome.layout, config, summary)  # report: renders what the study wrote
     print(summary_markdown(summary))
     out = f"{config['results_dir']}/{config['name']}"
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")
     if summary.get("stopped"):
         print(f"stopped early: {summary['stopped']}")
         return 3
-    del json
     return 0
+
+
+def public_config(config: dict, with_judges: bool = False) -> dict:
+    """The composed config as saved and printed: no private keys, no in-memory objects."""
+    out = {k: v for k, v in config.items() if not k.startswith("_") and (with_judges or k != "judges")}
+    return out
+
+
+def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: bool) -> None:
+    """The driver's checks, in order, before any job runs: results folder name and cell ids (slugs inside
+    results_dir), every judge (unknown stage, missing extra, API-key variable unless a dry run), the folder's
+    dataset/grid fingerprint.  Only then (not for a dry run) are the overrides and the composed config saved."""
+    import yaml
+
+    from metaeval.layout import results_layout
+    from metaeval.pipeline.grid import check_cells
+    from metaeval.pipeline.specs import content_hash
+
+    layout = results_layout(config)
+    for c in cells:
+        layout.cell_dir(c.id)
+    check_cells(cells, str(config["sweep"].get("relevance", "qrels")), need_keys=not dry_run,
+                single=bool(config.get("_single")))
+    if dry_run:
+        return
+    ds = config.get("dataset") or {}
+    dataset_fp = content_hash([ds.get("name"), ds.get("source"), ds.get("nuggets")])
+    grid_fp = content_hash(sorted(c.id for c in cells))
+    layout.check_fingerprint(dataset_fp, grid_fp, write=False)
+    layout.ensure()
+    layout.check_fingerprint(dataset_fp, grid_fp, write=True)
+    layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
+    layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(config, with_judges=True), sort_keys=False))
+
+
+def info_text(config_dir=None) -> str:
+    """The config search path (first wins) and the options of each group."""
+    from pathlib import Path
+
+    from metaeval.commands.compose import overlay_dirs
+    from metaeval.judges.catalog import PACKAGE_CONF
+
+    dirs = [*overlay_dirs(config_dir), PACKAGE_CONF]
+    lines = ["config search path (first match wins):", *[f"  {d}" for d in dirs], "groups:"]
+    groups = sorted({p.name for d in dirs for p in Path(d).iterdir() if p.is_dir()})
+    for g in groups:
+        opts: dict[str, str] = {}
+        for d in dirs:
+            for f in sorted(Path(d, g).glob("*.yaml")):
+                opts.setdefault(f.stem, str(d))
+        lines.append(f"  {g}: {', '.join(opts)}")
+    return "\n".join(lines)
 
 
 def dry_run_table(summary) -> str:

@@ -77,12 +77,6 @@ class Dataset:
     def answers_for(self, qid: str) -> list[Answer]:
         return [a for a in self.answers if a.qid == qid]
 
-    def answer(self, qid: str, run_id: str) -> Answer:
-        for a in self.answers:
-            if a.qid == qid and a.run_id == run_id:
-                return a
-        raise KeyError((qid, run_id))
-
     def documents_for(self, qid: str) -> list[Document]:
         return list(self.documents.get(qid, []))
 

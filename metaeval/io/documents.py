@@ -6,10 +6,9 @@ MS MARCO V2.1 segment files use ``segment`` for the text and ``docid`` for the i
 from __future__ import annotations
 
 import os
-from typing import Iterable
 
 from metaeval.errors import FormatError
-from metaeval.io.jsonl import iter_jsonl, optional, require, write_jsonl
+from metaeval.io.jsonl import iter_jsonl, optional, require
 from metaeval.types import Document
 
 
@@ -29,8 +28,3 @@ def read_documents(path: str | os.PathLike) -> tuple[dict[str, Document], dict[s
         if obj.get("qid") is not None:
             by_topic.setdefault(str(obj["qid"]), []).append(docid)
     return docs, by_topic
-
-
-def write_documents(docs: Iterable[Document], path: str | os.PathLike, qids: dict[str, str] | None = None) -> int:
-    qids = qids or {}
-    return write_jsonl(path, ({"docid": d.docid, "qid": qids.get(d.docid), "title": d.title, "text": d.text} for d in docs))

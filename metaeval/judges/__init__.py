@@ -12,7 +12,8 @@ Two levels (issue 5; DESIGN principles 2-5):
 * Offline judges: ``lexical``, ``embedding`` (extra [embed]), ``local-llm`` (extra [local], llama.cpp server
   driven through the openai backend), ``replay`` and ``simulated`` (from an existing label set).
 
-Build judges with ``make_judge(config_dict_or_name_or_path)`` (``registry``).  Deployment configs:
+Resolve names into typed ``JudgeSpec``s with ``resolve_judge`` (``catalog``) and build judges with
+``make_judge(spec_or_name_or_mapping)``.  Deployment configs:
 ``config.Deployment``.  Keys come only from the environment variable a deployment names.
 """
 
@@ -20,9 +21,10 @@ from metaeval.judges.base import (
     AssignResult, ImportanceResult, Judge, JudgeResult, NuggetsResult, SyncJudge,
 )
 from metaeval.judges.config import Deployment, Limits, Prices
-from metaeval.judges.registry import JUDGES, make_judge, resolve_judge_config
+from metaeval.judges.catalog import JudgeSpec, build_judge, check_available, resolve_judge
+from metaeval.judges.registry import JUDGES, make_judge
 
 __all__ = [
     "AssignResult", "Deployment", "ImportanceResult", "JUDGES", "Judge", "JudgeResult", "Limits", "NuggetsResult",
-    "Prices", "SyncJudge", "make_judge", "resolve_judge_config",
+    "JudgeSpec", "Prices", "SyncJudge", "build_judge", "check_available", "make_judge", "resolve_judge",
 ]

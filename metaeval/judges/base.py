@@ -19,8 +19,8 @@ method                                                 result
 0-3 scale, Upadhyay et al. 2024: 0 = nothing to do with the query, 1 = related but does not answer it, 2 = has
 some answer but unclear or hidden among extraneous information, 3 = dedicated to the query and contains the
 exact answer).  Judges that cannot grade relevance inherit the default, which raises ``StageUnsupported`` (a
-``ConfigError`` that is also a ``NotImplementedError``); ``metaeval.pipeline.grid.JUDGE_STAGES`` declares the
-same thing for the sweep, so such a cell is skipped before any work.
+``ConfigError`` that is also a ``NotImplementedError``); each class declares what it can do in ``Judge.STAGES``,
+which ``metaeval.judges.catalog`` checks in the driver before any work.
 
 Labels that could not be obtained are ``FAILED`` (never a default label); ``raw`` keeps the last reply and
 ``reason`` says why.  ``traces`` holds one ``CallTrace`` per model call (re-asks included; empty for judges
@@ -126,6 +126,8 @@ class Judge(abc.ABC):
     """Base class.  Subclasses set ``kind`` and implement the three coroutines."""
 
     kind = "judge"
+    #: the stages this judge can perform (the catalog checks a cell's needs against it before any job runs)
+    STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
 
     def __init__(self, name: str | None = None):
         self.name = name or self.kind

@@ -72,6 +72,7 @@ def load_model(path: str | os.PathLike) -> Any:
 
 class EmbeddingJudge(Judge):
     kind = "embedding"
+    STAGES = ("create", "importance", "assign")  # no relevance grading
 
     def __init__(self, support_threshold: float = 0.70, partial_threshold: float = 0.50, query_threshold: float = 0.5,
                  vital_min_docs: int = 2, dedup_threshold: float = 0.85, model_path: str | None = None,

@@ -168,22 +168,6 @@ class LLMJudge(Judge):
             labels = [None] * n
         return list(labels), problem, raw, traces, reasks
 
-    # ------------------------------------------------------------------ planning (no call is made)
-    def messages_for(self, task: str, topic: Topic, *, documents: Sequence[Document] = (),
-                     nuggets: Sequence[Nugget | str] = (), answer: Answer | None = None) -> list[dict[str, str]]:
-        """The first-call messages a unit would send (for dry runs and cost estimates)."""
-        tmpl = self.prompts[task]
-        texts = [nugget_text(n) for n in nuggets]
-        if task == "create":
-            return tmpl.render(**create_values(topic.text, documents, texts, MAX_NUGGETS))
-        if task == "importance":
-            return tmpl.render(**importance_values(topic.text, texts))
-        if task == "relevance":
-            return tmpl.render(**relevance_values(topic.text, documents))
-        if answer is None:
-            raise ValueError("messages_for('assign', ...) needs an answer")
-        return tmpl.render(**assign_values(topic.text, answer.text, texts))
-
     def stats(self) -> dict[str, Any]:
         return self.client.stats.to_dict()
 

@@ -1,28 +1,23 @@
-"""Grid cells: judge x prompt x strategy, with the judge configs the workers are built from.
+"""Grid cells: judge x prompt x strategy, each holding the typed ``JudgeSpec`` its workers are built from.
 
-The core receives plain dicts (``metaeval.commands.sweep`` composes them with Hydra).  A cell whose judge cannot
-perform a stage its strategy needs (e.g. the simulated judge only assigns) is skipped with a stated reason, as
-is an optional judge whose extra is not installed.  With ``sweep.relevance=judge`` a cell whose strategy creates
-nuggets also needs the judge's ``relevance`` stage (UMBRELA-style document grading; see
-``metaeval.judges.base``): the replay, simulated and embedding judges cannot grade relevance, so such a cell is
-skipped with the reason.
+The core receives plain dicts and specs (``metaeval.commands.compose`` composes them with Hydra and resolves every
+judge through ``metaeval.judges.catalog``).  In a multi-cell grid a cell whose judge cannot perform a stage its
+strategy needs (the judge class's ``STAGES``; e.g. the simulated judge only assigns) is skipped with a stated
+reason, as is an optional judge whose extra is not installed; ``check_cells`` makes the same conditions errors for
+a single-cell run.  With ``sweep.relevance=judge`` a cell whose strategy creates nuggets also needs the judge's
+``relevance`` stage (UMBRELA-style document grading; see ``metaeval.judges.base``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
+from metaeval.errors import ConfigError
+from metaeval.judges.catalog import ALL_STAGES, JudgeSpec, check_available, lacking_stages
 from metaeval.pipeline.specs import content_hash, judge_identity
 from metaeval.pipeline.strategies import Strategy, get_strategy
 
-#: judge kinds whose output depends on the prompt templates
-PROMPTED = {"llm", "local-llm"}
-#: stages each judge kind can perform (default: ``ALL_STAGES``)
-ALL_STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
-JUDGE_STAGES: dict[str, tuple[str, ...]] = {"replay": ("importance", "assign"), "simulated": ("assign",),
-                                            "embedding": ("create", "importance", "assign")}
 #: sweep.relevance: where nugget creation's documents come from
 RELEVANCE_MODES: tuple[str, ...] = ("qrels", "judge")
 
@@ -33,81 +28,85 @@ class Cell:
     judge_name: str
     prompt_name: str
     strategy: Strategy
-    judge_config: dict[str, Any]
+    judge: JudgeSpec
     judge_id: str
     prompt_id: str
     skipped: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def judge_config(self) -> dict[str, Any]:
+        """The judge's plain config (read-only view for provenance)."""
+        return self.judge.config
+
+    @property
     def worker_id(self) -> str:
         return f"{self.judge_name}:{self.judge_id}:{self.prompt_id}"
 
     def describe(self) -> dict[str, Any]:
-        from metaeval.judges.config import Deployment
-
-        cfg = {k: v for k, v in self.judge_config.items() if k not in ("reference",)}
-        if isinstance(cfg.get("deployment"), dict):
-            cfg["deployment"] = Deployment.from_dict(cfg["deployment"]).public_dict()
         return {"judge": self.judge_name, "prompt": self.prompt_name, "strategy": self.strategy.name,
-                "judge_config": cfg, "judge_id": self.judge_id, "prompt_id": self.prompt_id}
-
-
-def missing_requirements(judge_config: dict[str, Any]) -> list[str]:
-    """Modules named in ``requires`` that are not importable."""
-    return [m for m in judge_config.get("requires", []) or [] if importlib.util.find_spec(m) is None]
+                "judge_config": self.judge.public_dict(), "judge_id": self.judge_id, "prompt_id": self.prompt_id}
 
 
 def needed_stages(strategy: Strategy, relevance: str = "qrels") -> tuple[str, ...]:
     """The judge stages a cell runs: its strategy's, with ``relevance`` first when the judge grades documents."""
     if relevance not in RELEVANCE_MODES:
-        from metaeval.errors import ConfigError
-
         raise ConfigError(f"sweep.relevance={relevance!r}; expected one of {', '.join(RELEVANCE_MODES)}")
     stages = strategy.judge_stages
     return ("relevance", *stages) if relevance == "judge" and "create" in stages else stages
 
 
-def lacking_stages(judge_config: dict[str, Any], strategy: Strategy, relevance: str = "qrels") -> list[str]:
-    """The stages a cell needs that its judge cannot perform (``supports`` in the config, else ``JUDGE_STAGES``)."""
-    kind = str(judge_config.get("judge", "llm" if "deployment" in judge_config else "?"))
-    can = tuple(judge_config.get("supports") or JUDGE_STAGES.get(kind, ALL_STAGES))
-    return [s for s in needed_stages(strategy, relevance) if s not in can]
-
-
-def make_cell(judge_name: str, judge_cfg: dict[str, Any], prompt_cfg: dict[str, Any], strategy_name: str,
-              cache_path: str | None, relevance: str = "qrels") -> Cell:
+def make_cell(judge: JudgeSpec, prompt_cfg: dict[str, Any], strategy_name: str, cache_path: str | None,
+              relevance: str = "qrels") -> Cell:
     strategy = get_strategy(strategy_name)
-    cfg = dict(judge_cfg)
-    kind = str(cfg.get("judge", "llm" if "deployment" in cfg else "?"))
-    prompted = kind in PROMPTED
-    if prompted:
-        cfg["prompts"] = {t: prompt_cfg[t] for t in ALL_STAGES if prompt_cfg.get(t)}
-        if cache_path and "cache" not in cfg:
-            cfg["cache"] = cache_path
-    prompt_name = str(prompt_cfg.get("name", "default")) if prompted else "none"
-    prompt_id = content_hash(cfg.get("prompts", {})) if prompted else "none"
+    if judge.prompted:
+        options: dict[str, Any] = {"prompts": {t: prompt_cfg[t] for t in ALL_STAGES if prompt_cfg.get(t)}}
+        if cache_path and "cache" not in judge.config:
+            options["cache"] = cache_path
+        judge = judge.with_options(**options)
+    cfg = judge.config
+    prompt_name = str(prompt_cfg.get("name", "default")) if judge.prompted else "none"
+    prompt_id = content_hash(cfg.get("prompts", {})) if judge.prompted else "none"
     identity = {k: v for k, v in cfg.items() if k not in ("prompts", "cache", "supports", "requires", "label")}
     jid = judge_identity(identity)
-    cell_id = f"{judge_name}__{prompt_name}__{strategy.name}" if prompted else f"{judge_name}__{strategy.name}"
-    cell = Cell(cell_id, judge_name, prompt_name, strategy, cfg, jid, prompt_id)
-    lacking = lacking_stages(cfg, strategy, relevance)
-    missing = missing_requirements(cfg)
+    name = judge.name
+    cell_id = f"{name}__{prompt_name}__{strategy.name}" if judge.prompted else f"{name}__{strategy.name}"
+    cell = Cell(cell_id, name, prompt_name, strategy, judge, jid, prompt_id)
+    lacking = lacking_stages(judge, needed_stages(strategy, relevance))
+    missing = judge.missing_requirements()
     if missing:
         cell.skipped = f"extra not installed (missing {', '.join(missing)})"
     elif lacking:
-        cell.skipped = f"judge {judge_name!r} cannot perform stage(s) {', '.join(lacking)} needed by {strategy.name}"
+        cell.skipped = f"judge {name!r} cannot perform stage(s) {', '.join(lacking)} needed by {strategy.name}"
     return cell
 
 
-def expand_grid(judges: dict[str, dict[str, Any]], prompts: dict[str, dict[str, Any]], strategies: list[str],
+def expand_grid(judges: list[JudgeSpec], prompts: dict[str, dict[str, Any]], strategies: list[str],
                 cache_path: str | None = None, relevance: str = "qrels") -> list[Cell]:
     """Every judge x prompt x strategy; non-prompted judges appear once per strategy (prompts do not apply).
     ``relevance`` is ``sweep.relevance`` (``qrels`` | ``judge``)."""
     cells: dict[str, Cell] = {}
-    for jname, jcfg in judges.items():
-        for pname, pcfg in prompts.items():
+    for judge in judges:
+        for pcfg in prompts.values():
             for sname in strategies:
-                cell = make_cell(jname, jcfg, pcfg, sname, cache_path, relevance)
+                cell = make_cell(judge, pcfg, sname, cache_path, relevance)
                 cells.setdefault(cell.id, cell)
     return list(cells.values())
+
+
+def check_cells(cells: list[Cell], relevance: str = "qrels", *, need_keys: bool = True, single: bool = False) -> None:
+    """Driver-side checks before any job runs or anything is written (``ConfigError``, one line):
+
+    * every cell that will run: its judge can do its stages, its extra is installed and (``need_keys``) its
+      API-key variable is set;
+    * ``single`` (one requested cell, ``grid=single``): a cell that would be skipped is an error instead;
+    * a grid in which every cell is skipped is an error.
+    """
+    for c in cells:
+        if c.skipped and single:
+            check_available(c.judge, needed_stages(c.strategy, relevance), need_key=False, strategy=c.strategy.name)
+            raise ConfigError(f"cell {c.id}: {c.skipped}")
+        if not c.skipped:
+            check_available(c.judge, needed_stages(c.strategy, relevance), need_key=need_keys, strategy=c.strategy.name)
+    if cells and all(c.skipped for c in cells):
+        raise ConfigError(f"every cell of the grid is skipped (first: {cells[0].id}: {cells[0].skipped})")

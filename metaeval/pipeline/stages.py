@@ -53,6 +53,31 @@ def expected_calls(stage: str, n_items: int, settings: StageSettings) -> int:
     return math.ceil(n_items / size) if n_items else 0
 
 
+#: dry-run token model: prompt overhead per call and output tokens per call (a typical reply; the cost of a
+#: reply at ``max_tokens`` would be an upper bound far above what the paper's short list replies use)
+PROMPT_OVERHEAD_TOKENS = 350
+OUTPUT_TOKENS: dict[str, int] = {"relevance": 30, "create": 300, "importance": 40, "assign": 50}
+
+
+def estimate_job(stage: str, n_items: int, payload: dict[str, Any], settings: StageSettings, prices: Any) -> tuple[int, int, int, float]:
+    """THE cost estimate (dry run and budget cap): ``(calls, input tokens, output tokens, USD)`` of one job.
+
+    calls = ceil(n / batch) (``expected_calls``, re-asks not included); input tokens = calls x prompt overhead +
+    the payload's text at ~4 characters per token (``metaeval.judges.config.estimate_tokens``); output tokens =
+    calls x a typical reply for the stage; USD from the deployment's ``Prices`` (``prices.cost``)."""
+    from metaeval.judges.config import estimate_tokens
+
+    calls = expected_calls(stage, n_items, settings)
+    tin = calls * PROMPT_OVERHEAD_TOKENS + estimate_tokens(payload)
+    tout = calls * OUTPUT_TOKENS[stage]
+    return calls, tin, tout, prices.cost(tin, tout)
+
+
+def placeholder_nuggets(n: int) -> list[str]:
+    """Stand-ins for nuggets a judge has not created yet (dry run: importance/assignment counted at the caps)."""
+    return [f"(nugget {i + 1} the judge would create for this topic)" for i in range(n)]
+
+
 # ------------------------------------------------------------------ job specs and payloads
 def relevance_job(judge_id: str, prompt_id: str, topic: Topic, docs: Sequence[Document], s: StageSettings) -> tuple[JobSpec, dict]:
     payload = {"topic": [topic.qid, topic.text], "documents": [[d.docid, d.text, d.title] for d in docs],
@@ -103,13 +128,13 @@ def sort_and_keep(nuggets: Sequence[str], importance: Sequence[str], keep_top: i
 
 # ------------------------------------------------------------------ the worker
 class JudgeWorker:
-    """Runs stage payloads on one judge (built from its plain config dict) and summarises the calls made."""
+    """Runs stage payloads on one judge (built from its typed ``JudgeSpec``) and summarises the calls made."""
 
-    def __init__(self, config: dict[str, Any]):
-        from metaeval.judges.registry import make_judge
+    def __init__(self, spec: Any):
+        from metaeval.judges.catalog import build_judge
 
-        self.config = config
-        self.judge = make_judge({k: v for k, v in config.items() if k not in ("supports", "requires", "label")})
+        self.spec = spec
+        self.judge = build_judge(spec)
 
     #: stage -> method name
     METHODS = {"relevance": "_relevance", "create": "_create", "importance": "_importance", "assign": "_assign"}
@@ -179,8 +204,9 @@ class JudgeWorker:
         await self.judge.aclose()
 
 
-def make_worker(config: dict[str, Any]) -> JudgeWorker:
-    return JudgeWorker(config)
+def make_worker(spec: Any) -> JudgeWorker:
+    """The executors' worker factory: one worker per ``JudgeSpec`` (picklable, sent to Ray actors as is)."""
+    return JudgeWorker(spec)
 
 
 def _importance(value: str):

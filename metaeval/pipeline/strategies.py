@@ -37,10 +37,6 @@ class Strategy:
             out.append("assign")
         return tuple(out)
 
-    @property
-    def needs_documents(self) -> bool:
-        return self.nuggets == "judge"
-
 
 STRATEGIES: dict[str, Strategy] = {
     s.name: s

@@ -1,13 +1,9 @@
-"""The sweep driver: run every grid cell's judge stages, then score, analyse and calibrate each cell.
+"""The sweep driver: run every grid cell's judge stages and assemble one label set per cell.  It stops there.
 
-``run_sweep(config, cells)`` takes plain dicts (composed by ``metaeval sweep`` with Hydra) and writes, under
-``<results_dir>/<experiment>/``:
-
-* ``jobs.jsonl`` - the results store (one line per finished job; drives resume);
-* ``cells/<cell>/labels.jsonl`` (NIST/nuggetizer assignment format) and ``cells/<cell>/scores.csv``;
-* ``analysis/`` - every cell against the dataset's reference label set (``metaeval.analysis.analyze``);
-* ``cells/<cell>/calibration.json`` - held-out calibration figures where the cell labels the reference's nuggets;
-* ``summary.json`` and ``summary.md``.
+``run_sweep(config, cells)`` takes plain dicts (composed by ``metaeval sweep`` with Hydra), stores every finished
+job in ``<results_dir>/<name>/jobs.jsonl`` (paths from ``metaeval.layout``; the store drives resume) and returns a
+:class:`SweepOutcome`: the label sets, the per-cell usage rows and the reference.  Scores, analysis, calibration,
+``summary.json`` and the report are the study's and the report's (``metaeval.study``, ``metaeval.report``).
 
 Stages run in the paper's order with a barrier between them ([relevance ->] creation -> importance -> assignment),
 jobs are deduplicated across cells by their spec key, and jobs already in the store are not sent again.  With
@@ -17,21 +13,19 @@ documents 0-3 (UMBRELA), and creation uses those it graded >= ``sweep.min_grade`
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from metaeval.errors import ConfigError
+from metaeval.layout import ResultsLayout, results_layout
 from metaeval.pipeline.executors import EXECUTORS, Job
-from metaeval.pipeline.grid import RELEVANCE_MODES, Cell, lacking_stages
-from metaeval.pipeline.evaluation import EvaluationMixin
+from metaeval.pipeline.grid import RELEVANCE_MODES, Cell, check_cells
 from metaeval.pipeline.specs import JobSpec
-from metaeval.pipeline.stages import (StageSettings, assign_job, create_job, expected_calls, importance_job, make_worker,
-                                      relevance_job, relevant_documents, sort_and_keep)
+from metaeval.pipeline.stages import (StageSettings, assign_job, create_job, estimate_job, importance_job, make_worker,
+                                      placeholder_nuggets, relevance_job, relevant_documents, sort_and_keep)
 from metaeval.pipeline.store import ResultsStore
 from metaeval.types import Topic
 
@@ -39,11 +33,6 @@ log = logging.getLogger(__name__)
 
 #: (stage, total) -> object with ``update(n, cache_hits=, failures=, retries=, cost_usd=)`` and ``close()``
 ProgressFactory = Callable[[str, int], Any]
-
-#: rough token model for dry runs: prompt overhead per call and output tokens per item
-_PROMPT_OVERHEAD_TOKENS = 350
-_OUTPUT_TOKENS = {"relevance": 30, "create": 300, "importance": 40, "assign": 50}
-
 
 @dataclass
 class CellStats:
@@ -63,6 +52,8 @@ class CellStats:
     est_input_tokens: int = 0
     est_output_tokens: int = 0
     est_cost_usd: float = 0.0
+    #: the estimate is an upper bound (judge-created nugget lists assumed at the caps; relevance: every document)
+    est_bound: bool = False
     prompts: set = field(default_factory=set)
     keys: set = field(default_factory=set)
 
@@ -94,11 +85,26 @@ class CellStats:
 _TOTAL_KEYS = ("judge_calls", "calls", "cache_hits", "retries", "reasks", "input_tokens", "output_tokens", "failed_jobs")
 
 
-class BudgetExceeded(ConfigError):
-    pass
+@dataclass
+class SweepOutcome:
+    """What a sweep hands to the study: one label set per active cell, per-cell usage rows and the reference."""
+
+    config: dict[str, Any]
+    layout: ResultsLayout
+    label_sets: dict[str, Any]
+    #: one row per grid cell: description, stats (totals over stored jobs), this_run, label/failure counts
+    cells: list[dict[str, Any]]
+    reference: Any
+    #: cells whose judge labels the reference's own nuggets (human nuggets, judge assignment): calibratable
+    calibratable: list[str]
+    dataset: dict[str, Any]
+    topics: dict[str, str]
+    judging_s: float
+    stopped: str | None
+    dry_run: bool
 
 
-class Sweep(EvaluationMixin):
+class Sweep:
     def __init__(self, config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None):
         from metaeval.data.dataset import load_dataset
 
@@ -107,18 +113,18 @@ class Sweep(EvaluationMixin):
         self.relevance = str(config.get("sweep", {}).get("relevance", "qrels"))
         if self.relevance not in RELEVANCE_MODES:
             raise ConfigError(f"sweep.relevance={self.relevance!r}; expected one of {', '.join(RELEVANCE_MODES)}")
-        for c in self.cells:  # cells expanded without the relevance mode (compose_sweep passes it already)
-            lacking = [] if c.skipped else lacking_stages(c.judge_config, c.strategy, self.relevance)
-            if lacking:
-                c.skipped = f"judge {c.judge_name!r} cannot perform stage(s) {', '.join(lacking)} needed by {c.strategy.name}"
+        sw = config.get("sweep", {})
+        self.dry_run = bool(sw.get("dry_run", False))
+        # the driver's checks before anything is written (the CLI ran them already; library callers get them here)
+        check_cells(self.cells, self.relevance, need_keys=not self.dry_run, single=bool(config.get("_single")))
         self.active = [c for c in self.cells if not c.skipped]
         #: (cell id, qid) -> the documents the cell's judge graded >= min_grade (sweep.relevance=judge)
         self.judged: dict[tuple[str, str], list] = {}
         self.relevance_counts: dict[str, dict[str, int]] = {}
         self.progress = progress
-        self.settings = StageSettings.from_dict(config.get("sweep", {}))
-        sw = config.get("sweep", {})
-        self.dry_run = bool(sw.get("dry_run", False))
+        self.settings = StageSettings.from_dict(sw)
+        #: cells whose dry-run counts are upper bounds (nugget lists not known before creation: the caps are assumed)
+        self.bounded: set[str] = set()
         self.budget = sw.get("budget_usd")
         ds_cfg = config.get("dataset", {})
         self.dataset = load_dataset(ds_cfg.get("source") or ds_cfg["name"])
@@ -133,16 +139,18 @@ class Sweep(EvaluationMixin):
                             "(use strategy=human_judge_importance to let the judge label importance)", ds_cfg["nuggets"], unlabelled)
         if self.dataset.labels is None and any(c.strategy.nuggets == "human" for c in self.active):
             raise ConfigError(f"dataset {self.dataset.name!r} has no human labels; human_* strategies need them")
-        self.out = Path(config.get("results_dir", "results")) / str(config.get("name", "default"))
-        self.out.mkdir(parents=True, exist_ok=True)
+        self.layout = results_layout(config)  # validates name and every cell id before anything is written
+        for c in self.cells:
+            self.layout.cell_dir(c.id)
+        self.out = self.layout.ensure()
         self.store = ResultsStore(self.out)
         self.stats: dict[str, CellStats] = {c.id: CellStats() for c in self.active}
         self.spent = 0.0
         self.stopped: str | None = None
         self.topics = {q: Topic(q, self.dataset.topics.get(q, "")) for q in self.dataset.qids}
         for c in self.active:  # the simulated/replay judges read the dataset's own reference labels
-            if c.judge_config.get("reference") == "dataset":
-                c.judge_config = {**c.judge_config, "reference": self.dataset.labels}
+            if c.judge.config.get("reference") == "dataset":
+                c.judge = c.judge.with_options(reference=self.dataset.labels)
 
     # ------------------------------------------------------------------ dispatch
     def _executor(self):
@@ -150,11 +158,10 @@ class Sweep(EvaluationMixin):
         kind = rt.get("executor", "serial")
         if kind not in EXECUTORS:
             raise ConfigError(f"runtime.executor={kind!r}; expected one of {', '.join(EXECUTORS)}")
-        configs = {c.worker_id: c.judge_config for c in self.active}
-        conc = {c.worker_id: _concurrency(c.judge_config) for c in self.active}
+        configs = {c.worker_id: c.judge for c in self.active}  # typed JudgeSpecs: the workers build from them
+        conc = {c.worker_id: c.judge.concurrency for c in self.active}
         if kind == "ray":
-            return EXECUTORS[kind](make_worker, configs, conc, address=rt.get("address"), num_cpus=rt.get("num_cpus"),
-                                   max_job_retries=int(rt.get("max_job_retries", 3)))
+            return EXECUTORS[kind].from_runtime(make_worker, configs, conc, rt)  # replicas, runtime_env, cache actor
         return EXECUTORS[kind](make_worker, configs, conc)
 
     def dispatch(self, stage: str, items: list[tuple[Cell, JobSpec, dict, int]]) -> dict[str, dict[str, Any]]:
@@ -170,10 +177,8 @@ class Sweep(EvaluationMixin):
             if rec is not None and rec["status"] == "done":
                 st.reused += 1
                 continue
-            calls = expected_calls(stage, n, self.settings)
-            tin = calls * _PROMPT_OVERHEAD_TOKENS + _payload_tokens(payload)
-            tout = calls * _OUTPUT_TOKENS[stage]
-            cost = _price(cell.judge_config, tin, tout)
+            calls, tin, tout, cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)
+            st.est_bound = st.est_bound or cell.id in self.bounded
             st.est_calls += calls
             st.est_input_tokens += tin
             st.est_output_tokens += tout
@@ -183,8 +188,7 @@ class Sweep(EvaluationMixin):
             return self._outputs(owners)
         jobs: list[Job] = []
         for key, (cell, spec, payload, n) in todo.items():
-            calls = expected_calls(stage, n, self.settings)
-            cost = _price(cell.judge_config, calls * _PROMPT_OVERHEAD_TOKENS + _payload_tokens(payload), calls * _OUTPUT_TOKENS[stage])
+            cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)[3]
             if self.budget is not None and self.spent + cost > float(self.budget):
                 self.stopped = (f"budget cap of ${float(self.budget):.2f} reached before stage {stage!r}: "
                                 f"{len(todo) - len(jobs)} job(s) not dispatched (estimated spend so far ${self.spent:.4f})")
@@ -267,6 +271,8 @@ class Sweep(EvaluationMixin):
             rec = outs.get(key)
             if rec is None:  # not run: a dry run estimates creation over every candidate, a budget stop creates nothing
                 self.judged[(cid, qid)] = docs if self.dry_run else []
+                if self.dry_run:
+                    self.bounded.add(cid)
                 continue
             kept, n_failed = relevant_documents(docs, rec["output"], self.settings.min_grade)
             self.judged[(cid, qid)] = kept
@@ -298,6 +304,10 @@ class Sweep(EvaluationMixin):
         outs = self.dispatch("create", items)
         for (cid, qid), key in index.items():
             rec = outs.get(key)
+            if rec is None and self.dry_run:  # not created yet: count importance/assignment for the caps (a bound)
+                created[(cid, qid)] = placeholder_nuggets(s.max_nuggets)
+                self.bounded.add(cid)
+                continue
             created[(cid, qid)] = list(rec["output"].get("nuggets", [])) if rec else []
         # 2. importance
         nugget_lists: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -336,9 +346,18 @@ class Sweep(EvaluationMixin):
         label_sets = {c.id: self.label_set(c, nugget_lists, index, outs) for c in self.active}
         self.judging_s = time.perf_counter() - t0
         self.store.close()
-        if self.dry_run:
-            return {"dry_run": True, "cells": self.cell_summaries({}, {}, {}), "elapsed_s": self.judging_s}
-        return self.evaluate(label_sets, t0)
+        return self.outcome({} if self.dry_run else label_sets)
+
+    def outcome(self, label_sets: dict[str, Any]) -> SweepOutcome:
+        ds = self.dataset
+        calibratable = [c.id for c in self.active if c.strategy.nuggets == "human" and c.strategy.assignment == "judge"
+                        and c.id in label_sets]
+        return SweepOutcome(
+            config=self.config, layout=self.layout, label_sets=label_sets, cells=self.cell_summaries(label_sets),
+            reference=ds.labels, calibratable=calibratable,
+            dataset={"name": ds.name, "topics": len(ds.qids), "runs": len(ds.run_ids), "answers": len(ds.answers),
+                     "provenance": ds.provenance},
+            topics=dict(ds.topics), judging_s=self.judging_s, stopped=self.stopped, dry_run=self.dry_run)
 
     def human_nuggets(self, qid: str, with_importance: bool = False):
         nug = self.dataset.nuggets
@@ -373,26 +392,32 @@ class Sweep(EvaluationMixin):
             answers.append((a.qid, a.run_id, a.text, a.response_length, -1))
         return build_label_set(c.id, rows, answers, topics=dict(self.dataset.topics), provenance={"cell": c.describe()})
 
-    # ------------------------------------------------------------------ evaluation
+    def cell_summaries(self, label_sets: dict[str, Any]) -> list[dict[str, Any]]:
+        """One row per grid cell: what it is, what its jobs cost (stored totals and this run) and its label counts."""
+        rows = []
+        for c in self.cells:
+            row: dict[str, Any] = {"cell": c.id, **c.describe()}
+            if c.skipped:
+                row["skipped"] = c.skipped
+                rows.append(row)
+                continue
+            st = self.stats[c.id]
+            this_run = st.as_dict()
+            row["stats"] = {**st.totals(self.store), "jobs": st.jobs, "reused": st.reused, "executed": st.executed,
+                            **{k: v for k, v in this_run.items() if k.startswith("est_")}}
+            row["this_run"] = {k: this_run[k] for k in ("executed", "reused", "failed_jobs", "judge_calls", "calls",
+                                                        "cache_hits", "retries", "reasks", "cost_usd")}
+            ls = label_sets.get(c.id)
+            if ls is not None:
+                fc = ls.failure_counts()
+                row["labels"] = fc["labels"]
+                row["failed_labels"] = fc["support_failed"]
+                row["failure_rate"] = fc["support_failed"] / fc["labels"] if fc["labels"] else 0.0
+            if c.id in self.relevance_counts:
+                row["relevance"] = self.relevance_counts[c.id]
+            rows.append(row)
+        return rows
 
 
-def run_sweep(config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None) -> dict[str, Any]:
+def run_sweep(config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None) -> SweepOutcome:
     return Sweep(config, cells, progress).run()
-
-
-# ------------------------------------------------------------------ helpers
-def _concurrency(cfg: dict[str, Any]) -> int:
-    dep = cfg.get("deployment") or {}
-    limits = dep.get("limits") or cfg.get("limits") or {}
-    return int(limits.get("concurrency", cfg.get("concurrency", 4)))
-
-
-def _price(cfg: dict[str, Any], tin: int, tout: int) -> float:
-    prices = (cfg.get("deployment") or {}).get("prices") or {}
-    return (tin * float(prices.get("input_per_1m", 0.0)) + tout * float(prices.get("output_per_1m", 0.0))) / 1e6
-
-
-def _payload_tokens(payload: dict[str, Any]) -> int:
-    """About 4 characters per token over the texts the judge reads."""
-    n = len(json.dumps(payload, ensure_ascii=False))
-    return math.ceil(n / 4)

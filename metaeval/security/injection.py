@@ -191,21 +191,22 @@ def flip_stats(pairs: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     }
 
 
-def run_probe(judge_config: Mapping[str, Any] | str, dataset: Any = "demo", prompt: str | None = None,
+def run_probe(judge_config: Any, dataset: Any = "demo", prompt: str | None = None,
               n_answers: int | None = None, seed: int = 0, probes: Sequence[str] | None = None,
               concurrency: int = 4, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Build the judge (``metaeval.judges.registry.make_judge``), run the probe on ``dataset`` (name, path or
+    """Build the judge (a name, mapping or ``JudgeSpec``, resolved by ``metaeval.judges.catalog``), run the probe on ``dataset`` (name, path or
     ``Dataset``) and return the JSON-ready result (config without secrets, prompt used, sample, stats, pairs).
 
     ``prompt`` (e.g. ``assign@v1``) replaces the judge's assignment prompt; judges without prompts reject it.
     A simulated judge whose ``reference`` is ``"dataset"`` (or missing) replays the dataset's human labels."""
     from metaeval.data.dataset import Dataset, load_dataset
     from metaeval.errors import ConfigError
-    from metaeval.judges.registry import make_judge, resolve_judge_config
+    from metaeval.judges.catalog import build_judge, resolve_judge
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
-    config = dict(resolve_judge_config(_conf_judge(judge_config)))
-    kind = str(config["judge"])
+    spec = resolve_judge(judge_config)
+    config = dict(spec.config)
+    kind = spec.kind
     if kind in ("simulated", "replay"):
         key = "reference" if kind == "simulated" else "labels"
         if config.get(key, config.get("labels")) in (None, "dataset"):
@@ -223,7 +224,7 @@ def run_probe(judge_config: Mapping[str, Any] | str, dataset: Any = "demo", prom
         raise ConfigError(f"unknown probe(s) {unknown}; known: {', '.join(PROBES)}")
     chosen = [PROBES[p] for p in probes] if probes else list(PROBES.values())
     items = sample_items(ds, n_answers, seed)
-    judge = make_judge({k: v for k, v in config.items() if k not in ("requires", "concurrency")})
+    judge = build_judge(resolve_judge({k: v for k, v in config.items() if k != "concurrency"}, name=spec.name))
 
     async def go() -> dict[str, Any]:
         try:
@@ -247,23 +248,6 @@ def run_probe(judge_config: Mapping[str, Any] | str, dataset: Any = "demo", prom
                        "moving toward support (not_support < partial_support < support); pairs with a FAILED label "
                        "are excluded and counted in failed_original / failed_injected",
     }
-
-
-def _conf_judge(spec: Mapping[str, Any] | str) -> Mapping[str, Any] | str:
-    """A sweep judge name (``conf/judge/NAME.yaml``, e.g. ``simulated_fig6``, ``testserver``) as its config;
-    registry names, files and mappings pass through."""
-    from pathlib import Path
-
-    from metaeval.judges.registry import JUDGES
-
-    if not isinstance(spec, str) or spec in JUDGES or Path(spec).suffix in (".yaml", ".yml", ".json"):
-        return spec
-    try:
-        from metaeval.pipeline.config import config_dir, load_group_option
-
-        return load_group_option(config_dir(), "judge", spec)
-    except Exception:  # no conf folder or no such option: let the registry report the unknown name
-        return spec
 
 
 def format_table(result: Mapping[str, Any]) -> str:

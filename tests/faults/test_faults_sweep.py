@@ -79,9 +79,9 @@ def write_conf(folder, servers) -> None:
     """The repository's Hydra configs plus one judge file per scenario and a grid of them."""
     import yaml
 
-    from metaeval.pipeline.config import config_dir
+    from metaeval.judges.catalog import PACKAGE_CONF
 
-    shutil.copytree(config_dir(), folder)
+    shutil.copytree(PACKAGE_CONF, folder)
     for name, srv in servers.items():
         judge = {"judge": "llm", "name": f"fault_{name}", "deployment": {
             "name": f"fault_{name}", "backend": "openai", "model": "test-model", "base_url": srv.openai_base_url,

@@ -129,20 +129,14 @@ def test_one_judge_across_several_event_loops():
     assert first.status == second.status == "ok"
 
 
-def test_dry_run_helpers_send_nothing_and_stats_count_calls():
+def test_stats_count_calls():
     with ChatTestServer() as srv:
         cfg = config(srv)
         cfg["deployment"]["prices"] = {"input_per_1m": 1.0, "output_per_1m": 4.0}
         cfg["deployment"]["params"] = {"max_tokens": 100}
         judge = make_judge(cfg)
-        msgs = judge.messages_for("assign", TOPIC, nuggets=NUGGETS, answer=ANSWER)
-        est = judge.client.estimate(msgs)
         assert srv.counts["requests"] == 0
-        chars = sum(len(m["content"]) for m in msgs)
-        assert est == {"input_tokens": chars // 4, "max_output_tokens": 100,
-                       "max_cost_usd": pytest.approx((chars // 4 + 400) / 1e6)}
         res = asyncio.run(judge.assign(TOPIC, ANSWER, NUGGETS))
-        assert [m["content"] for m in srv.recent[-1]["messages"]] == [m["content"] for m in msgs]
         stats = judge.stats()
     assert res.status == "ok" and stats["calls"] == 1 and stats["requests"] == 1 and stats["cache_hits"] == 0
     assert make_judge("lexical").stats() == {}

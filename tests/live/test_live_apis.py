@@ -14,7 +14,7 @@ import pytest
 from metaeval.data.dataset import load_dataset
 from metaeval.judges.base import SyncJudge
 from metaeval.judges.registry import make_judge
-from metaeval.pipeline.config import load_group_option, config_dir
+from metaeval.judges.catalog import resolve_judge
 from metaeval.types import Nugget, Topic
 
 pytestmark = pytest.mark.live
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.live
 
 @pytest.mark.parametrize("name", ["gpt-4o", "claude"])
 def test_one_assignment_call(name):
-    cfg = load_group_option(config_dir(), "judge", name)
+    cfg = dict(resolve_judge(name).config)
     key_env = cfg["deployment"]["api_key_env"]
     if not os.environ.get(key_env):
         pytest.skip(f"{key_env} is not set")

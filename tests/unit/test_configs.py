@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from metaeval.errors import ConfigError
-from metaeval.pipeline.config import compose_sweep, config_dir
+from metaeval.commands.compose import compose_sweep, multirun_overrides
+from metaeval.judges.catalog import PACKAGE_CONF
 
-CONF = config_dir()
+CONF = PACKAGE_CONF
 GROUP_FILES = sorted((g.name, f.stem) for g in CONF.iterdir() if g.is_dir() for f in g.glob("*.yaml"))
 
 
@@ -51,3 +52,59 @@ def test_experiment_files_name_their_command():
     for f in (CONF / "experiment").glob("*.yaml"):
         head = f.read_text(encoding="utf-8").splitlines()[:6]
         assert any("metaeval sweep" in line for line in head), f
+
+
+def test_conf_ships_inside_the_package():
+    import metaeval
+
+    assert (CONF / "config.yaml").is_file() and CONF.parent == __import__("pathlib").Path(metaeval.__file__).parent
+    text = (CONF.parent.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"conf/**/*"' in text  # package data: a wheel carries the configs
+
+
+def test_judge_overrides_reach_every_judge_of_a_grid():
+    _, cells = compose_sweep(["grid.judges=[lexical,lexical_strict]", "grid.optional_judges=[]",
+                              "grid.strategies=[human_auto]", "judge.support_threshold=0.9"])
+    assert sorted(c.judge_name for c in cells) == ["lexical", "lexical_strict"]
+    assert all(c.judge.config["support_threshold"] == 0.9 for c in cells)
+    # a key one judge of the grid lacks is an error naming that judge (not silently dropped)
+    with pytest.raises(ConfigError, match="judge 'simulated_fig6' of the grid"):
+        compose_sweep(["grid.judges=[lexical,simulated_fig6]", "judge.support_threshold=0.9"])
+
+
+def test_multirun_syntax_is_one_grid():
+    ovs = multirun_overrides(["judge=lexical,lexical_strict", "strategy=human_auto,auto_auto", "runtime=serial"])
+    assert "grid.judges=[lexical,lexical_strict]" in ovs and "grid.strategies=[human_auto,auto_auto]" in ovs
+    assert "grid.prompts=null" in ovs and "runtime=serial" in ovs
+    config, cells = compose_sweep(ovs)
+    assert sorted(c.id for c in cells) == ["lexical__auto_auto", "lexical__human_auto", "lexical_strict__auto_auto",
+                                          "lexical_strict__human_auto"]
+    with pytest.raises(ConfigError, match="only judge, prompt, strategy"):
+        multirun_overrides(["sweep.assign_batch=5,10"])
+
+
+@pytest.mark.parametrize("override, message", [
+    ("sweep.assign_batch=0", "sweep.assign_batch must be an integer >= 1 and <= 10, got 0"),
+    ("sweep.assign_batch=abc", "sweep.assign_batch must be an integer >= 1 and <= 10, got 'abc'"),
+    ("sweep.assign_batch=-3", "sweep.assign_batch must be an integer >= 1 and <= 10, got -3"),
+    ("sweep.budget_usd=abc", "sweep.budget_usd must be a number >= 0 or null, got 'abc'"),
+    ("sweep.budget_usd=-3", "sweep.budget_usd must be a number >= 0 or null, got -3"),
+    ("sweep.relevance=bm25", "sweep.relevance must be one of qrels, judge, got 'bm25'"),
+    ("analysis.bootstrap=-1", "analysis.bootstrap must be an integer >= 0, got -1"),
+    ("calibration.folds=1", "calibration.folds must be an integer >= 2, got 1"),
+    ("runtime.num_cpus=0", "runtime.num_cpus must be an integer >= 1 or null, got 0"),
+    ("cache.enabled=maybe", "cache.enabled must be true or false, got 'maybe'"),
+    ("+sweep.sede=1", "sweep.sede is not a setting"),
+])
+def test_bad_settings_are_one_line_naming_the_key(override, message):
+    with pytest.raises(ConfigError) as exc:
+        compose_sweep([override])
+    assert str(exc.value).startswith(message) and "\n" not in str(exc.value)
+
+
+def test_default_names():
+    assert compose_sweep([])[0]["name"] == "demo"
+    assert compose_sweep(["+experiment=strictness_study"])[0]["name"] == "strictness_study"
+    cfg, _ = compose_sweep(["grid=single", "judge=lexical", "dataset=trec-rag-2024"])
+    assert cfg["name"] == "trec-rag-2024-nist-21-lexical-human_auto"
+    assert compose_sweep(["grid.optional_judges=[]"])[0]["name"].startswith("demo-demo_offline-")

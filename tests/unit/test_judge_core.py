@@ -9,7 +9,7 @@ import time
 import pytest
 
 from metaeval.errors import ConfigError
-from metaeval.judges import Deployment, SyncJudge, make_judge, resolve_judge_config
+from metaeval.judges import Deployment, SyncJudge, make_judge, resolve_judge
 from metaeval.judges.backends.base import parse_retry_after, redact, split_params
 from metaeval.judges.cache import ResponseCache, cache_key
 from metaeval.judges.client import ChatClient
@@ -124,13 +124,14 @@ def test_split_params_moves_unknown_generation_params_to_extra_body():
 
 
 def test_registry_and_sync_wrapper(tmp_path):
-    assert resolve_judge_config("lexical") == {"judge": "lexical"}
+    assert resolve_judge("lexical").kind == "lexical"
     cfg = tmp_path / "dep.yaml"
     cfg.write_text("backend: openai\nmodel: m\napi_key_env: X\n")
-    assert resolve_judge_config(str(cfg))["judge"] == "llm"
+    spec = resolve_judge(str(cfg))
+    assert spec.kind == "llm" and spec.key_env == "X" and spec.deployment.model == "m"
     with pytest.raises(ConfigError, match="unknown judge"):
         make_judge({"judge": "oracle"})
-    with pytest.raises(ConfigError, match="not a known judge"):
+    with pytest.raises(ConfigError, match="unknown judge 'gpt-5'; config names: .*gpt-4o"):
         make_judge("gpt-5")
     with SyncJudge(make_judge({"judge": "lexical", "support_threshold": 0.5})) as sj:
         res = sj.assign(Topic("q", "cats"), Answer("r", "q", "Cats purr when content."), ["cats purr", "dogs bark loudly"])

@@ -147,19 +147,21 @@ def test_relevant_documents_excludes_and_counts_failed():
 
 
 def test_cells_that_need_relevance():
+    from metaeval.judges.catalog import resolve_judge
+
     auto, human = get_strategy("auto_auto"), get_strategy("human_auto")
     assert needed_stages(auto, "judge") == ("relevance", "create", "importance", "assign")
     assert needed_stages(auto, "qrels") == auto.judge_stages and needed_stages(human, "judge") == ("assign",)
     with pytest.raises(ConfigError, match="sweep.relevance"):
         needed_stages(auto, "bm25")
-    lex = make_cell("lexical", {"judge": "lexical"}, {}, "auto_auto", None, "judge")
-    emb = make_cell("embedding", {"judge": "embedding"}, {}, "auto_auto", None, "judge")
-    emb_h = make_cell("embedding", {"judge": "embedding"}, {}, "human_auto", None, "judge")
+    lex = make_cell(resolve_judge({"judge": "lexical"}, name="lexical"), {}, "auto_auto", None, "judge")
+    emb = make_cell(resolve_judge({"judge": "embedding"}, name="embedding"), {}, "auto_auto", None, "judge")
+    emb_h = make_cell(resolve_judge({"judge": "embedding"}, name="embedding"), {}, "human_auto", None, "judge")
     assert lex.skipped is None and emb_h.skipped is None
     assert emb.skipped and "relevance" in emb.skipped
     # the prompt selection carries a relevance template only when the prompt config names one
     llm = {"judge": "llm", "deployment": {"backend": "openai", "model": "m"}}
-    a = make_cell("t", llm, {"name": "v1", "create": "create@v1"}, "auto_auto", None, "judge")
-    b = make_cell("t", llm, {"name": "v1", "create": "create@v1", "relevance": "relevance@v2-json"}, "auto_auto", None, "judge")
+    a = make_cell(resolve_judge(llm, name="t"), {"name": "v1", "create": "create@v1"}, "auto_auto", None, "judge")
+    b = make_cell(resolve_judge(llm, name="t"), {"name": "v1", "create": "create@v1", "relevance": "relevance@v2-json"}, "auto_auto", None, "judge")
     assert "relevance" not in a.judge_config["prompts"] and b.judge_config["prompts"]["relevance"] == "relevance@v2-json"
     assert a.prompt_id != b.prompt_id

@@ -1,0 +1,209 @@
+"""Hydra at the edge: compose the sweep configuration, the only place that sees a DictConfig.
+
+* The package's own ``metaeval/conf`` is the primary config folder; a ``conf/`` folder in the working directory
+  and ``--config-dir DIR`` folders overlay it (searched first: a user's ``conf/judge/x.yaml`` adds a judge, a file
+  with a shipped name replaces the shipped one).
+* ``compose_config(overrides)`` returns a plain, resolved dict, checked against the typed settings
+  (``metaeval.pipeline.settings``: one line naming the key on a bad value).
+* ``compose_sweep(overrides)`` also expands the grid: every judge named in ``grid.judges`` /
+  ``grid.optional_judges`` (and every prompt of ``grid.prompts``) is composed through Hydra as the ``judge``
+  (``prompt``) group choice with the same command-line overrides, so ``judge.*`` overrides reach EVERY judge of
+  the grid (a judge that lacks the overridden key is an error naming it), and resolved into a typed ``JudgeSpec``
+  by ``metaeval.judges.catalog``.
+* ``multirun_overrides(overrides)`` maps Hydra's sweep syntax (``-m judge=a,b strategy=x,y``) onto ONE grid sweep.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from metaeval.errors import ConfigError
+from metaeval.judges.catalog import PACKAGE_CONF, default_config_dirs
+
+#: group -> grid key: what ``-m`` may sweep over in one grid sweep
+SWEEPABLE: dict[str, str] = {"judge": "judges", "prompt": "prompts", "strategy": "strategies"}
+
+
+def overlay_dirs(config_dir: str | os.PathLike | Sequence[str | os.PathLike] | None = None) -> list[Path]:
+    """The user's config folders, searched before the package's: ``./conf`` (if present) and ``config_dir``."""
+    extra = [] if config_dir is None else ([config_dir] if isinstance(config_dir, (str, os.PathLike)) else list(config_dir))
+    for d in extra:
+        if not Path(d).is_dir():
+            raise ConfigError(f"--config-dir {d}: no such folder")
+    return [d for d in default_config_dirs(extra) if d != PACKAGE_CONF.resolve()]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text.split(" Config search path:")[0]
+
+
+class _Composer:
+    """A Hydra compose context over the package conf plus the overlay folders (searched first)."""
+
+    def __init__(self, dirs: list[Path]):
+        self.dirs = dirs
+
+    def __enter__(self) -> "_Composer":
+        from hydra import initialize_config_dir
+
+        self._ctx = initialize_config_dir(config_dir=str(PACKAGE_CONF), version_base=None, job_name="metaeval")
+        self._ctx.__enter__()
+        self._fallback: list[str] = []
+        if self.dirs:
+            try:  # prepend the overlays so a user's file with a shipped name wins (Hydra's searchpath appends)
+                from hydra._internal.config_repository import ConfigRepository
+                from hydra.core.global_hydra import GlobalHydra
+
+                loader = GlobalHydra.instance().config_loader()
+                for d in reversed(self.dirs):
+                    loader.config_search_path.prepend("metaeval-user", f"file://{d}")
+                loader.repository = ConfigRepository(config_search_path=loader.config_search_path)
+            except Exception:  # pragma: no cover - a Hydra without these internals: overlays add, do not replace
+                self._fallback = ["hydra.searchpath=[" + ",".join(f"file://{d}" for d in self.dirs) + "]"]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+    def compose(self, overrides: list[str], hydra: bool = False):
+        from hydra import compose
+        from hydra.errors import HydraException
+        from omegaconf.errors import OmegaConfBaseException
+
+        try:
+            return compose(config_name="config", overrides=[*overrides, *self._fallback], return_hydra_config=hydra)
+        except (HydraException, OmegaConfBaseException) as exc:
+            raise ConfigError(f"config: {_one_line(exc)}") from None
+
+
+def _plain(cfg: Any) -> dict[str, Any]:
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"config: {_one_line(exc)}") from None
+
+
+def multirun_overrides(overrides: Sequence[str]) -> list[str]:
+    """``judge=a,b`` / ``prompt=...`` / ``strategy=...`` sweeps (Hydra's ``-m`` syntax, also ``choice(a,b)``)
+    become ``grid.judges=[a,b]`` ... so the whole product runs as ONE grid sweep (shared jobs run once).  Any other
+    swept key is an error: one sweep has one set of settings."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(overrides))
+    except HydraException as exc:
+        raise ConfigError(f"config: {_one_line(exc)}") from None
+    out: list[str] = []
+    swept: dict[str, list[str]] = {}
+    for raw, ov in zip(overrides, parsed):
+        if not ov.is_sweep_override():
+            out.append(raw)
+            continue
+        key = ov.key_or_group
+        if key not in SWEEPABLE:
+            raise ConfigError(f"-m: only {', '.join(SWEEPABLE)} can be swept in one grid sweep, got {raw!r} "
+                              "(run one sweep per setting, each with its own name=)")
+        swept[key] = [str(v) for v in ov.sweep_string_iterator()]
+    if swept:
+        for group in SWEEPABLE:  # an unswept axis keeps its single top-level choice
+            if group not in swept:
+                out.append(f"grid.{SWEEPABLE[group]}=null")
+        for group, values in swept.items():
+            out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
+        if "judge" in swept:  # exactly the judges asked for (a default grid's optional judges are left out)
+            out.append("grid.optional_judges=[]")
+    return out
+
+
+def compose_config(overrides: Sequence[str], config_dir: Any = None, *, hydra: bool = False) -> dict[str, Any]:
+    """The composed config as a plain dict (validated).  ``hydra=True`` adds ``_choices`` (group -> option)."""
+    from metaeval.pipeline.settings import validate_config
+
+    with _Composer(overlay_dirs(config_dir)) as c:
+        cfg = c.compose(list(overrides), hydra=True)
+        from omegaconf import open_dict
+
+        choices = _plain(cfg.hydra.runtime.choices)
+        with open_dict(cfg):
+            del cfg["hydra"]
+        plain = _plain(cfg)
+    validate_config(plain)
+    if hydra:
+        plain["_choices"] = {k: v for k, v in choices.items() if not k.startswith("hydra/")}
+    return plain
+
+
+def _group_node(c: _Composer, overrides: list[str], group: str, option: str) -> dict[str, Any]:
+    """``option`` of ``group`` composed with the command-line overrides (``group.*`` ones reach it)."""
+    kept = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") != group]
+    try:
+        cfg = c.compose([*kept, f"{group}={option}"])
+    except ConfigError as exc:
+        raise ConfigError(f"{group} {option!r} of the grid: {exc}") from None
+    return _plain(cfg[group])
+
+
+def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
+    """Return ``(config, cells)``: the plain composed config (with ``name`` filled in and ``judges``: the resolved
+    judge configs of the grid) and the expanded grid of cells holding typed ``JudgeSpec``s."""
+    from metaeval.judges.catalog import resolve_judge
+    from metaeval.pipeline.grid import expand_grid
+
+    overrides = list(overrides)
+    config = compose_config(overrides, config_dir, hydra=True)
+    dirs = [*overlay_dirs(config_dir), PACKAGE_CONF]
+    grid = config.get("grid") or {}
+    judge_names = list(grid.get("judges") or [])
+    optional = [n for n in grid.get("optional_judges") or [] if n not in judge_names]
+    prompt_names = list(grid.get("prompts") or [])
+    with _Composer(overlay_dirs(config_dir)) as c:
+        judge_cfgs = {n: _group_node(c, overrides, "judge", n) for n in [*judge_names, *optional]}
+        prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
+    if not judge_names:
+        name = str(config["judge"].get("name") or config["_choices"].get("judge") or "judge")
+        judge_cfgs = {name: config["judge"], **judge_cfgs}
+    if not prompts:
+        prompts = {config["prompt"]["name"]: config["prompt"]}
+    judges = [resolve_judge(cfg, config_dirs=dirs, name=str(cfg.get("name") or n)) for n, cfg in judge_cfgs.items()]
+    strategies = grid.get("strategies") or [config["strategy"]["name"]]
+    cache = config.get("cache") or {}
+    cache_path = cache.get("path") if cache.get("enabled", True) else None
+    relevance = str((config.get("sweep") or {}).get("relevance", "qrels"))
+    cells = expand_grid(judges, prompts, list(strategies), cache_path, relevance)
+    if not cells:
+        raise ConfigError("the grid is empty")
+    config["judges"] = {j.name: j.public_dict() for j in judges}
+    config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid") for o in overrides)
+    config["_single"] = not (judge_names or optional) and not grid.get("prompts") and not grid.get("strategies")
+    if config.get("name") in (None, ""):
+        config["name"] = default_name(config, cells)
+    return config, cells
+
+
+def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:
+    """The results folder name when ``name`` is not given: ``demo`` for the demo dataset with its default grid,
+    else ``<dataset>-<grid>`` (``<dataset>-<judge>-<prompt>-<strategy>`` for one cell; a short hash of the cell
+    ids when the grid was changed on the command line), so different datasets never share a folder."""
+    from metaeval.layout import slugify
+    from metaeval.pipeline.specs import content_hash
+
+    choices = config.get("_choices") or {}
+    ds = str((config.get("dataset") or {}).get("name") or choices.get("dataset") or "dataset")
+    grid_choice = str(choices.get("grid") or "grid")
+    if config.get("_single") and len(cells) == 1:
+        c = cells[0]
+        parts = [ds, c.judge_name, *([c.prompt_name] if c.prompt_name != "none" else []), c.strategy.name]
+        return slugify("-".join(parts))
+    if ds == "demo" and grid_choice == "demo_offline" and not config.get("_grid_overridden"):
+        return "demo"
+    name = f"{ds}-{grid_choice}"
+    if config.get("_grid_overridden"):
+        name += "-" + content_hash(sorted(c.id for c in cells))[:8]
+    return slugify(name)
