@@ -1,0 +1,163 @@
+"""Judge self-consistency: k samples per judge call (the sample index is part of the job/cache key).
+
+Input: k label sets of the same judge (one per sample index; rows matched on (qid, run_id, nugget_id)), or
+one label set with a ``sample`` column (split by :func:`split_samples`).
+
+* Per-label flip rate: the chance that two different draws of the same label disagree,
+  ``1 - sum_c n_c (n_c - 1) / (k (k - 1))`` (``n_c`` = draws with label ``c``; FAILED is its own class),
+  averaged over labels; plus the share of labels on which not all k draws agree.
+* Tau spread: Kendall tau-b (run means of ``metric``) of each draw against the reference, its mean, sd and
+  range over draws (uncertainty from the judge with the topics held fixed), beside the sd of tau over a topic
+  bootstrap of the first draw (uncertainty from the topics).
+* Vote fractions -> soft scores: each answer's soft score is the mean over draws of its per-answer score; under
+  the default scoring policy this equals the score with credit = vote share (see ``labels.expected_scores``).
+
+``simulate_sampling_judge`` draws k samples from a judge whose labels have per-label propensities: for a label
+with human class ``h``, ``p ~ Dirichlet(alpha * C[h, :])`` and then k draws ``~ Categorical(p)``.  The marginal
+confusion is ``C`` (e.g. the paper's Figure 6) for every ``alpha``; small ``alpha`` gives a self-consistent
+judge (p near one-hot), large ``alpha`` independent draws (flip rate ``1 - sum_c C[h, c]^2``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from metaeval.errors import ConfigError
+from metaeval.simulation import codes_to_labels, labels_to_codes, resolve_confusion
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.types import LabelSet
+
+_KEY = ["qid", "run_id", "nugget_id"]
+
+
+def split_samples(labels: "LabelSet", column: str = "sample") -> list["LabelSet"]:
+    """One label set with a ``sample`` column -> one label set per sample value (sorted)."""
+    from metaeval.types import LabelSet
+
+    if column not in labels.labels.columns:
+        raise ConfigError(f"label set {labels.name} has no {column!r} column; pass k label sets instead")
+    out = []
+    for s in sorted(labels.labels[column].unique().tolist()):
+        lab = labels.labels[labels.labels[column] == s].drop(columns=[column]).reset_index(drop=True)
+        ls = LabelSet(name=f"{labels.name}~s{s}", labels=lab, answers=labels.answers.copy(), topics=dict(labels.topics),
+                 provenance=dict(labels.provenance))
+        out.append(ls)
+    return out
+
+
+def sample_codes(samples: Sequence["LabelSet"]) -> tuple["Any", np.ndarray]:
+    """(rows of the first sample, (k, n) support codes aligned to them on (qid, run_id, nugget_id))."""
+    if len(samples) < 2:
+        raise ConfigError(f"self-consistency needs k >= 2 samples; got {len(samples)}")
+    base = samples[0].labels[_KEY].reset_index(drop=True)
+    codes = [labels_to_codes(samples[0].labels["support"].astype(object).to_numpy())]
+    for s in samples[1:]:
+        lab = s.labels[_KEY + ["support"]].drop_duplicates(_KEY)
+        m = base.merge(lab, on=_KEY, how="left")
+        if m["support"].isna().any():
+            raise ConfigError(f"sample {s.name} lacks {int(m['support'].isna().sum())} of the first sample's labels")
+        codes.append(labels_to_codes(m["support"].astype(object).to_numpy()))
+    return base, np.stack(codes)
+
+
+def flip_stats(codes: np.ndarray) -> dict[str, Any]:
+    """Flip rate (pairwise disagreement of draws, per label, averaged) and the share of non-unanimous labels;
+    also per modal class.  ``codes``: (k, n), -1 = FAILED."""
+    k = codes.shape[0]
+    counts = np.stack([(codes == c).sum(0) for c in (-1, 0, 1, 2)])       # (4, n)
+    agree = (counts * (counts - 1)).sum(0) / (k * (k - 1))
+    flip = 1.0 - agree
+    modal = np.array(["FAILED", "not_support", "partial_support", "support"], dtype=object)[counts.argmax(0)]
+    by = {str(m): {"labels": int((modal == m).sum()), "flip_rate": float(flip[modal == m].mean())}
+          for m in np.unique(modal)}
+    return {"k": k, "labels": int(codes.shape[1]), "flip_rate": float(flip.mean()),
+            "non_unanimous": float((counts.max(0) < k).mean()), "by_modal_label": by}
+
+
+def simulate_sampling_judge(human: "LabelSet", k: int, confusion: Any = "paper-fig6-edits", alpha: float = 2.0,
+                            seed: int | np.random.Generator = 0, name: str = "sampling") -> list["LabelSet"]:
+    """k label sets of a simulated sampling judge (module docstring); FAILED human labels stay FAILED."""
+    if k < 1 or alpha <= 0:
+        raise ConfigError(f"need k >= 1 and alpha > 0 (got k={k}, alpha={alpha})")
+    C = resolve_confusion(confusion)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    h = labels_to_codes(human.labels["support"].astype(object).to_numpy())
+    valid = h >= 0
+    p = rng.gamma(alpha * np.maximum(C[np.where(valid, h, 0)], 1e-9))
+    p /= p.sum(1, keepdims=True)
+    cum = np.cumsum(p, axis=1)
+    out = []
+    for s in range(k):
+        u = rng.random(len(h))
+        c = (u[:, None] >= cum[:, :2]).sum(1).astype(np.int8)
+        c[~valid] = -1
+        out.append(human.with_labels(codes_to_labels(c), name=f"{name}~s{s}",
+                                     provenance={"simulated_from": human.name, "sample": s, "alpha": alpha,
+                                                 "confusion": C.round(6).tolist()}))
+    return out
+
+
+def tau_spread(run_means: np.ndarray, reference: np.ndarray | None) -> dict[str, Any]:
+    """``run_means`` (k, R): tau-b of each draw vs ``reference`` (R,) and between draws."""
+    from metaeval.planning.precision import tau_b_rows
+
+    k = run_means.shape[0]
+    out: dict[str, Any] = {}
+    if reference is not None:
+        t = tau_b_rows(run_means, np.broadcast_to(reference, run_means.shape))
+        out["vs_reference"] = {"per_draw": t.tolist(), "mean": float(np.nanmean(t)), "sd": float(np.nanstd(t, ddof=1)),
+                               "min": float(np.nanmin(t)), "max": float(np.nanmax(t))}
+    i, j = np.triu_indices(k, 1)
+    tb = tau_b_rows(run_means[i], run_means[j])
+    out["between_draws"] = {"mean": float(np.nanmean(tb)), "min": float(np.nanmin(tb))}
+    return out
+
+
+def topic_bootstrap_tau_sd(H: np.ndarray, J: np.ndarray, reps: int, rng: np.random.Generator) -> float:
+    """sd of tau-b(run means of J, run means of H) over a bootstrap of topics (rows)."""
+    from metaeval.planning.precision import tau_b_rows
+
+    w = rng.integers(0, H.shape[0], size=(reps, H.shape[0]))
+    return float(np.nanstd(tau_b_rows(J[w].mean(1), H[w].mean(1)), ddof=1))
+
+
+def crossfit_calibration(H: np.ndarray, variants: dict[str, np.ndarray], *, methods: Sequence[str] = ("ppi", "ppi_pp", "regression"),
+                         folds: int = 5, repeats: int = 20, seed: int = 0) -> dict[str, Any]:
+    """Score-level calibration of each judge-score variant (e.g. ``hard`` = one draw, ``majority``, ``soft`` =
+    vote fractions), out-of-fold by topic: per repeat, topics are split into ``folds`` folds; each fold's run
+    means are estimated from its judge scores by a model fitted on the other folds
+    (``calibration.scorelevel``), and compared with its human run means.  Same splits for every variant.
+    Returns per variant and method (plus ``none`` = raw) the MAE over (fold, run) averaged over repeats, with
+    the SE over repeats, and the mean rectifier sd ``s(H - J)`` on all topics (smaller = fewer topics needed)."""
+    from metaeval.calibration.scorelevel import apply_score_method, fit_score_method
+
+    H = np.asarray(H, dtype=float)
+    T = H.shape[0]
+    if T < folds or folds < 2:
+        raise ConfigError(f"{T} topics cannot make {folds} folds")
+    rng = np.random.default_rng(seed)
+    splits = [np.array_split(rng.permutation(T), folds) for _ in range(repeats)]
+    out: dict[str, Any] = {"folds": folds, "repeats": repeats, "variants": {}}
+    for name, J in variants.items():
+        J = np.asarray(J, dtype=float)
+        res = {}
+        for m in ("none",) + tuple(methods):
+            per_rep = []
+            for sp in splits:
+                errs = []
+                for f in range(folds):
+                    test = sp[f]
+                    train = np.setdiff1d(np.arange(T), test)
+                    model = fit_score_method(m, H[train], J[train])
+                    est = apply_score_method(model, J[test]).est
+                    errs.append(np.abs(est - np.nanmean(H[test], axis=0)))
+                per_rep.append(float(np.nanmean(np.concatenate(errs))))
+            v = np.array(per_rep)
+            res[m] = {"mae": float(v.mean()), "se": float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None}
+        d = H - J
+        res["s_delta"] = float(np.nanmean(np.nanstd(d, axis=0, ddof=1)))
+        out["variants"][name] = res
+    return out

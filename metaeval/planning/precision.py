@@ -1,0 +1,258 @@
+"""Precision of a PPI-calibrated leaderboard as a function of the number of human-labelled topics.
+
+Setting.  The judge scored all ``T`` topics of a track; humans label a simple random sample ``L`` of ``n`` of
+them.  For run ``r`` with per-answer human scores ``H_t`` and judge scores ``J_t`` (``Delta_t = H_t - J_t``)
+the prediction-powered estimate (Angelopoulos et al. 2023, Science 382:669) is
+
+    theta_hat = mean_{t in T} J_t + mean_{t in L} Delta_t.
+
+Two targets:
+
+* ``calibration`` (default, what "the calibrated leaderboard agrees with the humans" means): the human run mean
+  over the same ``T`` topics.  The error is ``mean_L Delta - mean_T Delta``, the error of a simple random sample
+  mean without replacement, so (Cochran 1977, Sampling Techniques, thm 2.2)
+
+      Var = S^2_Delta (1/n - 1/T)                      (S^2: variance over the T topics, ddof 1)
+
+  It is zero at ``n = T``: labelling everything gives the human leaderboard.  This differs from
+  ``calibration.scorelevel``'s "applied" variance ``s^2 (1/n_L + 1/n_U)``, whose target topics ``U`` are
+  disjoint from the labelled ones.
+* ``total``: the mean over the topic population (topics themselves sampled):
+  ``Var = s^2_Delta / n + (s^2_H - s^2_Delta) / T`` (because ``L`` is inside ``T``: ``Var(mean_T J) +
+  2 Cov(mean_T J, mean_L Delta) = (s^2_J + 2 s_{J Delta}) / T = (s^2_H - s^2_Delta) / T``).
+
+Planning widths use the normal quantile ``z``; the interval one would print after labelling uses Student's t
+with ``n - 1`` degrees of freedom and the sample's own ``s_Delta`` ("plug-in").
+
+Empirical check (topic resampling).  A bootstrap world draws ``T`` topics with replacement from the pilot (the
+topics with both human and judge labels); its first ``n`` draws are the labelled sample.  Per ``n`` we record,
+over ``reps`` worlds: the RMSE of ``theta_hat`` against the world's human run mean (empirical half-width =
+``z * RMSE``), the mean plug-in half-width and its coverage, Kendall's tau-b between calibrated and human run
+means, and the swap rate of run pairs whose human gap is at least ``g``.  In the bootstrap world the exact
+variance is ``sigma0^2 (1/n - 1/T)`` with the pilot's ``ddof = 0`` variance, so the "analytic vs empirical"
+ratio checks the code and the Monte-Carlo error; the plug-in ratio and coverage check the interval one would
+actually print (small-``n`` variance estimates, skewness).  The analytic swap probability of a pair at human gap
+``d`` is ``Phi(-|d| / sqrt(S^2_{Delta_r - Delta_s} (1/n - 1/T)))``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from metaeval.errors import ConfigError
+
+TARGETS = ("calibration", "total")
+
+
+def z_value(level: float) -> float:
+    from scipy.stats import norm
+
+    if not 0 < level < 1:
+        raise ConfigError(f"level {level} must be in (0, 1)")
+    return float(norm.ppf(0.5 + level / 2.0))
+
+
+def fpc_variance(s2_delta: Any, n: Any, total: int) -> np.ndarray:
+    """``S^2 (1/n - 1/T)``: variance of the calibrated run mean's error (target ``calibration``)."""
+    n = np.asarray(n, dtype=float)
+    if np.any(n < 1) or np.any(n > total):
+        raise ConfigError(f"labelled topics n must be in [1, {total}]")
+    return np.asarray(s2_delta, dtype=float) * (1.0 / n - 1.0 / total)
+
+
+def total_variance(s2_delta: Any, s2_human: Any, n: Any, total: int) -> np.ndarray:
+    """``s^2_Delta / n + (s^2_H - s^2_Delta) / T`` (target ``total``)."""
+    n = np.asarray(n, dtype=float)
+    s2d, s2h = np.asarray(s2_delta, dtype=float), np.asarray(s2_human, dtype=float)
+    return s2d / n + (s2h - s2d) / total
+
+
+def topics_needed(s2_delta: Any, half_width: float, total: int, level: float = 0.95) -> np.ndarray:
+    """Smallest ``n`` with ``z sqrt(S^2 (1/n - 1/T)) <= half_width``: ``n = ceil(1 / ((h/z)^2 / S^2 + 1/T))``,
+    at least 2 and at most ``T`` (per run; target ``calibration``)."""
+    if half_width <= 0:
+        raise ConfigError(f"half-width {half_width} must be positive")
+    s2 = np.asarray(s2_delta, dtype=float)
+    z = z_value(level)
+    with np.errstate(divide="ignore"):
+        n = 1.0 / ((half_width / z) ** 2 / np.where(s2 > 0, s2, np.nan) + 1.0 / total)
+    n = np.where(s2 > 0, np.ceil(n - 1e-9), 2.0)
+    return np.clip(n, 2, total).astype(int)
+
+
+def pair_index(r: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(r, k=1)
+
+
+def tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall tau-b between the columns of each row of ``x`` and ``y`` (shape (B, R) -> (B,)); NaN when a row
+    is constant.  ``tau_b = sum s_x s_y / sqrt(sum s_x^2 sum s_y^2)`` over pairs, ``s = sign`` of differences."""
+    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    i, j = pair_index(x.shape[1])
+    sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
+    den = np.sqrt((sx != 0).sum(1) * (sy != 0).sum(1).astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (sx * sy).sum(1) / den, np.nan)
+
+
+def swap_share(est: np.ndarray, truth: np.ndarray, gap: float) -> tuple[float, int]:
+    """Share of (row, run pair) with ``|truth gap| >= gap`` whose estimated order is reversed (ties count 1/2);
+    returns (share, number of pairs counted)."""
+    i, j = pair_index(est.shape[1])
+    dt, de = truth[:, i] - truth[:, j], est[:, i] - est[:, j]
+    use = np.abs(dt) >= gap
+    if not use.any():
+        return float("nan"), 0
+    s = np.sign(dt[use]) * np.sign(de[use])
+    return float(((s < 0) + 0.5 * (s == 0)).mean()), int(use.sum())
+
+
+def analytic_swap(H: np.ndarray, D: np.ndarray, n: int, total: int, gap: float) -> float:
+    """Mean over run pairs with pilot human gap ``|d| >= gap`` of ``Phi(-|d| / sd)``, ``sd^2 = S^2_{D_r - D_s}
+    (1/n - 1/T)`` (target ``calibration``)."""
+    from scipy.stats import norm
+
+    i, j = pair_index(H.shape[1])
+    d = H.mean(0)[i] - H.mean(0)[j]
+    use = np.abs(d) >= gap
+    if not use.any():
+        return float("nan")
+    s2 = (D[:, i] - D[:, j]).var(axis=0, ddof=1)[use]
+    sd = np.sqrt(fpc_variance(s2, n, total)) if n < total else np.zeros_like(s2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(sd > 0, norm.cdf(-np.abs(d[use]) / np.where(sd > 0, sd, 1.0)), 0.0)
+    return float(p.mean())
+
+
+def default_grid(total: int, points: int = 10) -> list[int]:
+    """About ``points`` labelled-topic counts from 2 to ``T``, roughly geometric."""
+    if total < 2:
+        raise ConfigError(f"need at least two topics to plan; have {total}")
+    g = np.unique(np.round(np.geomspace(2, total, points)).astype(int))
+    return [int(v) for v in g if 2 <= v <= total]
+
+
+def _clean(H: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    H, J = np.asarray(H, dtype=float), np.asarray(J, dtype=float)
+    if H.shape != J.shape or H.ndim != 2:
+        raise ConfigError(f"human and judge score matrices must have the same (topic, run) shape: {H.shape} vs {J.shape}")
+    keep = np.isfinite(H).all(0) & np.isfinite(J).all(0)
+    if keep.sum() < 2 or H.shape[0] < 2:
+        raise ConfigError(f"planning needs >= 2 pilot topics and >= 2 runs with an answer on every pilot topic; "
+                          f"have {H.shape[0]} topics, {int(keep.sum())} complete runs")
+    return H[:, keep], J[:, keep], keep
+
+
+def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None = None, n_grid: Sequence[int] | None = None,
+                     reps: int = 400, rng: np.random.Generator | int = 0, level: float = 0.95,
+                     gaps: Sequence[float] = (0.01, 0.02, 0.05), chunk: int = 50) -> dict[str, Any]:
+    """Precision curves from a pilot: ``H``, ``J`` are (pilot topics x runs) per-answer scores (runs missing a
+    pilot topic are dropped).  Returns a JSON-ready dict with one row per ``n`` in ``n_grid``; see the module
+    docstring for every column.  Medians are over runs; ``worst`` is the run with the largest value."""
+    from scipy.stats import t as student_t
+
+    H, J, keep = _clean(H, J)
+    D = H - J
+    tp, r = H.shape
+    total = int(total_topics or tp)
+    if total < 2:
+        raise ConfigError("total_topics must be >= 2")
+    grid = sorted({int(n) for n in (n_grid or default_grid(total)) if 2 <= int(n) <= total})
+    if not grid:
+        raise ConfigError(f"no labelled-topic count in the grid lies in [2, {total}]")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    z = z_value(level)
+    s2d, s2h = D.var(0, ddof=1), H.var(0, ddof=1)
+    s2d0, s2h0 = D.var(0, ddof=0), H.var(0, ddof=0)
+    pop_truth = H.mean(0)
+
+    acc = {n: {"se2": np.zeros(r), "se2_tot": np.zeros(r), "half_pi": np.zeros(r), "cover": np.zeros(r),
+               "tau": [], "swap": {g: [0.0, 0] for g in gaps}} for n in grid}
+    tau_raw: list[np.ndarray] = []
+    done = 0
+    while done < reps:
+        b = min(chunk, reps - done)
+        w = rng.integers(0, tp, size=(b, total))
+        DW = D[w]                                  # (b, T, R)
+        mean_d = DW.mean(1)
+        jmean = J[w].mean(1)
+        truth = jmean + mean_d                     # human mean over the world's T topics
+        tau_raw.append(tau_b_rows(jmean, truth))
+        c1, c2 = np.cumsum(DW, axis=1), np.cumsum(DW ** 2, axis=1)
+        for n in grid:
+            ml = c1[:, n - 1] / n
+            err = ml - mean_d
+            theta = jmean + ml
+            a = acc[n]
+            a["se2"] += (err ** 2).sum(0)
+            a["se2_tot"] += ((theta - pop_truth) ** 2).sum(0)
+            s2l = np.maximum(c2[:, n - 1] - n * ml ** 2, 0.0) / (n - 1)
+            half = student_t.ppf(0.5 + level / 2.0, n - 1) * np.sqrt(s2l * (1.0 / n - 1.0 / total))
+            a["half_pi"] += half.sum(0)
+            a["cover"] += (np.abs(err) <= half + 1e-12).sum(0)
+            a["tau"].append(tau_b_rows(theta, truth))
+            for g in gaps:
+                share, cnt = swap_share(theta, truth, g)
+                if cnt:
+                    a["swap"][g][0] += share * cnt
+                    a["swap"][g][1] += cnt
+        done += b
+
+    rows = []
+    for n in grid:
+        a = acc[n]
+        emp = z * np.sqrt(a["se2"] / reps)
+        emp_tot = z * np.sqrt(a["se2_tot"] / reps)
+        ana0 = z * np.sqrt(fpc_variance(s2d0, n, total))
+        ana = z * np.sqrt(fpc_variance(s2d, n, total))
+        ana_tot = z * np.sqrt(np.maximum(total_variance(s2d0, s2h0, n, total), 0.0))
+        pi = a["half_pi"] / reps
+        taus = np.concatenate(a["tau"])
+        taus = taus[np.isfinite(taus)]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(emp > 0, ana0 / emp, np.nan)
+            ratio_pi = np.where(emp > 0, pi / emp, np.nan)
+        rows.append({
+            "n": n,
+            "analytic_half": _summ(ana), "analytic_half_pilot0": _summ(ana0), "empirical_half": _summ(emp),
+            "plugin_half": _summ(pi), "plugin_coverage": _summ(a["cover"] / reps),
+            "analytic_over_empirical": _summ(ratio), "plugin_over_empirical": _summ(ratio_pi),
+            "total_analytic_half": _summ(ana_tot), "total_empirical_half": _summ(emp_tot),
+            "tau_mean": float(taus.mean()) if taus.size else None,
+            "tau_lo": float(np.quantile(taus, (1 - level) / 2)) if taus.size else None,
+            "tau_hi": float(np.quantile(taus, (1 + level) / 2)) if taus.size else None,
+            "swap": {f"{g:g}": {"empirical": (a["swap"][g][0] / a["swap"][g][1]) if a["swap"][g][1] else None,
+                                "analytic": _none(analytic_swap(H, D, n, total, g))} for g in gaps},
+        })
+    tr = np.concatenate(tau_raw)
+    tr = tr[np.isfinite(tr)]
+    return {"level": level, "z": z, "reps": reps, "pilot_topics": tp, "total_topics": total, "runs": int(r),
+            "runs_dropped": int((~keep).sum()), "gaps": list(gaps),
+            "s_delta": _summ(np.sqrt(s2d)), "s_human": _summ(np.sqrt(s2h)),
+            "raw_tau": {"mean": float(tr.mean()) if tr.size else None,
+                        "lo": float(np.quantile(tr, (1 - level) / 2)) if tr.size else None,
+                        "hi": float(np.quantile(tr, (1 + level) / 2)) if tr.size else None},
+            "rows": rows}
+
+
+def need_statement(s2_delta: np.ndarray, half_width: float, total: int, level: float, metric_name: str) -> dict[str, Any]:
+    """Topics needed for ``+/- half_width`` (target ``calibration``): per-run ``n``, its median and worst run."""
+    n = topics_needed(s2_delta, half_width, total, level)
+    med, worst = int(np.ceil(np.median(n))), int(n.max())
+    line = (f"for +/-{half_width:g} on {metric_name} run means (calibrated vs the human leaderboard on the same {total} "
+            f"topics, {level:.0%}) you need about {med} human-labelled topics for the median run, {worst} for the worst run")
+    return {"half_width": half_width, "median_run": med, "worst_run": worst, "per_run": n.tolist(), "line": line}
+
+
+def _summ(v: np.ndarray) -> dict[str, float | None]:
+    v = np.asarray(v, dtype=float)
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return {"median": None, "mean": None, "max": None, "min": None}
+    return {"median": float(np.median(v)), "mean": float(v.mean()), "max": float(v.max()), "min": float(v.min())}
+
+
+def _none(x: float) -> float | None:
+    return None if not np.isfinite(x) else float(x)

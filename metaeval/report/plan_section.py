@@ -1,0 +1,141 @@
+"""The report's assessor-plan section, rendered from ``plan.json`` (``metaeval.study.plan.plan_study``).
+
+Rendering only: no data loading, fitting or resampling.  ``render_markdown(plan)`` / ``render_html(plan)``
+return the section; ``write_plot(plan, path)`` draws the width-vs-topics curves (SVG, or PNG at 200 dpi).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+
+def _f(x: Any, nd: int = 3) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def curve_table(plan: dict[str, Any], metric: str | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the precision table for ``metric`` (default: the plan's primary metric)."""
+    metric = metric or plan["metric"]
+    c = plan["curves"][metric]
+    g = f"{plan['target_half_width']:g}" if f"{plan['target_half_width']:g}" in c["rows"][0]["swap"] else f"{c['gaps'][0]:g}"
+    head = ["labelled topics", "assessor hours", "half-width analytic", "half-width resampled", "plug-in half-width",
+            "plug-in coverage", "tau (mean)", f"tau {plan['level']:.0%} range", f"swap rate, gap >= {g} (resampled / analytic)"]
+    rows = []
+    for r in c["rows"]:
+        sw = r["swap"][g]
+        rows.append([str(r["n"]), f"{r['hours']:.0f}", _f(r["analytic_half"]["median"]), _f(r["empirical_half"]["median"]),
+                     _f(r["plugin_half"]["median"]), _f(r["plugin_coverage"]["median"], 2), _f(r["tau_mean"]),
+                     f"{_f(r['tau_lo'])}-{_f(r['tau_hi'])}", f"{_f(sw['empirical'])} / {_f(sw['analytic'])}"])
+    return head, rows
+
+
+def _what(plan: dict[str, Any]) -> str:
+    p = plan["pilot"]
+    return (f"Computed on the pilot: {p['topics']} topics with labels from {plan['reference']} and {plan['judge']}, "
+            f"{p['runs']} runs; the judge labelled {p['judge_topics']} topics and the plan assumes a track of "
+            f"{p['total_topics']} judged topics. Half-widths are {plan['level']:.0%} and medians over runs, for the error of "
+            f"the PPI-calibrated run mean against the human run mean on the same topics; resampled = topic bootstrap "
+            f"({plan['curves'][plan['metric']]['reps']} worlds, seed {plan['seed']}).")
+
+
+def _budget_line(plan: dict[str, Any]) -> str:
+    b = plan["budget"]
+    return (f"Assessor time: {plan['pilot']['labels_per_topic']:.0f} labels per topic x {b['seconds_per_label']:g} s "
+            f"({b['seconds_source']}) + {b['nugget_hours_per_topic']:g} h nugget work per topic.")
+
+
+def render_markdown(plan: dict[str, Any]) -> str:
+    """The plan section as Markdown."""
+    out = ["## Assessor plan", "", f"**{plan['recommendation']}**", "", _what(plan), "", _budget_line(plan), ""]
+    head, rows = curve_table(plan)
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    out += ["", f"Analytic vs resampled width: {plan['agreement']['line']}.", ""]
+    nt = plan["next_topics"]
+    if nt["list"]:
+        out += [f"Next topics for the assessors ({nt['strategy']} order; {nt['note']}):", ""]
+        out += ["| rank | topic | size | pi at rank | cumulative hours |", "|---|---|---|---|---|"]
+        out += [f"| {r['rank']} | {r['qid']} | {r['size']:.3f} | {r['pi_at_rank']:.2f} | {r['hours_cumulative']:.0f} |"
+                for r in nt["list"][:20]]
+        out.append("")
+    else:
+        out += [f"Next topics: {nt['note']}.", ""]
+    if plan.get("replay"):
+        rp = plan["replay"]
+        out += [f"Replay of the labelling loop on {rp['topics']} human-labelled topics ({rp['pilot']}-topic pilot, the rest "
+                f"held back; judge redrawn per replay: {'yes' if rp['judge_redrawn'] else 'no'}):", ""]
+        out += [f"- {line}" for line in rp["lines"]]
+        out.append("")
+    cons = plan.get("consistency")
+    if cons:
+        out += ["### Judge self-consistency", "", cons["line"] + ".", "",
+                "Score-level calibration out-of-fold by topic (MAE of run means vs the human run means on held-out topics, "
+                f"{cons['calibration']['folds']} folds x {cons['calibration']['repeats']} repeats, SE over repeats):", ""]
+        methods = [m for m in next(iter(cons["calibration"]["variants"].values())) if m != "s_delta"]
+        out += ["| judge scores | " + " | ".join(methods) + " | s(H-J) |", "|---|" + "---|" * (len(methods) + 1)]
+        for name, res in cons["calibration"]["variants"].items():
+            out.append(f"| {name} | " + " | ".join(f"{res[m]['mae']:.4f} ± {_f(res[m]['se'], 4)}" for m in methods)
+                       + f" | {res['s_delta']:.3f} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def render_html(plan: dict[str, Any]) -> str:
+    """The plan section as an HTML fragment (escaped)."""
+    e = html.escape
+    parts = ["<section id='plan'><h2>Assessor plan</h2>", f"<p><strong>{e(plan['recommendation'])}</strong></p>",
+             f"<p>{e(_what(plan))}</p>", f"<p>{e(_budget_line(plan))}</p>"]
+    head, rows = curve_table(plan)
+    parts.append("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>")
+    parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
+    parts.append("</tbody></table>")
+    parts.append(f"<p>Analytic vs resampled width: {e(plan['agreement']['line'])}.</p>")
+    nt = plan["next_topics"]
+    if nt["list"]:
+        parts.append(f"<p>Next topics ({e(nt['strategy'])} order): "
+                     + ", ".join(e(r["qid"]) for r in nt["list"][:20]) + f"</p><p>{e(nt['note'])}</p>")
+    if plan.get("replay"):
+        parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in plan["replay"]["lines"]) + "</ul>")
+    if plan.get("consistency"):
+        parts.append(f"<h3>Judge self-consistency</h3><p>{e(plan['consistency']['line'])}</p>")
+        parts.append("<table><tr><th>judge scores</th><th>method</th><th>MAE</th><th>SE</th></tr>")
+        for name, res in plan["consistency"]["calibration"]["variants"].items():
+            for m, v in res.items():
+                if m != "s_delta":
+                    parts.append(f"<tr><td>{e(name)}</td><td>{e(m)}</td><td>{v['mae']:.4f}</td><td>{_f(v['se'], 4)}</td></tr>")
+        parts.append("</table>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def write_plot(plan: dict[str, Any], path: str | Path, extra: list[dict[str, Any]] | None = None) -> Path:
+    """Half-width vs labelled topics (analytic and resampled, median run) for the primary metric, with the
+    target line; ``extra`` plans (e.g. other seeds or judges) are drawn in the same axes.  SVG unless the path
+    ends in .png (then 200 dpi)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, p in enumerate([plan] + list(extra or [])):
+        c = p["curves"][p["metric"]]
+        n = [r["n"] for r in c["rows"]]
+        lab = p.get("label") or p["judge"]
+        line, = ax.plot(n, [r["empirical_half"]["median"] for r in c["rows"]], "o-", ms=3, lw=1,
+                        label=f"{lab} resampled" if i < 6 else None)
+        ax.plot(n, [r["analytic_half"]["median"] for r in c["rows"]], "--", lw=1, color=line.get_color(),
+                label=f"{lab} analytic" if i < 6 else None)
+    ax.axhline(plan["target_half_width"], color="k", lw=0.8, ls=":", label=f"target ±{plan['target_half_width']:g}")
+    ax.set_xlabel("human-labelled topics")
+    ax.set_ylabel(f"{plan['level']:.0%} half-width, {plan['metric_name']} run mean (median run)")
+    ax.set_yscale("log")
+    ax.set_title(f"calibrated vs human leaderboard on {plan['pilot']['total_topics']} topics", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=200)
+    plt.close(fig)
+    return path
