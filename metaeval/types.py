@@ -54,6 +54,8 @@ SUPPORT_LEVELS: tuple[str, ...] = ("not_support", "partial_support", "support", 
 #: Ordinal order of the three valid support labels, lowest first.
 SUPPORT_ORDER: tuple[str, ...] = ("not_support", "partial_support", "support")
 SUPPORT_RANK: dict[str, int] = {"not_support": 0, "partial_support": 1, "support": 2, "FAILED": -1}
+#: Ordinal order of the two valid importance labels, lowest first (for agreement statistics on importance).
+IMPORTANCE_ORDER: tuple[str, ...] = ("okay", "vital")
 
 LABEL_COLUMNS: tuple[str, ...] = (
     "qid",

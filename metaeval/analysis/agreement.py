@@ -6,6 +6,13 @@ Rows on one side only are counted (``reference_only`` / ``candidate_only``).  FA
 into the 3x3 matrix: they are counted separately (``failed``: reference, candidate, both) and the statistics
 of :mod:`metaeval.analysis.confusion` are computed on the rows where both labels are valid.
 
+**Coverage.**  ``coverage = matched / total`` where ``total`` counts the label slots ``(qid, run_id,
+nugget_id)`` of the answers both sides labelled (either side's slot counts once) and ``matched`` those with the
+same nugget text on both sides.  Below ``COVERAGE_NOTE`` (95%) every figure carries the note "on k of n pairs
+(nugget texts differ)"; below ``COVERAGE_MIN`` (50%) the agreement statistics are not computed (n/a, NaN):
+a kappa on the few pairs whose texts happen to match says nothing about the judge (e.g. 28 of 2,062 pairs
+when the judge wrote its own nuggets).
+
 Importance (vital/okay) agreement is computed the same way per distinct nugget ``(qid, nugget_id)`` (order
 ``okay < vital``, so the strictness index there is the share of nuggets the candidate downgrades minus the
 share it upgrades); ``identical`` flags the common case of a candidate that copied the reference's importance.
@@ -19,10 +26,15 @@ import numpy as np
 import pandas as pd
 
 from metaeval.analysis.confusion import confusion_agreement
-from metaeval.types import SUPPORT_ORDER
+from metaeval.types import IMPORTANCE_ORDER, SUPPORT_ORDER
 
 KEY = ["qid", "run_id", "nugget_id"]
-IMPORTANCE_ORDER: tuple[str, ...] = ("okay", "vital")
+COVERAGE_NOTE = 0.95  # below: every table says "on k of n pairs (nugget texts differ)"
+COVERAGE_MIN = 0.50   # below: agreement statistics are n/a
+_STATISTICS = ("exact_agreement", "cohen_kappa", "cohen_kappa_se", "weighted_kappa", "weighted_kappa_se",
+               "krippendorff_alpha", "strictness_index", "p_lower", "p_higher", "stuart_maxwell_stat",
+               "stuart_maxwell_p")
+_INTERVALS = ("cohen_kappa_ci", "weighted_kappa_ci", "strictness_ci")
 
 
 def join_labels(reference: Any, candidate: Any, max_examples: int = 5) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -44,11 +56,14 @@ def join_labels(reference: Any, candidate: Any, max_examples: int = 5) -> tuple[
     both = m[m["_merge"] == "both"]
     same = both["nugget_ref"].astype(str).str.strip() == both["nugget_cand"].astype(str).str.strip()
     bad = both[~same]
+    shared = set(zip(r["qid"], r["run_id"])) & set(zip(c["qid"], c["run_id"]))
+    in_shared = pd.Series([(q, a) in shared for q, a in zip(m["qid"], m["run_id"])], index=m.index, dtype=bool)
     info = {
         "n_reference": int(len(r)), "n_candidate": int(len(c)), "n_joined": int(same.sum()),
         "reference_only": int((m["_merge"] == "left_only").sum()),
         "candidate_only": int((m["_merge"] == "right_only").sum()),
         "text_mismatches": int(len(bad)),
+        "shared_answer_slots": int(in_shared.sum()),
         "text_mismatch_examples": [
             {"qid": q, "run_id": run, "nugget_id": int(n), "reference": a, "candidate": b}
             for q, run, n, a, b in bad[KEY + ["nugget_ref", "nugget_cand"]].head(max_examples).itertuples(index=False)
@@ -101,17 +116,54 @@ def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05, n_boot:
     from metaeval.errors import ConfigError
 
     joined, info = join_labels(reference, candidate)
+    cov = coverage(info)
     if joined.empty:
         raise ConfigError(
             f"label sets {reference.name!r} and {candidate.name!r} share no (qid, run_id, nugget_id) with the same "
-            f"nugget text ({info['text_mismatches']} text mismatches); they do not label the same pairs")
+            f"nugget text ({info['text_mismatches']} text mismatches; on 0 of {cov['total']} pairs); they do not "
+            f"label the same pairs")
     m, failed = count_matrix(joined["support_ref"], joined["support_cand"], SUPPORT_ORDER)
     out = confusion_agreement(m, SUPPORT_ORDER, alpha)
     out["failed"] = failed
     out["join"] = info
+    out["coverage"] = cov
+    if not cov["statistics"]:
+        _blank(out)
+        out["importance"] = None
+        out["clustered"] = clustered_agreement_ci(joined, SUPPORT_ORDER, n_boot=0, seed=seed, alpha=alpha)
+        return out
     out["importance"] = importance_agreement(joined, alpha)
     out["clustered"] = clustered_agreement_ci(joined, SUPPORT_ORDER, n_boot=n_boot, seed=seed, alpha=alpha)
     return out
+
+
+def coverage(info: dict[str, Any]) -> dict[str, Any]:
+    """Nugget-text coverage of a :func:`join_labels` report: ``{matched, total, share, note, statistics}``.
+
+    ``note`` is ``"on k of n pairs (nugget texts differ)"`` below :data:`COVERAGE_NOTE` (else None);
+    ``statistics`` is False below :data:`COVERAGE_MIN` (agreement statistics n/a).
+    """
+    matched = int(info["n_joined"])
+    total = max(int(info.get("shared_answer_slots", 0)), matched)
+    share = matched / total if total else float("nan")
+    low = not total or share < COVERAGE_NOTE
+    return {"matched": matched, "total": total, "share": share,
+            "note": f"on {matched:,} of {total:,} pairs (nugget texts differ)" if low else None,
+            "statistics": bool(total and share >= COVERAGE_MIN),
+            "thresholds": {"note_below": COVERAGE_NOTE, "n/a_below": COVERAGE_MIN}}
+
+
+def _blank(out: dict[str, Any]) -> None:
+    """Agreement statistics -> NaN (n/a) in place; counts stay."""
+    nan = float("nan")
+    for key in _STATISTICS:
+        if key in out:
+            out[key] = nan
+    for key in _INTERVALS:
+        if key in out:
+            out[key] = [nan, nan]
+    out["statistics_note"] = (f"agreement statistics n/a: {out['coverage']['note']} - below "
+                              f"{COVERAGE_MIN:.0%} of pairs match by nugget text")
 
 
 def confusion_frame(agreement: dict[str, Any], candidate: str = "candidate") -> pd.DataFrame:

@@ -1,8 +1,11 @@
 """``analyze``: the whole meta-evaluation of one or more candidates against a reference, as DataFrames + JSON.
 
-Per candidate and metric: tau at the three levels with topic-bootstrap CIs (:mod:`.levels`), run-pair flips
-(:mod:`.bootstrap`); per candidate, when both sides are label sets: label agreement (:mod:`.agreement`) and
-descriptive statistics (:mod:`.descriptive`); between every two candidates: the paired bootstrap test.
+Per candidate and metric: tau at the three levels with topic-bootstrap CIs (:mod:`.levels`), the top-heavy
+run-level ``kendall@k`` and ``tau_ap_b`` with CIs, run-pair flips (:mod:`.runpairs`), diagnostics (per-run
+rankings on both sides and flags, :mod:`.diagnostics`); per candidate, when both sides are label sets: label
+agreement with its nugget-text coverage (:mod:`.agreement`) and descriptive statistics (:mod:`.descriptive`);
+between every two candidates: the paired bootstrap test (:mod:`.bootstrap`).  Metric names are matched
+case-insensitively (``V_strict`` = ``v_strict``; ``NDCG_cut_10`` = ``ndcg_cut_10``).
 Inputs are LabelSets, score DataFrames, or paths (:func:`load_input`).
 """
 
@@ -15,9 +18,11 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from metaeval.analysis.bootstrap import paired_bootstrap, run_flips
+from metaeval.analysis.bootstrap import paired_bootstrap
 from metaeval.analysis.cells import align, metrics_of, to_long
+from metaeval.analysis.diagnostics import comparison_diagnostics, defaulted_cells
 from metaeval.analysis.levels import LEVELS, levels_from_aligned
+from metaeval.analysis.runpairs import run_flips
 from metaeval.errors import ConfigError
 from metaeval.io.jsonl import to_jsonable
 
@@ -74,6 +79,8 @@ class AnalysisResult:
     agreement: pd.DataFrame
     confusion: pd.DataFrame
     descriptive: pd.DataFrame
+    top_heavy: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rankings: pd.DataFrame = field(default_factory=pd.DataFrame)
     json: dict[str, Any] = field(default_factory=dict)
 
     def write(self, out_dir: str | os.PathLike) -> list[Path]:
@@ -86,7 +93,8 @@ class AnalysisResult:
         tmp = paths[0].with_suffix(".json.tmp")
         tmp.write_text(json.dumps(to_jsonable(self.json), indent=2, allow_nan=False) + "\n", encoding="utf-8")
         os.replace(tmp, paths[0])
-        for name in ("tau", "cells", "flips", "flip_pairs", "paired", "agreement", "confusion", "descriptive"):
+        for name in ("tau", "cells", "flips", "flip_pairs", "paired", "agreement", "confusion", "descriptive",
+                     "top_heavy", "rankings"):
             df = getattr(self, name)
             if len(df):
                 df.to_csv(out / f"{name}.csv", index=False)
@@ -97,7 +105,9 @@ class AnalysisResult:
 def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
     keys = ("n", "exact_agreement", "cohen_kappa", "weighted_kappa", "krippendorff_alpha", "strictness_index",
             "stuart_maxwell_stat", "stuart_maxwell_p")
-    row = {"candidate": name, "labels": "support", **{k: ag[k] for k in keys}}
+    row = {"candidate": name, "labels": "support", **{k: ag[k] for k in keys},
+           "pairs_matched": ag.get("coverage", {}).get("matched"), "pairs_total": ag.get("coverage", {}).get("total"),
+           "coverage_note": ag.get("coverage", {}).get("note")}
     row.update({"cohen_kappa_low": ag["cohen_kappa_ci"][0], "cohen_kappa_high": ag["cohen_kappa_ci"][1],
                 "weighted_kappa_low": ag["weighted_kappa_ci"][0], "weighted_kappa_high": ag["weighted_kappa_ci"][1],
                 "strictness_low": ag["strictness_ci"][0], "strictness_high": ag["strictness_ci"][1]})
@@ -110,13 +120,15 @@ def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
 
 def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = None, variant: str = "b",
             n_boot: int = 1000, seed: int | None = 0, alpha: float = 0.05, ci_method: str = "centered",
-            policy: Any = None, flip_test: str = "t", names: Sequence[str] | None = None) -> AnalysisResult:
+            policy: Any = None, flip_test: str = "t", names: Sequence[str] | None = None, top_k: int = 10,
+            min_topics: int = 10) -> AnalysisResult:
     """Meta-evaluate ``candidates`` (one or a list) against ``reference``; see the module docstring.
 
     ``metrics``: defaults to every metric both sides have (the six nugget metrics for label sets).
     ``variant``: tau variant (``b``, ``a``, ``ap``, ``ap_sym``); ``n_boot``: topic-bootstrap replicates (0 = no
     CIs, no paired test); ``seed``: bootstrap seed; ``ci_method``: ``percentile``, ``centered`` or ``bca``;
-    ``flip_test``: reference's paired test over topics (``t`` or ``permutation``).
+    ``flip_test``: reference's paired test over topics (``t`` or ``permutation``); ``top_k``: the k of
+    ``kendall@k``; ``min_topics``: below this many common topics the diagnostics flag ``too_few_topics``.
     """
     from metaeval.analysis.agreement import confusion_frame, label_agreement
     from metaeval.analysis.descriptive import describe_labels
@@ -134,19 +146,28 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     if len(set(cnames)) != len(cnames):
         cnames = [f"{n}#{k + 1}" for k, n in enumerate(cnames)]
     ref_name = _name(ref, ref_path, 0) if ref_path is not None or hasattr(ref, "name") else "reference"
-    ref_long = to_long(ref, policy)
-    cand_longs = [to_long(c, policy) for c in cands]
+    from metaeval.scoring import score_answers
+
+    def scored(obj: Any) -> Any:  # per-answer scores once per label set (its counts say which scores defaulted)
+        return score_answers(obj, policy) if isinstance(obj, LabelSet) else obj
+
+    ref_scores = scored(ref)
+    cand_scores = [scored(c) for c in cands]
+    ref_long = to_long(ref_scores, policy)
+    cand_longs = [to_long(c, policy) for c in cand_scores]
     common = [m for m in metrics_of(ref_long) if all(m in set(cl["metric"]) for cl in cand_longs)]
     if metrics:
-        wanted = [normalize_metric(m) if normalize_metric(m) in common else m for m in metrics]
+        by_lower = {m.lower(): m for m in common}
+        wanted = [by_lower.get(normalize_metric(m), by_lower.get(str(m).strip().lower(), m)) for m in metrics]
         missing = [m for m in wanted if m not in common]
         if missing:
             raise ConfigError(f"metric(s) {', '.join(missing)} not on every side; available: {', '.join(common)}")
-        common = wanted
+        common = list(dict.fromkeys(wanted))
     if not common:
         raise ConfigError("reference and candidates share no metric")
 
     tau_rows, cell_rows, flip_rows, pair_frames, blocks = [], [], [], [], {}
+    heavy_rows, rank_frames = [], []
     for k, (cname, cl) in enumerate(zip(cnames, cand_longs)):
         block: dict[str, Any] = {"name": cname, "metrics": {}}
         for metric in common:
@@ -155,15 +176,30 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
             except ConfigError as exc:  # name both sides: which files share nothing
                 where = f"reference {ref_path or ref_name} vs candidate {paths[k] or cname}"
                 raise ConfigError(f"{where}: {exc}") from None
-            tl = levels_from_aligned(al, variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method)
+            tl = levels_from_aligned(al, variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method,
+                                     top_k=top_k)
             fsum, fpairs = run_flips(al, test=flip_test, alpha=alpha, seed=seed)
+            diag, ranks = comparison_diagnostics(
+                al, min_topics=min_topics, n_topics_skipped=tl.n_topics_skipped,
+                defaulted={"reference": defaulted_cells(ref_scores, metric),
+                           "candidate": defaulted_cells(cand_scores[k], metric)})
+            rank_frames.append(ranks.assign(candidate=cname))
             nan2 = (float("nan"), float("nan"))
             mblock = {lvl: {"tau": getattr(tl, lvl), "ci": list(tl.ci.get(lvl, nan2)),
                             "boot_mean": tl.boot_mean.get(lvl)} for lvl in LEVELS}
             mblock["topic_avg"].update(n_topics=tl.n_topics_used, n_topics_skipped=tl.n_topics_skipped)
             mblock["cells"] = {"n_runs": tl.n_runs, "n_topics": tl.n_topics, "n_cells": tl.n_cells, "dropped": tl.dropped}
             mblock["flips"] = fsum
+            mblock["top_heavy"] = {name: {"tau": val, "ci": list(tl.top_heavy_ci.get(name, nan2)),
+                                          **({"k": tl.top_k} if name == "kendall@k" else {})}
+                                   for name, val in tl.top_heavy.items()}
+            mblock["diagnostics"] = diag
             block["metrics"][metric] = mblock
+            for name, val in tl.top_heavy.items():
+                lo, hi = tl.top_heavy_ci.get(name, nan2)
+                heavy_rows.append({"candidate": cname, "metric": metric, "statistic": name,
+                                   "k": tl.top_k if name == "kendall@k" else None, "tau": val, "ci_low": lo,
+                                   "ci_high": hi, "n_runs": tl.n_runs, "n_topics": tl.n_topics})
             for lvl in LEVELS:
                 lo, hi = tl.ci.get(lvl, nan2)
                 tau_rows.append({"candidate": cname, "metric": metric, "level": lvl, "variant": tl.variant,
@@ -184,7 +220,13 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
                 block["labels"] = label_agreement(ref, cands[k], alpha, n_boot=n_boot, seed=seed)
             except ConfigError as exc:  # different nugget sets (e.g. judge-created nuggets): no label-level agreement
                 block["labels_note"] = str(exc)
-        block["descriptive"] = describe_labels(cands[k]) if isinstance(cands[k], LabelSet) else None
+        block["descriptive"] = None
+        if isinstance(cands[k], LabelSet):  # on the topics shared with the reference only
+            shared = sorted(set(al.topics))
+            cset = cands[k] if set(cands[k].qids) <= set(shared) else cands[k].subset(qids=shared)
+            block["descriptive"] = {**describe_labels(cset), "topics_note":
+                                    f"on the {len(shared)} topics shared with the reference "
+                                    f"(candidate has {len(cands[k].qids)})"}
         blocks[cname] = block
 
     paired = []
@@ -218,5 +260,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         agreement=pd.DataFrame([_agreement_row(n, a) for n, a in agreements.items()]),
         confusion=pd.concat([confusion_frame(a, n) for n, a in agreements.items()], ignore_index=True) if agreements else pd.DataFrame(),
         descriptive=pd.DataFrame(desc_rows),
+        top_heavy=pd.DataFrame(heavy_rows),
+        rankings=pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(),
         json=to_jsonable(doc),
     )

@@ -101,6 +101,14 @@ def _cells(long: pd.DataFrame, metric: str) -> pd.Series:
     return sel.set_index(["qid", "run_id"])["value"]
 
 
+def _ids(index: pd.MultiIndex, k: int = 3) -> str:
+    """A few topic and run ids of one side, for error messages."""
+    topics = sorted(set(index.get_level_values(0)))
+    runs = sorted(set(index.get_level_values(1)))
+    show = lambda v: ", ".join(map(repr, v[:k])) + (f", ... ({len(v)} in all)" if len(v) > k else "")  # noqa: E731
+    return f"topics {show(topics)} and runs {show(runs)}"
+
+
 def align(reference: pd.DataFrame, candidates: list[pd.DataFrame] | pd.DataFrame, metric: str) -> Aligned:
     """Matrices of ``metric`` on the cells every side has (long tables in; see :func:`to_long`).
 
@@ -118,7 +126,8 @@ def align(reference: pd.DataFrame, candidates: list[pd.DataFrame] | pd.DataFrame
     for s in sides[1:]:
         common = common.intersection(s.index)
     if len(common) == 0:
-        raise ConfigError(f"metric {metric!r}: the sides share no (topic, run) cell; check topic and run ids")
+        raise ConfigError(f"metric {metric!r}: the sides share no (topic, run) cell; "
+                          + "; ".join(f"{name} has {_ids(s.index)}" for name, s in zip(names, sides)))
     dropped = {name: int(len(s) - len(common)) for name, s in zip(names, sides)}
     topics = sorted(common.get_level_values(0).unique())
     runs = sorted(common.get_level_values(1).unique())

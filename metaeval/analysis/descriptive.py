@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from metaeval.types import SUPPORT_ORDER
+from metaeval.types import IMPORTANCE_ORDER, SUPPORT_ORDER
 
 TABLE4_COLUMNS: tuple[str, ...] = (
     "topics", "nuggets_per_topic", "nugget_len_tokens", "pct_vital", "pct_okay",
@@ -59,7 +59,7 @@ def describe_labels(labels: Any) -> dict[str, Any]:
         "nuggets_per_topic": n_nug / topics if topics else float("nan"),
         "nugget_len_tokens": float(nug["nugget"].map(tokens).mean()) if n_nug else float("nan"),
     }
-    out.update(mix_columns(label_mix({k: int(imp.get(k, 0)) for k in ("vital", "okay")})))
+    out.update(mix_columns(label_mix({k: int(imp.get(k, 0)) for k in reversed(IMPORTANCE_ORDER)})))
     out.update(mix_columns(label_mix({k: int(sup.get(k, 0)) for k in SUPPORT_ORDER})))
     n_lab = int(len(lab))
     n_failed = int(sup.get("FAILED", 0))
