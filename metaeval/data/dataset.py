@@ -16,9 +16,11 @@ A dataset holds
   against the registry).
 
 ``load_dataset`` takes a registered name (``demo`` is bundled; others must have been fetched with
-``metaeval data fetch``) or a path: a NIST / nuggetizer assignment file, any single file ``metaeval.io`` can
-detect, or a folder in the demo layout (``topics.tsv documents.jsonl qrels.txt runs.jsonl nuggets.jsonl
-assignments.jsonl``, each optional).
+``metaeval data fetch``; ``trec-rag-2024-nist-21`` is an alias of ``trec-rag-2024``) or a path: a NIST /
+nuggetizer assignment file, any single file ``metaeval.io`` can detect, a folder in the demo layout
+(``topics.tsv documents.jsonl qrels.txt runs.jsonl nuggets.jsonl assignments.jsonl``, each optional), or a track
+folder as published (e.g. ``trec-rag-2024/``: an assignment file, a topics file, qrels and ``runs/*.jsonl`` under
+their own names; see ``_load_published``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from metaeval.data.registry import REGISTRY, DatasetEntry
+from metaeval.data.registry import ALIASES, REGISTRY, DatasetEntry, get_entry
 from metaeval.errors import ConfigError
 from metaeval.types import Answer, Document, Importance, LabelSet, Nugget
 
@@ -156,16 +158,19 @@ def load_dataset(name_or_path: str | os.PathLike) -> Dataset:
     a cached file whose checksum no longer matches raises ``ConfigError`` too.
     """
     key = str(name_or_path)
-    if key in REGISTRY:
-        return _load_registered(REGISTRY[key])
+    if key in REGISTRY or key in ALIASES:
+        return _load_registered(get_entry(key))
     p = Path(key).expanduser()
     if not p.exists():
         raise ConfigError(f"{key!r} is neither a registered dataset ({', '.join(REGISTRY)}) nor an existing file or folder")
     if p.is_dir():
         files = {fn: p / fn for fn in FOLDER_FILES if (p / fn).is_file()}
-        if not files:
-            raise ConfigError(f"folder {p} holds none of the dataset files {', '.join(FOLDER_FILES)}")
-        ds = _load_folder(p.name, files)
+        if files:
+            ds = _load_folder(p.name, files)
+        else:
+            ds = _load_published(p)
+            ds.provenance = _provenance(ds.extras.pop("_paths"), source=str(p.resolve()))
+            return ds
     else:
         from metaeval.io import detect_format
 
@@ -299,6 +304,70 @@ def _load_files(name: str, files: dict[str, tuple[Path, str]]) -> Dataset:
     for a in ds.answers:
         if a.topic:
             ds.topics.setdefault(a.qid, a.topic)
+    return ds
+
+
+def _load_published(folder: Path) -> Dataset:
+    """A track folder as published, read without renaming anything (e.g. ``trec-rag-2024/``): every file at the top
+    level is read by its detected format - a nugget-assignment file (NIST's export) gives the human nuggets and
+    labels, a ``qid<TAB>text`` file the topics, a qrels file the relevance grades, answer runs the answers - and
+    every ``*.jsonl`` in ``runs/`` is an answer run.  Answers from the runs come first; an assignment file adds the
+    (qid, run_id) answers the runs do not have.  Files that are not datasets (README, LICENSE) are skipped; two
+    files of the same kind where only one can be used (two assignment files) are an error naming both."""
+    from metaeval.io import detect_format
+    from metaeval.io.answers import read_answers
+    from metaeval.io.assignments import read_assignments
+    from metaeval.io.nuggets import read_nuggets
+    from metaeval.io.trec import read_qrels, read_topics
+    from metaeval.errors import FormatError
+
+    kinds: dict[str, list[Path]] = {}
+    top = sorted(q for q in folder.iterdir() if q.is_file() and not q.name.startswith("."))
+    for f in top:
+        if f.suffix.lower() in (".md", ".txt", ".tsv", ".jl", ".jsonl", ".gz") and not f.name.lower().startswith(("readme", "license")):
+            try:
+                kinds.setdefault(detect_format(f), []).append(f)
+            except FormatError:
+                log.info("%s: not a dataset file (format not recognised); skipped", f)
+    runs_dir = folder / "runs"
+    if runs_dir.is_dir():
+        kinds.setdefault("answers", []).extend(sorted(q for q in runs_dir.iterdir() if q.name.endswith((".jsonl", ".jsonl.gz", ".jl"))))
+    for kind in ("assignments", "topics", "nuggets"):
+        if len(kinds.get(kind, [])) > 1:
+            raise ConfigError(f"folder {folder}: {len(kinds[kind])} {kind} files ({', '.join(q.name for q in kinds[kind])}); "
+                              "keep one, or load the files one by one")
+    if not any(kinds.get(k) for k in ("assignments", "answers", "topics")):
+        raise ConfigError(f"folder {folder} holds no dataset files: neither the demo layout ({', '.join(FOLDER_FILES)}) "
+                          "nor a track folder (a nugget-assignment file, a topics file, qrels, runs/*.jsonl)")
+    ds = Dataset(name=folder.name)
+    for path in kinds.get("answers", []):
+        ds.answers.extend(read_answers(path))
+    if kinds.get("topics"):
+        ds.topics = read_topics(kinds["topics"][0])
+    if kinds.get("qrels"):
+        import pandas as pd
+
+        ds.qrels = pd.concat([read_qrels(q) for q in kinds["qrels"]], ignore_index=True)
+    if kinds.get("nuggets"):
+        nug = read_nuggets(kinds["nuggets"][0])
+        ds.nuggets = nug[["qid", "nugget_id", "nugget", "importance"]].copy()
+    if kinds.get("assignments"):
+        labels = read_assignments(kinds["assignments"][0], name="human")
+        ds.labels = labels
+        if ds.nuggets is None:
+            ds.nuggets = labels.nuggets()
+        have = {(a.qid, a.run_id) for a in ds.answers}
+        for r in labels.answers.itertuples(index=False):
+            if (r.qid, r.run_id) not in have:
+                rlen = None if r.response_length is None or r.response_length != r.response_length else int(r.response_length)
+                ds.answers.append(Answer(run_id=r.run_id, qid=r.qid, text=r.answer_text or "", response_length=rlen,
+                                         topic=labels.topics.get(r.qid, "")))
+        for q, t in labels.topics.items():
+            ds.topics.setdefault(q, t)
+    for a in ds.answers:
+        if a.topic:
+            ds.topics.setdefault(a.qid, a.topic)
+    ds.extras["_paths"] = [q for k in ("assignments", "topics", "qrels", "nuggets", "answers") for q in kinds.get(k, [])]
     return ds
 
 

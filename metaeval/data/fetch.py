@@ -2,14 +2,16 @@
 
 ``fetch(name, source=None, force=False)`` puts the dataset's files into ``cache_dir()/datasets/NAME/``:
 
-* ``source=None``: each file is downloaded from its registered ``url`` (urllib); a file with no known URL is an
-  error that says to use ``--from``.
+* ``source=None``: each file is downloaded from its registered ``url`` with ``pooch`` (which checks the recorded
+  sha256/md5 while it downloads); a file with no known URL is an error that says to use ``--from``.
 * ``source`` a local folder: the dataset's files are copied from it by name.
 * ``source`` a local file: copied as the file of that name, or as the dataset's only file.
 * ``source`` an ``http(s)://`` / ``file://`` URL: the file itself for a one-file dataset, else a base URL to which
   each file name is appended.
 
-Every file is first written to a temporary name inside the cache folder and checksummed while it is written; on a
+Every file is first written to a temporary name inside the cache folder (a local copy is checksummed while it is
+copied; a download goes through ``pooch.retrieve`` into a temporary folder next to it) and both recorded digests are
+checked before it is renamed into place; on a
 mismatch the temporary file is removed, a folder created by this call is removed again, and ``ChecksumError``
 names the expected and actual digests - nothing is left in the cache.  A file whose checksum is not recorded in the
 registry is kept but reported as *unverified*, with its computed md5/sha256 so it can be pinned.  Fetching a file
@@ -24,9 +26,8 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,7 +90,14 @@ def dataset_dir(name: str) -> Path:
     entry = get_entry(name)
     if entry.bundled:
         return DEMO_DIR
-    return cache_dir() / "datasets" / entry.name
+    d = cache_dir() / "datasets" / entry.name
+    if not d.exists():  # a copy fetched under a former name (an alias) is still used
+        from metaeval.data.registry import ALIASES
+
+        for old in (a for a, target in ALIASES.items() if target == entry.name):
+            if (cache_dir() / "datasets" / old).is_dir():
+                return cache_dir() / "datasets" / old
+    return d
 
 
 def file_digests(path: str | os.PathLike) -> tuple[str, str, int]:
@@ -223,11 +231,21 @@ def _present(spec: DataFile, dest: Path, manifest: dict) -> FileStatus:
 
 
 def _get_one(spec: DataFile, origin: str, dest: Path, name: str) -> FileStatus:
+    if _is_url(origin) and not origin.startswith("file://"):
+        return _download(spec, origin, dest, name)
+    if origin.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        origin = unquote(urlparse(origin).path)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")  # unique per process: concurrent fetches do not collide
     md5, sha = hashlib.md5(), hashlib.sha256()
     size = 0
     try:
-        with _open_source(origin, name) as src, open(tmp, "wb") as out:
+        try:
+            src = open(origin, "rb")
+        except OSError as exc:
+            raise FetchError(f"cannot read {origin}: {exc.strerror}") from None
+        with src, open(tmp, "wb") as out:
             for chunk in iter(lambda: src.read(_CHUNK), b""):
                 md5.update(chunk)
                 sha.update(chunk)
@@ -242,23 +260,37 @@ def _get_one(spec: DataFile, origin: str, dest: Path, name: str) -> FileStatus:
     return FileStatus(spec.filename, dest, "fetched", ok, md5_hex, sha_hex, size, origin)
 
 
-def _open_source(origin: str, name: str):
-    if not _is_url(origin):
-        try:
-            return open(origin, "rb")
-        except OSError as exc:
-            raise FetchError(f"cannot read {origin}: {exc.strerror}") from None
-    req = urllib.request.Request(origin, headers={"User-Agent": "metaeval-data-fetch"})
+def _download(spec: DataFile, url: str, dest: Path, name: str) -> FileStatus:
+    """Download with ``pooch.retrieve`` into a temporary folder beside ``dest`` (pooch checks one recorded digest
+    while downloading; both are checked again here), then rename into place."""
+    import pooch
+    import requests
+
+    pooch.get_logger().setLevel(logging.WARNING)  # no "Downloading data from ..." lines of its own
+    known = f"sha256:{spec.sha256}" if spec.sha256 else (f"md5:{spec.md5}" if spec.md5 else None)
+    timeout = float(os.environ.get("METAEVAL_FETCH_TIMEOUT", "60"))
+    downloader = pooch.HTTPDownloader(progressbar=False, timeout=timeout, headers={"User-Agent": "metaeval-data-fetch"})
+    tmpdir = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
-        return urllib.request.urlopen(req, timeout=float(os.environ.get("METAEVAL_FETCH_TIMEOUT", "60")))
-    except urllib.error.HTTPError as exc:
-        raise FetchError(f"download of {origin} failed: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise FetchError(
-            f"could not download {origin} ({reason}). If this machine is offline, copy the file here another way "
-            f"and use: metaeval data fetch {name} --from PATH"
-        ) from None
+        try:
+            got = Path(pooch.retrieve(url, known_hash=known, fname=dest.name, path=tmpdir, downloader=downloader))
+        except requests.HTTPError as exc:
+            code = exc.response.status_code if exc.response is not None else "?"
+            reason = exc.response.reason if exc.response is not None else ""
+            raise FetchError(f"download of {url} failed: HTTP {code} {reason}") from None
+        except requests.RequestException as exc:
+            raise FetchError(
+                f"could not download {url} ({type(exc).__name__}). If this machine is offline, copy the file here "
+                f"another way and use: metaeval data fetch {name} --from PATH"
+            ) from None
+        except ValueError as exc:  # pooch: the downloaded file's hash differs from known_hash (file removed)
+            raise ChecksumError(f"checksum mismatch for {spec.filename} from {url}: {exc}. Nothing was kept in the cache.") from None
+        md5_hex, sha_hex, size = file_digests(got)
+        ok = check_digests(spec, md5_hex, sha_hex, url)
+        os.replace(got, dest)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return FileStatus(spec.filename, dest, "fetched", ok, md5_hex, sha_hex, size, url)
 
 
 def _read_manifest(directory: Path) -> dict:
@@ -274,9 +306,9 @@ def _read_manifest(directory: Path) -> dict:
 def _write_manifest(directory: Path, manifest: dict) -> None:
     if not manifest:
         return
-    tmp = directory / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, directory / MANIFEST)
+    from metaeval.io.atomic import atomic_write_text
+
+    atomic_write_text(directory / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
 
 
 def _human(n: int) -> str:

@@ -80,13 +80,14 @@ _PTN_RAW = "https://raw.githubusercontent.com/NamaWho/pyterrier-nuggetizer/{comm
 def _entries() -> tuple[DatasetEntry, ...]:
     return (
         DatasetEntry(
-            name="trec-rag-2024-nist-21",
+            name="trec-rag-2024",
             kind="nist",
             description=(
                 "TREC 2024 RAG Track, NIST nugget evaluation export of 2024-11-08 (the initial report, "
                 "arXiv:2411.09607): 21 topics x 45 runs, 927 answers, human nuggets with importance and 13,158 "
                 "human assignment labels. No stable public download link is known to us for this export; fetch it "
-                "with --from a local copy. The 56-topic release (trec-rag-2024-nist-56) is its public superset."
+                "with --from a local copy. The 56-topic release (trec-rag-2024-nist-56) is its public superset. "
+                "Also accepted under its former name trec-rag-2024-nist-21."
             ),
             source=TREC_RAG24_PAGE,
             license="NIST TREC data (public research data)",
@@ -255,10 +256,14 @@ def _entries() -> tuple[DatasetEntry, ...]:
 REGISTRY: Mapping[str, DatasetEntry] = {e.name: e for e in _entries()}
 
 
+#: other names accepted for a dataset (old name -> registry name)
+ALIASES: dict[str, str] = {"trec-rag-2024-nist-21": "trec-rag-2024"}
+
+
 def get_entry(name: str) -> DatasetEntry:
-    """The registry entry for ``name``; ``ConfigError`` listing the known names otherwise."""
+    """The registry entry for ``name`` (or an alias); ``ConfigError`` listing the known names otherwise."""
     try:
-        return REGISTRY[name]
+        return REGISTRY[ALIASES.get(name, name)]
     except KeyError:
         from metaeval.errors import ConfigError
 

@@ -92,6 +92,7 @@ class ChatTestServer:
 
     # ------------------------------------------------------------------ app
     def make_app(self) -> Any:
+        _require_aiohttp()
         from aiohttp import web
 
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -263,6 +264,16 @@ class ChatTestServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def _require_aiohttp() -> None:
+    """aiohttp is a test-only dependency: say how to get it instead of a bare ImportError."""
+    import importlib.util
+
+    if importlib.util.find_spec("aiohttp") is None:
+        from metaeval.errors import ConfigError
+
+        raise ConfigError("the loopback test server needs aiohttp, a test-only dependency: pip install 'metaeval[test]'")
 
 
 def _error(flavour: str, status: int, kind: str, message: str) -> Any:

@@ -26,9 +26,9 @@ def test_list_fetch_path_info(cache, shared_data, capsys):
     header, *rows = out.strip().splitlines()
     assert header.split()[:5] == ["NAME", "FILES", "CACHED", "CHECKSUMS", "SOURCE"]
     by_name = {r.split()[0]: r for r in rows}
-    assert {"trec-rag-2024-nist-21", "trec-rag-2024-nist-56", "demo"} <= set(by_name)
+    assert {"trec-rag-2024", "trec-rag-2024-nist-56", "demo"} <= set(by_name)
     assert "NOT RECORDED" in by_name["trec-rag-2024-nist-56"]
-    assert "bundled" in by_name["demo"] and " - " in by_name["trec-rag-2024-nist-21"]
+    assert "bundled" in by_name["demo"] and " - " in by_name["trec-rag-2024"]
 
     assert main(["data", "fetch", "trec-rag-2024-nist-21", "--from", str(shared_data / "trec-rag-2024")]) == 0
     out = capsys.readouterr().out
@@ -37,11 +37,11 @@ def test_list_fetch_path_info(cache, shared_data, capsys):
     assert "present" in capsys.readouterr().out
 
     assert main(["data", "list"]) == 0
-    row = [r for r in capsys.readouterr().out.splitlines() if r.startswith("trec-rag-2024-nist-21")][0]
+    row = [r for r in capsys.readouterr().out.splitlines() if r.split()[0] == "trec-rag-2024"][0]
     assert "2.8 MB" in row and "cache verified" in row
 
-    assert main(["data", "path", "trec-rag-2024-nist-21"]) == 0
-    assert capsys.readouterr().out.strip() == str(cache / "datasets" / "trec-rag-2024-nist-21")
+    assert main(["data", "path", "trec-rag-2024-nist-21"]) == 0  # the former name still works (an alias)
+    assert capsys.readouterr().out.strip() == str(cache / "datasets" / "trec-rag-2024")
     assert main(["data", "path", "demo"]) == 0
     assert capsys.readouterr().out.strip() == str(DEMO_DIR)
 
@@ -75,8 +75,8 @@ def test_load_nist_by_name_and_by_path(cache, shared_data, nist_file):
     with pytest.raises(ConfigError, match="--from"):
         load_dataset("trec-rag-2024-nist-21")
     main(["data", "fetch", "trec-rag-2024-nist-21", "--from", str(nist_file)])
-    ds = load_dataset("trec-rag-2024-nist-21")
-    assert ds.summary() == {"name": "trec-rag-2024-nist-21", "topics": 21, "runs": 45, "answers": 927, "documents": 0,
+    ds = load_dataset("trec-rag-2024")
+    assert ds.summary() == {"name": "trec-rag-2024", "topics": 21, "runs": 45, "answers": 927, "documents": 0,
                             "qrels": 0, "human_nuggets": 298, "human_labels": 13158}
     assert ds.provenance["files"][0]["md5"] == "918bb96e714eec2e3a0c64d0771a6a6f" and ds.provenance["files"][0]["verified"] is True
     assert ds.documents == {} and ds.qrels is None and ds.labels.name == "nist"
@@ -105,8 +105,23 @@ def test_load_errors(tmp_path):
     with pytest.raises(ConfigError, match="neither a registered dataset"):
         load_dataset(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ConfigError, match="holds none of the dataset files"):
+    with pytest.raises(ConfigError, match="holds no dataset files"):
         load_dataset(tmp_path / "empty")
+
+
+def test_trec_rag_folder_loads_as_published(shared_data):
+    """../shared/data/trec-rag-2024 as the track publishes it: NIST's assignment export, the topics file, the qrels
+    and runs/*.jsonl under their own names - nothing renamed into the demo layout."""
+    ds = load_dataset(shared_data / "trec-rag-2024")
+    assert ds.labels is not None and len(ds.labels.labels) == 13158 and len(ds.nuggets) == 298
+    assert len(ds.topics) == 301 and ds.qrels is not None and ds.qrels["qid"].nunique() == 86
+    runs = {a.run_id for a in ds.answers}
+    assert {"baseline_rag24.test_gpt-4o_top20", "baseline_rag24.test_command-r-plus_top20",
+            "baseline_frag_rag24.test_gpt-4o_top20"} <= runs and len(runs) == 47  # 45 judged + 2 baselines not judged
+    l31 = [a for a in ds.answers if a.run_id == "baseline_rag24.test_l31_70b_instruct_top20"]
+    assert len(l31) == 301 and all(a.sentences for a in l31)  # the run file's answers (with sentences) come first
+    assert {f["filename"] for f in ds.provenance["files"]} >= {"nugget_assignment.20241108.jl", "topics.rag24.test.txt",
+                                                                "qrels.rag24.test-nist.txt"}
 
 
 def test_score_on_demo_assignments(tmp_path, capsys):

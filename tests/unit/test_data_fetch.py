@@ -37,12 +37,12 @@ def small_entry(monkeypatch, tmp_path):
 
 
 def test_fetch_nist_from_shared_folder_then_idempotent(cache, shared_data):
-    rep = F.fetch("trec-rag-2024-nist-21", source=shared_data / "trec-rag-2024")
+    rep = F.fetch("trec-rag-2024", source=shared_data / "trec-rag-2024")
     (st,) = rep.files
     assert st.action == "fetched" and st.verified and rep.complete
-    dest = cache / "datasets" / "trec-rag-2024-nist-21" / "nugget_assignment.20241108.jl"
+    dest = cache / "datasets" / "trec-rag-2024" / "nugget_assignment.20241108.jl"
     assert dest.is_file() and st.md5 == "918bb96e714eec2e3a0c64d0771a6a6f"
-    assert F.dataset_dir("trec-rag-2024-nist-21") == dest.parent
+    assert F.dataset_dir("trec-rag-2024") == dest.parent == F.dataset_dir("trec-rag-2024-nist-21")  # alias
     mtime = dest.stat().st_mtime_ns
     again = F.fetch("trec-rag-2024-nist-21", source=shared_data / "trec-rag-2024" / "nugget_assignment.20241108.jl")
     assert again.files[0].action == "present" and dest.stat().st_mtime_ns == mtime
@@ -61,7 +61,7 @@ def test_checksum_mismatch_fails_and_leaves_nothing(cache, shared_data, tmp_path
         F.fetch("trec-rag-2024-nist-21", source=bad)
     msg = str(err.value)
     assert "expected 918bb96e714eec2e3a0c64d0771a6a6f" in msg and "actual " in msg and "nugget_assignment.20241108.jl" in msg
-    assert not (cache / "datasets" / "trec-rag-2024-nist-21").exists()
+    assert not (cache / "datasets" / "trec-rag-2024").exists()
 
 
 def test_mismatch_in_second_file_removes_the_first(cache, small_entry):
@@ -159,3 +159,20 @@ def test_missing_source(cache, tmp_path):
     empty.mkdir()
     with pytest.raises(F.FetchError, match="holds none of the files"):
         F.fetch("trec-rag-2024-nist-21", source=empty)
+
+
+def test_download_checksum_mismatch_over_http_leaves_nothing(cache, small_entry, tmp_path):
+    """pooch downloads; a file whose bytes differ from the recorded digest is refused and nothing stays behind."""
+    entry, src = small_entry
+    (src / "a.tsv").write_text("1\ttampered topic\n", encoding="utf-8")  # digest recorded before the change
+    handler = functools.partial(_QuietHandler, directory=str(src))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        with pytest.raises(F.ChecksumError, match="a.tsv"):
+            F.fetch("tiny", source=f"http://127.0.0.1:{server.server_address[1]}/")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not (cache / "datasets" / "tiny").exists()  # no partial file, no temporary folder, no new cache folder

@@ -11,7 +11,7 @@ from metaeval.io import FORMATS
 
 # registry entry -> folder under ../shared/data holding its files
 SHARED = {
-    "trec-rag-2024-nist-21": "trec-rag-2024",
+    "trec-rag-2024": "trec-rag-2024",
     "trec-rag-2024-topics": "trec-rag-2024",
     "trec-rag-2024-qrels-nist": "trec-rag-2024",
     "trec-rag-2024-baselines": "trec-rag-2024/runs",
@@ -31,7 +31,8 @@ def test_recorded_checksums_match_shared_files(shared_data: Path, name: str):
 
 
 def test_nist21_md5_is_the_published_one():
-    assert get_entry("trec-rag-2024-nist-21").files[0].md5 == "918bb96e714eec2e3a0c64d0771a6a6f"
+    assert get_entry("trec-rag-2024").files[0].md5 == "918bb96e714eec2e3a0c64d0771a6a6f"
+    assert get_entry("trec-rag-2024-nist-21") is get_entry("trec-rag-2024")  # the former name is an alias
 
 
 def test_nist56_has_public_url_and_no_invented_checksum():
@@ -42,7 +43,7 @@ def test_nist56_has_public_url_and_no_invented_checksum():
 
 
 def test_entries_well_formed():
-    assert {"trec-rag-2024-nist-21", "trec-rag-2024-nist-56", "trec-rag-2024-topics", "trec-rag-2024-qrels-nist",
+    assert {"trec-rag-2024", "trec-rag-2024-nist-56", "trec-rag-2024-topics", "trec-rag-2024-qrels-nist",
             "trec-rag-2024-baselines", "nuggetizer-rag24-mistral", "demo"} <= set(REGISTRY)
     for name, e in REGISTRY.items():
         assert e.name == name and e.description and e.files
@@ -58,5 +59,5 @@ def test_entries_well_formed():
 
 
 def test_unknown_name_lists_known_ones():
-    with pytest.raises(ConfigError, match="trec-rag-2024-nist-21"):
+    with pytest.raises(ConfigError, match="trec-rag-2024-nist-56"):
         get_entry("no-such-dataset")
