@@ -1,30 +1,23 @@
-"""Simulation harness: does a calibration method recover the human run scores from a synthetic judge?
+"""Simulation study: which calibration methods survive judges that break their assumptions?
 
-For replication ``r = 1..R`` (one ``numpy`` Generator seeded once, so the study is reproducible):
+For each judge kind (``metaeval.simulation.JUDGE_KINDS``) and replication ``r = 1..R`` (one seeded Generator):
 
-1. draw a synthetic judge from the human labels through a confusion matrix ``C[h, j] = P(judge j | human h)``
-   (``simulate.simulate_codes``; default the paper's Figure 6 matrix, row-normalised);
-2. split the topics into calibration and held-out topics (``design="split"``: a random ``holdout`` share per
-   replication; ``design="kfold"``: ``folds`` folds) and, for every method, fit on the calibration topics'
-   human + judge labels and apply to the held-out topics' judge labels;
-3. compare each held-out run score with the *true* one, the human run score on the same held-out topics.
+1. make a judge: ``fig6`` draws every label independently from one confusion matrix (default the paper's
+   Figure 6: exactly what the label-level methods assume); ``run_bias`` gives each run its own strictness
+   (the judge favours some systems); ``topic_difficulty`` gives each topic its own strictness (errors
+   correlated within a topic); ``length_strictness`` makes the judge stricter on longer answers; ``resampled``
+   keeps a real judge's labels (e.g. the offline lexical judge on NIST 21x45, labels paired with the human
+   ones by nugget text) and resamples topics with replacement, so its real, correlated errors are kept;
+2. split the topics into calibration (75%) and held-out (25%) topics (for ``resampled``: split the original
+   topics, then resample with replacement inside each side, so the sides stay disjoint);
+3. fit every method on the calibration topics, apply it to the held-out topics' judge labels, and compare
+   each run estimate with the truth, the human run score on the same held-out topics.
 
-Use ``design="split"`` (the default) to judge bias.  Under ``kfold`` a replication's folds reuse each topic
-as calibration data for the other folds, so fold errors are not independent: for PPI, whose error on fold f
-is ``mean_{L_f} Delta - mean_{U_f} Delta``, the fold-size-weighted errors cancel exactly when folds are equal,
-and its kfold "bias" is near zero by construction, not by merit.
-
-Read-out per method and metric, over all (replication, fold, run) estimates ``e = estimate - truth``:
-
-* ``bias`` = mean e; ``mean_abs_bias`` = mean over runs of |mean over replications of e| (the run-level
-  systematic error; its noise floor is about ``sd(e) / sqrt(R)``); ``bias_reduction`` = 1 - mean_abs_bias of
-  the method / mean_abs_bias of the raw judge;
-* ``rmse`` = sqrt(mean e^2), ``mae`` = mean |e|;
-* ``coverage`` = share of intervals (nominal ``level``) that contain the truth, ``mean_ci_width`` and
-  ``median_ci_width`` (the mean is sensitive to the rare replication whose calibration sample leaves a
-  misclassification matrix nearly singular);
-* ``tau_before`` / ``tau_after``: Kendall tau-b (run, per-topic average, pooled) of raw / corrected scores
-  against the human scores on the held-out topics, averaged over replications.
+Read-out per kind and method over the (replication, run) estimates ``e = estimate - truth``: ``bias`` (mean e),
+``mean_abs_bias`` (mean over runs of |mean over replications of e|, the run-level systematic error),
+``bias_cut = 1 - mean_abs_bias / mean_abs_bias(raw)``, ``rmse``, ``coverage`` (share of intervals holding the
+truth), ``coverage_worst_run`` (the lowest per-run coverage), ``mean_ci_width``; each with its Monte-Carlo SE
+from a bootstrap over replications (200 resamples).  Intervals are the methods' own, intersected with [0, 1].
 """
 
 from __future__ import annotations
@@ -36,111 +29,165 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from metaeval.calibration.pairs import Pairs, pairs_from_labelset
-from metaeval.simulation import DEFAULT_CONFUSION, resolve_confusion, simulate_codes
-from metaeval.calibration.validate import DEFAULT_METHODS, FoldRecord, cross_validate_pairs, topic_folds
 from metaeval.errors import ConfigError
+from metaeval.simulation import DEFAULT_CONFUSION, JUDGE_KINDS, resolve_confusion, simulate_structured
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
 log = logging.getLogger(__name__)
-DESIGNS = ("split", "kfold")
+SCORE_METHODS = ("none", "ppi", "ppi_pp", "regression")
+LABEL_METHODS = ("posterior", "matrix", "matrix_unconstrained", "ordinal")
+DEFAULT_METHODS = SCORE_METHODS + LABEL_METHODS
 
 
-def estimate_confusion(human: "LabelSet", judge: "LabelSet") -> np.ndarray:
-    """3x3 counts of (human, judge) labels on the pairs both sides labelled (FAILED on either side left out),
-    for simulating a judge like an observed one."""
-    from metaeval.calibration.pairs import align_pairs
-
-    jp, h = align_pairs(human, judge)
-    ok = (h >= 0) & (jp.sup >= 0)
-    if not ok.any():
-        raise ConfigError(f"{human.name} and {judge.name} share no validly labelled (qid, run_id, nugget_id) pair")
-    counts = np.zeros((3, 3))
-    np.add.at(counts, (h[ok].astype(int), jp.sup[ok].astype(int)), 1)
-    return counts
+def _grid(p: Pairs, values: np.ndarray) -> np.ndarray:
+    out = np.full((len(p.qids), len(p.run_ids)), np.nan)
+    out[p.ans_topic, p.ans_run] = values
+    return out
 
 
-def _plan(n_topics: int, design: str, holdout: float, folds: int, rng: np.random.Generator) -> list[np.ndarray]:
-    if design == "kfold":
-        return topic_folds(n_topics, folds, rng)
-    if design == "split":
-        k = int(round(holdout * n_topics))
-        if not 1 <= k < n_topics - 1:
-            raise ConfigError(f"holdout share {holdout} leaves {k} held-out topic(s) of {n_topics}")
-        return [np.sort(rng.choice(n_topics, size=k, replace=False))]
-    raise ConfigError(f"design {design!r}; expected one of {', '.join(DESIGNS)}")
+def resample_topics(p: Pairs, human: np.ndarray, draw: np.ndarray) -> tuple[Pairs, np.ndarray]:
+    """Pairs made of the topics ``draw`` (indices, repeats allowed), each copy a new topic."""
+    pair_topic = p.ans_topic[p.ans]
+    ans_parts, pair_parts, ans_off = [], [], 0
+    new_ans_idx = np.full(p.n_answers, -1)
+    ans_list, pair_list, topic_of_ans = [], [], []
+    for k, t in enumerate(draw):
+        a = np.flatnonzero(p.ans_topic == t)
+        pr = np.flatnonzero(pair_topic == t)
+        new_ans_idx[a] = ans_off + np.arange(len(a))
+        ans_list.append(a)
+        pair_list.append((pr, new_ans_idx[p.ans[pr]]))
+        topic_of_ans.append(np.full(len(a), k))
+        ans_off += len(a)
+    a_idx = np.concatenate(ans_list)
+    pr_idx = np.concatenate([x[0] for x in pair_list])
+    new_ans = np.concatenate([x[1] for x in pair_list])
+    del ans_parts, pair_parts
+    q = Pairs(new_ans, p.imp[pr_idx], p.sup[pr_idx], p.nug_len[pr_idx], p.pos[pr_idx], p.nugget_id[pr_idx],
+              p.ans_run[a_idx], np.concatenate(topic_of_ans), p.ans_len[a_idx], p.run_ids,
+              tuple(f"{p.qids[t]}#{k}" for k, t in enumerate(draw)))
+    return q, human[pr_idx]
 
 
-def run_study(human: "LabelSet | Pairs", confusion: Any = DEFAULT_CONFUSION, reps: int = 200, seed: int = 0,
-              methods: Sequence[str] = DEFAULT_METHODS, metrics: Sequence[str] = ("v_strict", "a_strict"),
-              design: str = "split", holdout: float = 0.25, folds: int = 5, level: float = 0.95,
-              options: dict[str, Any] | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Run the simulation study; returns a JSON-ready dict (see the module docstring)."""
-    hp = human if isinstance(human, Pairs) else pairs_from_labelset(human)
+def _fit_apply(method: str, judge: Pairs, human: np.ndarray, train: np.ndarray, test: np.ndarray, metric: str,
+               level: float, rng: np.random.Generator, H: np.ndarray, J: np.ndarray):
+    from metaeval.calibration.scorelevel import apply_score_method, bounded, fit_score_method
+
+    if method in SCORE_METHODS:
+        r = apply_score_method(fit_score_method(method, H[train], J[train]), J[test], level)
+        return r.est, r.lo, r.hi
+    from metaeval.calibration.methods import get_method
+
+    m = get_method(method)
+    keep = np.zeros(len(judge.qids), dtype=bool)
+    keep[train] = True
+    model = m.fit_pairs(judge.select_topics(train), human[keep[judge.ans_topic[judge.ans]]])
+    ap = m.apply_pairs(model, judge.select_topics(test), metrics=[metric], level=level, rng=rng, draws=50)
+    lo, hi = bounded(ap.run[metric], (ap.hi[metric] - ap.lo[metric]) / 2.0)
+    return np.clip(ap.run[metric], 0, 1), lo, hi
+
+
+def run_study(human: "LabelSet", kinds: Sequence[str] = JUDGE_KINDS, reps: int = 200, seed: int = 0,
+              methods: Sequence[str] = DEFAULT_METHODS, metric: str = "v_strict", holdout: float = 0.25,
+              level: float = 0.95, confusion: Any = DEFAULT_CONFUSION, real_judge: "LabelSet | None" = None,
+              progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+    """Run the study (see the module docstring); JSON-ready dict ``{config, kinds: {kind: {method: figures}}}``."""
+    from metaeval.calibration.pairing import pair_by_text
+
+    bad = [k for k in kinds if k not in JUDGE_KINDS]
+    if bad:
+        raise ConfigError(f"judge kind {bad[0]!r}; expected one of {', '.join(JUDGE_KINDS)}")
+    if "resampled" in kinds and real_judge is None:
+        raise ConfigError("judge kind 'resampled' needs a real judge's labels (--real-judge FILE)")
+    methods = list(dict.fromkeys(["none", *methods]))
     conf = resolve_confusion(confusion)
+    hp = pairs_from_labelset(human)
+    T = len(hp.qids)
+    n_test = int(round(holdout * T))
+    if not 1 <= n_test < T - 1:
+        raise ConfigError(f"holdout share {holdout} leaves {n_test} held-out topic(s) of {T}")
     rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {"kinds": {}}
     t0 = time.perf_counter()
-    records: list[tuple[int, FoldRecord]] = []
-    for r in range(reps):
-        judge = hp.with_support(simulate_codes(hp.sup, conf, rng))
-        plan = _plan(len(hp.qids), design, holdout, folds, rng)
-        recs = cross_validate_pairs(judge, hp.sup, methods, folds, rng, metrics, level, options, tau="fast", plan=plan)
-        records.extend((r, rec) for rec in recs)
-        if progress:
-            progress(r + 1)
-    out = summarize_study(records, methods, metrics, reps)
-    out["config"] = {"reps": reps, "seed": seed, "design": design, "holdout": holdout if design == "split" else None,
-                     "folds": folds if design == "kfold" else None, "level": level, "methods": list(methods),
-                     "metrics": list(metrics), "confusion": np.round(conf, 6).tolist(),
-                     "confusion_name": confusion if isinstance(confusion, str) else "array",
-                     "n_topics": len(hp.qids), "n_runs": len(hp.run_ids), "n_pairs": int(len(hp.sup))}
+    real = None
+    if real_judge is not None and "resampled" in kinds:
+        pr = pair_by_text(human, real_judge)
+        real = (pr.judge, pr.human, pr.summary())
+    for kind in kinds:
+        rec = {m: {"est": [], "lo": [], "hi": [], "truth": []} for m in methods}
+        for r in range(reps):
+            if kind == "resampled":
+                base, hcodes, _ = real
+                perm = rng.permutation(len(base.qids))
+                te, tr = perm[:n_test], perm[n_test:]
+                draw = np.concatenate([rng.choice(tr, len(tr)), rng.choice(te, len(te))])
+                judge, h = resample_topics(base, hcodes, draw)
+                train, test = np.arange(len(tr)), np.arange(len(tr), len(draw))
+            else:
+                pair_len = hp.ans_len[hp.ans]
+                codes = simulate_structured(hp.sup, hp.pair_run(), hp.ans_topic[hp.ans], pair_len, kind, rng, conf)
+                judge, h = hp.with_support(codes), hp.sup
+                perm = rng.permutation(T)
+                test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+            human_p = judge.with_support(h)
+            H = _grid(human_p, human_p.observed_scores([metric])[metric])
+            J = _grid(judge, judge.observed_scores([metric])[metric])
+            Ht = H[test]
+            cnt = np.isfinite(Ht).sum(axis=0)
+            truth = np.where(cnt > 0, np.nansum(Ht, axis=0) / np.maximum(cnt, 1), np.nan)
+            for m in methods:
+                try:
+                    est, lo, hi = _fit_apply(m, judge, h, train, test, metric, level, rng, H, J)
+                except Exception as exc:  # recorded as NaN, counted in n_failed
+                    log.info("%s failed in replication %d of %s: %s", m, r, kind, exc)
+                    est = lo = hi = np.full(len(truth), np.nan)
+                for key, v in (("est", est), ("lo", lo), ("hi", hi), ("truth", truth)):
+                    rec[m][key].append(np.asarray(v, dtype=float))
+            if progress:
+                progress(kind, r + 1)
+        arrays = {m: {k: np.stack(v) for k, v in d.items()} for m, d in rec.items()}
+        out["kinds"][kind] = summarize_kind(arrays, np.random.default_rng([seed, 99]))
+    out["config"] = {"reps": reps, "seed": seed, "kinds": list(kinds), "methods": methods, "metric": metric,
+                     "holdout": holdout, "level": level, "confusion": np.round(conf, 6).tolist(),
+                     "n_topics": T, "n_runs": len(hp.run_ids), "n_pairs": int(len(hp.sup)),
+                     "real_judge": None if real is None else {"name": real_judge.name, "pairing": real[2]}}
     out["seconds"] = round(time.perf_counter() - t0, 2)
     return out
 
 
-def _figures(err: np.ndarray, runs: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None, truth: np.ndarray) -> dict[str, Any]:
-    ok = np.isfinite(err)
-    e, rr = err[ok], runs[ok]
-    per_run = np.bincount(rr, weights=e) / np.maximum(np.bincount(rr), 1)
-    seen = np.bincount(rr) > 0
-    fig = {"n": int(ok.sum()), "bias": float(e.mean()), "mean_abs_bias": float(np.abs(per_run[seen]).mean()),
-           "max_abs_bias": float(np.abs(per_run[seen]).max()),
-           "rmse": float(np.sqrt(np.mean(e ** 2))), "mae": float(np.abs(e).mean())}
-    if lo is not None:
-        has = ok & np.isfinite(lo) & np.isfinite(hi)
-        fig["coverage"] = float(((lo[has] <= truth[has]) & (truth[has] <= hi[has])).mean()) if has.any() else None
-        fig["mean_ci_width"] = float((hi[has] - lo[has]).mean()) if has.any() else None
-        fig["median_ci_width"] = float(np.median(hi[has] - lo[has])) if has.any() else None
-    return fig
+def _figures(e: np.ndarray, cov: np.ndarray, width: np.ndarray, raw_e: np.ndarray) -> dict[str, float]:
+    """Figures from (reps, runs) arrays (NaN = missing)."""
+    import warnings
+
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        run_bias = np.nanmean(e, axis=0)
+        raw_bias = np.nanmean(raw_e, axis=0)
+        mab, mab_raw = float(np.nanmean(np.abs(run_bias))), float(np.nanmean(np.abs(raw_bias)))
+        per_run_cov = np.nanmean(cov, axis=0)
+        return {"bias": float(np.nanmean(e)), "mean_abs_bias": mab,
+                "bias_cut": float(1 - mab / mab_raw) if mab_raw > 0 else float("nan"),
+                "rmse": float(np.sqrt(np.nanmean(e ** 2))),
+                "coverage": float(np.nanmean(cov)) if np.isfinite(cov).any() else float("nan"),
+                "coverage_worst_run": float(np.nanmin(per_run_cov)) if np.isfinite(per_run_cov).any() else float("nan"),
+                "mean_ci_width": float(np.nanmean(width)) if np.isfinite(width).any() else float("nan")}
 
 
-def summarize_study(records: list[tuple[int, FoldRecord]], methods: Sequence[str], metrics: Sequence[str], reps: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"raw": {}, "methods": {m: {} for m in methods}}
-    for metric in metrics:
-        rs = [rec for _, rec in records if rec.metric == metric]
-        for method in methods:
-            sel = [rec for rec in rs if rec.method == method]
-            truth = np.concatenate([x.truth for x in sel])
-            runs = np.concatenate([np.arange(len(x.truth)) for x in sel])
-            est = np.concatenate([x.est for x in sel])
-            raw = np.concatenate([x.raw for x in sel])
-            lo, hi = np.concatenate([x.lo for x in sel]), np.concatenate([x.hi for x in sel])
-            fig = _figures(est - truth, runs, lo, hi, truth)
-            if metric not in out["raw"]:
-                out["raw"][metric] = _figures(raw - truth, runs, None, None, truth)
-                out["raw"][metric]["tau"] = _mean_tau([x.tau_before for x in sel])
-            base = out["raw"][metric]["mean_abs_bias"]
-            fig["bias_reduction"] = float(1.0 - fig["mean_abs_bias"] / base) if base > 0 else None
-            fig["tau_before"] = out["raw"][metric]["tau"]
-            fig["tau_after"] = _mean_tau([x.tau_after for x in sel])
-            out["methods"][method][metric] = fig
-    return out
-
-
-def _mean_tau(taus: list[dict[str, float]]) -> dict[str, float | None]:
+def summarize_kind(arrays: dict[str, dict[str, np.ndarray]], rng: np.random.Generator, n_boot: int = 200) -> dict[str, Any]:
+    raw_e = arrays["none"]["est"] - arrays["none"]["truth"]
     res = {}
-    for lv in ("run", "topic_avg", "pooled"):
-        v = np.array([t.get(lv, np.nan) for t in taus], dtype=float)
-        res[lv] = float(np.nanmean(v)) if np.isfinite(v).any() else None
+    reps = raw_e.shape[0]
+    boot = rng.integers(0, reps, size=(n_boot, reps))
+    for m, a in arrays.items():
+        e = a["est"] - a["truth"]
+        has = np.isfinite(a["lo"]) & np.isfinite(a["hi"]) & np.isfinite(a["truth"])
+        cov = np.where(has, (a["lo"] <= a["truth"]) & (a["truth"] <= a["hi"]), np.nan)
+        width = np.where(has, a["hi"] - a["lo"], np.nan)
+        fig = _figures(e, cov, width, raw_e)
+        bs = [_figures(e[b], cov[b], width[b], raw_e[b]) for b in boot]
+        fig["mc_se"] = {k: float(np.nanstd([x[k] for x in bs], ddof=1)) for k in fig}
+        fig["n_failed"] = int((~np.isfinite(a["est"]) & np.isfinite(a["truth"])).sum())
+        res[m] = fig
     return res

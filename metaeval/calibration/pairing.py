@@ -46,8 +46,8 @@ class Pairing:
     judge: "Pairs"
     human: np.ndarray          # (n,) reference support code per judge pair; -1 = no matched pair or FAILED
     matched: int               # judge pairs whose nugget text has a reference label on the same answer
-    judge_pairs: int           # judge pairs on answers the reference labelled
-    reference_pairs: int       # reference pairs on answers the judge labelled
+    judge_pairs: int           # judge pairs on answers the reference also holds
+    reference_pairs: int       # reference pairs on answers the judge also holds
     duplicates: int            # judge pairs left unmatched because their text occurs twice in one answer
 
     @property
@@ -82,8 +82,9 @@ def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
     jl = jl[key_ok]
     rl = reference.labels
     j_ans = list(zip(jl["qid"].astype(str), jl["run_id"].astype(str)))
-    r_ans = set(zip(rl["qid"].astype(str), rl["run_id"].astype(str)))
-    j_ans_set = set(j_ans)
+    # shared answers: answers both sides hold (a judge that made no nuggets for an answer still answered it)
+    r_ans = set(zip(reference.answers["qid"].astype(str), reference.answers["run_id"].astype(str)))
+    j_ans_set = set(zip(judge.answers["qid"].astype(str), judge.answers["run_id"].astype(str)))
     j_text = [normalise_text(t) for t in jl["nugget"].astype(str)]
     r_keys: dict[tuple[str, str, str], int] = {}
     dup_r: set[tuple[str, str, str]] = set()

@@ -1,37 +1,39 @@
-"""``metaeval simulate``: check calibration methods on a synthetic judge before trusting them.
+"""``metaeval simulate``: check calibration methods on judges built to break them before trusting them.
 
-    metaeval simulate --human H [--confusion paper-fig6-edits|paper-fig6-manual|FILE] [--reps R] [--seed S] --out DIR
+    metaeval simulate --human H [--kind fig6 --kind run_bias ...] [--real-judge J] [--reps R] [--seed S] --out DIR
+
+Judge kinds (``metaeval.simulation``): fig6 (independent Figure 6 confusion), run_bias, topic_difficulty,
+length_strictness, resampled (a real judge's labels, e.g. the lexical judge's ``labels.jsonl`` from a sweep,
+resampled by topic; needs ``--real-judge``).  Writes ``simulation.json``; prints one table.
 """
 
 from __future__ import annotations
 
 import argparse
 
-METHOD_NAMES = ("posterior", "matrix", "matrix_unconstrained", "ordinal", "ppi")
-METRIC_NAMES = ("v_strict", "a_strict", "v", "a", "w_strict", "w")
+METHOD_NAMES = ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained", "ordinal")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from metaeval.simulation import JUDGE_KINDS
+
     p = sub.add_parser(
         "simulate",
-        help="simulation study: synthetic judge from a confusion matrix; bias, RMSE, CI coverage per method",
-        description="Draw R synthetic judges from the human labels through a confusion matrix (default: the "
-        "paper's Figure 6, row-normalised), fit every calibration method on calibration topics, apply it to "
-        "held-out topics, and report bias, RMSE and CI coverage of corrected run scores and Kendall tau before/after.",
+        help="simulation study: judges that break the methods' assumptions; bias cut, RMSE, coverage, CI width",
+        description="For each judge kind and replication, fit every calibration method on 75%% of the topics and "
+        "apply it to the rest; report bias cut, RMSE, coverage overall and for the worst run, and mean CI width, "
+        "each with its Monte-Carlo SE.",
     )
     p.add_argument("--human", required=True, help="human assignment labels (NIST format)")
+    p.add_argument("--kind", action="append", choices=JUDGE_KINDS, help="judge kind (repeat; default all)")
+    p.add_argument("--real-judge", metavar="LABELS", help="a real judge's labels on the same nuggets (kind resampled)")
     p.add_argument("--confusion", default="paper-fig6-edits",
-                   help="paper-fig6-edits (default), paper-fig6-manual, or a JSON file with a 3x3 matrix (rows human)")
-    p.add_argument("--confusion-from", metavar="JUDGE", help="estimate the confusion matrix from this judge's labels "
-                   "against --human (overrides --confusion)")
-    p.add_argument("--reps", type=int, default=200, help="replications (default 200)")
+                   help="base confusion: paper-fig6-edits (default), paper-fig6-manual, or a JSON 3x3 file (rows human)")
+    p.add_argument("--reps", type=int, default=200, help="replications per kind (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--method", action="append", choices=METHOD_NAMES, help="method (repeat; default all)")
-    p.add_argument("--metric", action="append", choices=METRIC_NAMES, help="metric (repeat; default v_strict and a_strict)")
-    p.add_argument("--design", choices=["split", "kfold"], default="split",
-                   help="split: a random held-out share of topics per replication (default); kfold: K folds per replication")
-    p.add_argument("--holdout", type=float, default=0.25, help="held-out share of topics for --design split (default 0.25)")
-    p.add_argument("--folds", type=int, default=5, help="K for --design kfold (default 5)")
+    p.add_argument("--method", action="append", choices=METHOD_NAMES, help="method (repeat; default all; raw always)")
+    p.add_argument("--metric", default="v_strict", type=str.lower, help="metric, any case (default V_strict)")
+    p.add_argument("--holdout", type=float, default=0.25, help="held-out share of topics (default 0.25)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--out", required=True, help="output folder (writes simulation.json)")
     p.set_defaults(func=run)
@@ -41,55 +43,55 @@ def run(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from metaeval.calibration.harness import run_study
-    from metaeval.io.jsonl import to_jsonable
+    from metaeval.calibration.harness import DEFAULT_METHODS, run_study
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
+    from metaeval.io.jsonl import to_jsonable
+    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.simulation import JUDGE_KINDS
 
-    if args.reps < 1:
-        raise ConfigError(f"--reps {args.reps}: need at least 1")
+    if args.reps < 2:
+        raise ConfigError(f"--reps {args.reps}: need at least 2")
+    metric = normalize_metric(args.metric)
+    if metric not in METRICS:
+        raise ConfigError(f"--metric {args.metric}: expected one of V_strict, A_strict, V, A, W_strict, W")
+    kinds = list(args.kind or JUDGE_KINDS)
+    if "resampled" in kinds and not args.real_judge:
+        if args.kind:
+            raise ConfigError("--kind resampled needs --real-judge LABELS (a real judge's labels on these nuggets)")
+        kinds.remove("resampled")
+        print("note: kind 'resampled' skipped (no --real-judge)")
     os.makedirs(args.out, exist_ok=True)
     human = load_labels(args.human)
-    methods = tuple(args.method or METHOD_NAMES)
-    metrics = tuple(args.metric or ("v_strict", "a_strict"))
-    try:
-        from tqdm import tqdm
-
-        bar = tqdm(total=args.reps, desc="replications", unit="rep", leave=False)
-        progress = lambda n: bar.update(1)  # noqa: E731
-    except ImportError:  # pragma: no cover
-        bar, progress = None, None
-    confusion = args.confusion
-    if args.confusion_from:
-        from metaeval.calibration.harness import estimate_confusion
-
-        confusion = estimate_confusion(human, load_labels(args.confusion_from))
-    res = run_study(human, confusion, reps=args.reps, seed=args.seed, methods=methods, metrics=metrics,
-                    design=args.design, holdout=args.holdout, folds=args.folds, level=args.level, progress=progress)
-    if bar is not None:
-        bar.close()
+    real = load_labels(args.real_judge) if args.real_judge else None
+    res = run_study(human, kinds=kinds, reps=args.reps, seed=args.seed, methods=tuple(args.method or DEFAULT_METHODS),
+                    metric=metric, holdout=args.holdout, level=args.level, confusion=args.confusion, real_judge=real)
     res["human"] = human.name
-    if args.confusion_from:
-        res["config"]["confusion_name"] = f"estimated from {args.confusion_from}"
     path = os.path.join(args.out, "simulation.json")
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(to_jsonable(res), fh, indent=1)
         fh.write("\n")
-    cfg = res["config"]
-    print(f"{cfg['reps']} replications, confusion {cfg['confusion_name']}, design {cfg['design']}, "
-          f"{cfg['n_topics']} topics x {cfg['n_runs']} runs, {res['seconds']} s")
-    for m in metrics:
-        raw = res["raw"][m]
-        print(f"\n{m}: raw judge bias {raw['bias']:+.4f}, mean |bias| per run {raw['mean_abs_bias']:.4f}, RMSE {raw['rmse']:.4f}; "
-              f"tau run/topic/pooled {_t(raw['tau'])}")
-        print(f"  {'method':<22}{'bias':>9}{'|bias|':>9}{'cut':>7}{'RMSE':>8}{'cover':>7}{'width':>7}{'median':>7}  tau after")
-        for name in methods:
-            f = res["methods"][name][m]
-            print(f"  {name:<22}{f['bias']:+9.4f}{f['mean_abs_bias']:9.4f}{100 * f['bias_reduction']:6.0f}%{f['rmse']:8.4f}"
-                  f"{f['coverage']:7.3f}{f['mean_ci_width']:7.3f}{f['median_ci_width']:7.3f}  {_t(f['tau_after'])}")
+    print(format_table(res))
     print(f"\nwrote {path}")
     return 0
 
 
-def _t(t: dict) -> str:
-    return "/".join("nan" if t.get(k) is None else f"{t[k]:.3f}" for k in ("run", "topic_avg", "pooled"))
+def format_table(res: dict) -> str:
+    cfg = res["config"]
+    lines = [f"{cfg['reps']} replications per kind, {cfg['metric']}, {int(100 * cfg['holdout'])}% of {cfg['n_topics']} topics "
+             f"held out x {cfg['n_runs']} runs, {int(100 * cfg['level'])}% intervals; +- = Monte-Carlo SE; {res['seconds']} s",
+             f"{'kind':<18}{'method':<22}{'bias cut':>14}{'RMSE':>16}{'coverage':>16}{'worst run':>16}{'CI width':>16}"]
+    for kind, per in res["kinds"].items():
+        for m, f in per.items():
+            se = f["mc_se"]
+            cut = "-" if m == "none" else _pm(f["bias_cut"], se["bias_cut"], 2)
+            lines.append(f"{kind:<18}{'none (raw)' if m == 'none' else m:<22}{cut:>14}{_pm(f['rmse'], se['rmse'], 3):>16}"
+                         f"{_pm(f['coverage'], se['coverage'], 3):>16}{_pm(f['coverage_worst_run'], se['coverage_worst_run'], 2):>16}"
+                         f"{_pm(f['mean_ci_width'], se['mean_ci_width'], 3):>16}")
+    return "\n".join(lines)
+
+
+def _pm(x, se, d: int) -> str:
+    if x is None or x != x:
+        return "-"
+    return f"{x:.{d}f}+-{se:.{d}f}"
