@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "data": "metaeval.commands.data",
     "bench": "metaeval.commands.bench",
     "probe": "metaeval.commands.probe",
+    "plan": "metaeval.commands.plan",
     "create": "metaeval.commands.create",
     "assign": "metaeval.commands.assign",
 }
@@ -63,15 +64,26 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from metaeval.errors import MetaevalError
+    from metaeval.pipeline.signals import EXIT_TERMINATED, Terminated, install_sigterm
 
+    install_sigterm()  # SIGTERM stops a run like Ctrl-C: finished jobs kept, one line, exit 143
     try:
         return int(args.func(args) or 0)
     except MetaevalError as exc:
         print(f"metaeval {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"metaeval {args.command}: terminated (SIGTERM); finished jobs are kept, a rerun resumes", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print(f"metaeval {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `metaeval score ... | head`: the reader left; no traceback, nothing more to print
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit: point it somewhere harmless
+        return 141  # 128 + SIGPIPE, as a shell reports a reader that went away
 
 
 if __name__ == "__main__":  # pragma: no cover

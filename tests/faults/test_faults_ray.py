@@ -65,3 +65,13 @@ def test_ray_driver_sigint_stops_cleanly_and_resumes(tmp_path):
     assert r["stop_s"] < 20, f"took {r['stop_s']:.1f} s to stop"
     assert not r["survivors"], f"processes of the interrupted run still alive: {r['survivors']}"
     check_resumed(r)
+
+
+def test_ray_driver_sigterm_stops_cleanly_without_a_stack_dump_and_resumes(tmp_path):
+    """ray.init installs ``sys.exit`` as the SIGTERM handler (a C++ stack dump, exit 15); ours is put back."""
+    r = interrupted_then_resumed(tmp_path, "rayterm", signal.SIGTERM, RAY, wait_s=120)
+    assert r["rc"] == 143, (r["rc"], r["stderr"][-3000:])
+    assert "terminated" in r["stderr"] and "Traceback" not in r["stderr"], r["stderr"][-3000:]
+    assert "*** SIGTERM received" not in r["stderr"] and "Stack trace" not in r["stderr"], r["stderr"][-3000:]
+    assert not r["survivors"], f"processes of the terminated run still alive: {r['survivors']}"
+    check_resumed(r)

@@ -1,5 +1,5 @@
-"""The sweep driver killed mid-run (serial runtime): SIGKILL, and SIGINT (a clean stop: exit status 130, message
-"interrupted", every job finished so far kept in ``jobs.jsonl``).  Then a rerun completes: no job lost, none
+"""The sweep driver killed mid-run (serial runtime): SIGKILL, SIGINT (a clean stop: exit status 130, message
+"interrupted", every job finished so far kept in ``jobs.jsonl``) and SIGTERM (the same clean stop, exit 143).  Then a rerun completes: no job lost, none
 duplicated, and no finished job is sent to the server again (checked per answer against the server's log)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from tests.faults.faultkit import SERIAL, check_resumed, interrupted_then_resume
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("signals")
-    cases = {"sigkill": signal.SIGKILL, "sigint": signal.SIGINT}
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    cases = {"sigkill": signal.SIGKILL, "sigint": signal.SIGINT, "sigterm": signal.SIGTERM}
+    with ThreadPoolExecutor(max_workers=3) as pool:
         futs = {name: pool.submit(interrupted_then_resumed, root / name, name, sig, SERIAL) for name, sig in cases.items()}
         return {name: f.result() for name, f in futs.items()}
 
@@ -32,5 +32,13 @@ def test_sigint_stops_cleanly_keeps_finished_jobs_and_resumes(runs):
     assert r["rc"] == 130, (r["rc"], r["stderr"][-3000:])
     assert "interrupted" in r["stderr"] and "Traceback" not in r["stderr"], r["stderr"][-3000:]
     assert r["stop_s"] < 10, f"took {r['stop_s']:.1f} s to stop"
+    assert r["raw"].endswith(b"\n"), "a clean stop leaves no half-written line"
+    check_resumed(r)
+
+
+def test_sigterm_stops_cleanly_keeps_finished_jobs_and_resumes(runs):
+    r = runs["sigterm"]
+    assert r["rc"] == 143, (r["rc"], r["stderr"][-3000:])
+    assert "terminated" in r["stderr"] and "Traceback" not in r["stderr"], r["stderr"][-3000:]
     assert r["raw"].endswith(b"\n"), "a clean stop leaves no half-written line"
     check_resumed(r)
