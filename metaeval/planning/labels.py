@@ -95,14 +95,15 @@ def label_arrays(judge: "LabelSet", qids: Sequence[str], runs: Sequence[str], re
 
 def reverse_confusion(arr: LabelArrays, topics: np.ndarray | None = None, prior: float = 0.5) -> tuple[np.ndarray, int]:
     """``P[j, h] = P(human h | judge j)`` from the paired labels on ``topics`` (hard judge label = most-voted),
-    with ``prior`` pseudo-counts per cell; returns (P, number of pairs used)."""
+    with ``prior`` pseudo-counts per cell (a judge class never seen gets a uniform row); returns (P, pairs used)."""
     ok = arr.human >= 0
     if topics is not None:
         ok &= np.isin(arr.topic, topics)
     counts = np.full((3, 3), float(prior))
     j = arr.votes[ok].argmax(1)
     np.add.at(counts, (j, arr.human[ok]), 1.0)
-    return counts / counts.sum(1, keepdims=True), int(ok.sum())
+    tot = counts.sum(1, keepdims=True)
+    return np.where(tot > 0, counts / np.where(tot > 0, tot, 1.0), 1.0 / 3.0), int(ok.sum())
 
 
 def expected_scores(arr: LabelArrays, metric: str, P: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

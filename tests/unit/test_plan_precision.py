@@ -1,0 +1,126 @@
+"""Planning statistics against hand-computed, scipy and analytic values (metaeval.planning.precision)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau, norm
+
+from metaeval.errors import ConfigError
+from metaeval.planning import precision as P
+
+
+def test_fpc_variance_hand_values():
+    # S^2 (1/n - 1/T): 0.04 * (1/4 - 1/20) = 0.008; labelling everything leaves no error
+    assert P.fpc_variance(0.04, 4, 20) == pytest.approx(0.008)
+    assert P.fpc_variance(0.04, 20, 20) == pytest.approx(0.0)
+    with pytest.raises(ConfigError):
+        P.fpc_variance(0.04, 21, 20)
+
+
+def test_total_variance_reduces_to_human_variance_when_all_labelled():
+    # n = T: theta = mean_T H, so Var = s_H^2 / T whatever s_Delta is
+    assert P.total_variance(0.03, 0.09, 30, 30) == pytest.approx(0.09 / 30)
+    assert P.total_variance(0.03, 0.09, 10, 30) == pytest.approx(0.03 / 10 + 0.06 / 30)
+
+
+def test_topics_needed_is_the_smallest_n_meeting_the_target():
+    s2, h, T = np.array([0.04, 0.01, 0.0]), 0.02, 301
+    n = P.topics_needed(s2, h, T)
+    z = norm.ppf(0.975)
+    # hand formula for the first run: 1 / ((h/z)^2 / S^2 + 1/T)
+    assert n[0] == math.ceil(1 / ((h / z) ** 2 / 0.04 + 1 / T))
+    for k in range(2):
+        assert z * math.sqrt(s2[k] * (1 / n[k] - 1 / T)) <= h + 1e-12
+        assert z * math.sqrt(s2[k] * (1 / (n[k] - 1) - 1 / T)) > h
+    assert n[2] == 2  # no rectifier spread: the minimum
+
+
+def test_tau_b_rows_matches_scipy_with_ties():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 4, size=(6, 9)).astype(float)
+    y = rng.integers(0, 5, size=(6, 9)).astype(float)
+    got = P.tau_b_rows(x, y)
+    for i in range(6):
+        assert got[i] == pytest.approx(kendalltau(x[i], y[i], variant="b").statistic)
+    assert np.isnan(P.tau_b_rows(np.ones((1, 4)), np.arange(4.0)[None]))[0]
+
+
+def test_swap_share_hand_example():
+    truth = np.array([[0.5, 0.4, 0.1]])   # pairs: (0,1) gap .1, (0,2) .4, (1,2) .3
+    est = np.array([[0.3, 0.4, 0.2]])     # (0,1) reversed; (0,2) kept; (1,2) kept
+    assert P.swap_share(est, truth, 0.05) == (pytest.approx(1 / 3), 3)
+    assert P.swap_share(est, truth, 0.35) == (pytest.approx(0.0), 1)
+    tie = np.array([[0.4, 0.4, 0.2]])
+    assert P.swap_share(tie, truth, 0.05)[0] == pytest.approx(0.5 / 3)
+
+
+def test_analytic_swap_hand_example():
+    H = np.array([[0.6, 0.5], [0.8, 0.5], [0.4, 0.3]])
+    D = np.array([[0.1, 0.0], [-0.1, 0.1], [0.0, 0.2]])
+    d = H.mean(0)[0] - H.mean(0)[1]
+    s2 = np.var(D[:, 0] - D[:, 1], ddof=1)
+    expect = norm.cdf(-abs(d) / math.sqrt(s2 * (1 / 2 - 1 / 10)))
+    assert P.analytic_swap(H, D, 2, 10, 0.05) == pytest.approx(expect)
+    assert math.isnan(P.analytic_swap(H, D, 2, 10, 0.5))
+
+
+def _pilot(seed=0, tp=12, r=4):
+    rng = np.random.default_rng(seed)
+    H = np.clip(rng.normal(0.5, 0.2, size=(tp, r)), 0, 1)
+    J = np.clip(H - 0.1 + rng.normal(0, 0.1 * (1 + np.arange(r)), size=(tp, r)), 0, 1)
+    return H, J
+
+
+def test_resampled_width_matches_the_exact_bootstrap_variance():
+    """In the bootstrap world the exact variance is sigma0^2 (1/n - 1/T); 3000 worlds: within 5%."""
+    H, J = _pilot()
+    res = P.precision_curves(H, J, total_topics=30, n_grid=[3, 8, 15], reps=3000, rng=1, gaps=(0.05,))
+    for row in res["rows"]:
+        assert row["analytic_over_empirical"]["min"] > 0.95 and row["analytic_over_empirical"]["max"] < 1.05
+        tot = row["total_analytic_half"]["median"] / row["total_empirical_half"]["median"]
+        assert 0.95 < tot < 1.05
+    # planning width uses ddof 1: larger than the ddof-0 one by sqrt(T_p / (T_p - 1))
+    r0 = res["rows"][0]
+    assert r0["analytic_half"]["median"] / r0["analytic_half_pilot0"]["median"] == pytest.approx(math.sqrt(12 / 11))
+
+
+def test_curves_are_exact_at_full_labelling_and_shrink_with_n():
+    H, J = _pilot(2)
+    res = P.precision_curves(H, J, n_grid=[2, 6, 12], reps=200, rng=0)
+    rows = res["rows"]
+    assert res["total_topics"] == 12
+    assert rows[-1]["empirical_half"]["max"] == pytest.approx(0.0, abs=1e-12)
+    assert rows[-1]["tau_mean"] == pytest.approx(1.0)
+    e = [r["empirical_half"]["median"] for r in rows]
+    assert e[0] > e[1] > e[2]
+
+
+def test_plugin_interval_coverage_near_nominal_for_normal_rectifiers():
+    rng = np.random.default_rng(5)
+    H = rng.normal(0.5, 0.3, size=(200, 3))
+    J = H - rng.normal(0.05, 0.1, size=(200, 3))
+    res = P.precision_curves(H, J, total_topics=400, n_grid=[20], reps=2000, rng=2)
+    cov = res["rows"][0]["plugin_coverage"]
+    assert 0.92 < cov["min"] and cov["max"] < 0.98
+
+
+def test_precision_curves_reject_bad_input():
+    with pytest.raises(ConfigError):
+        P.precision_curves(np.ones((1, 3)), np.ones((1, 3)))
+    with pytest.raises(ConfigError):
+        P.precision_curves(np.ones((4, 3)), np.ones((4, 2)))
+
+
+def test_runs_with_missing_topics_are_dropped_and_counted():
+    H, J = _pilot(4)
+    H[0, 1] = np.nan
+    res = P.precision_curves(H, J, n_grid=[4], reps=20, rng=0)
+    assert res["runs"] == 3 and res["runs_dropped"] == 1
+
+
+def test_need_statement():
+    nd = P.need_statement(np.array([0.04, 0.09]), 0.02, 301, 0.95, "V_strict")
+    assert nd["median_run"] == math.ceil(np.median(P.topics_needed(np.array([0.04, 0.09]), 0.02, 301)))
+    assert nd["worst_run"] == max(nd["per_run"])
+    assert "V_strict" in nd["line"] and str(nd["worst_run"]) in nd["line"]
