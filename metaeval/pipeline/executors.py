@@ -17,10 +17,16 @@ Both call ``on_result(job, result_or_exception)`` in the driver, in completion o
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import os
+import sys
+import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from metaeval.errors import ConfigError
 
 from metaeval.pipeline.signals import install_sigterm
 
@@ -101,109 +107,355 @@ class AsyncioExecutor:
         pass
 
 
-def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
-    """Start (or join) Ray.  Local runtimes bind to 127.0.0.1 only."""
+def _drop_token_auth_notice(record: logging.LogRecord) -> bool:
+    """Logging filter: False for Ray's "Token authentication is enabled for this Ray cluster" notice."""
+    return "Token authentication is enabled for this Ray cluster" not in record.getMessage()
+
+
+def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_env: dict[str, Any] | None = None) -> None:
+    """Start (or join) Ray.  Local runtimes bind to 127.0.0.1 only.
+
+    ``address``: an existing cluster's GCS address ``HOST:PORT`` (or ``ray://HOST:10001`` with the Ray Client
+    extra, ``pip install 'ray[client]'``); ``runtime_env`` ships code to its workers (``cluster_runtime_env``).
+    """
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if not address and "ray" not in sys.modules:
+        # A new local cluster: keep Ray's token authentication on, but say so explicitly - with RAY_AUTH_MODE unset
+        # Ray enables it anyway and prints a warning on every run (a user's own setting is respected).  Ray reads
+        # the variable when it is imported, so it is set only before the first import (after it, the GCS would ask
+        # for a token the driver does not send).
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
     import ray
 
     if ray.is_initialized():
         return
     if address:
-        ray.init(address=address, log_to_driver=False)
+        if address.startswith("ray://") and importlib.util.find_spec("ray.util.client") is None:  # pragma: no cover
+            raise ConfigError(f"runtime.address={address}: ray:// needs the Ray Client (pip install 'ray[client]'); "
+                              f"or give the GCS address HOST:PORT")
+        kwargs: dict[str, Any] = {"address": address, "log_to_driver": False}
+        if runtime_env:
+            kwargs["runtime_env"] = runtime_env
+        ray.init(**kwargs)
     else:
         ray.init(num_cpus=num_cpus or 2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
                  configure_logging=False)
 
 
+def cluster_runtime_env(ship_package: bool = True, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The job's ``runtime_env`` on a cluster: the driver's own ``metaeval`` package as a ``py_modules`` entry
+    (so every node runs the driver's code; third-party dependencies must be installed on the nodes), plus the
+    user's ``runtime.runtime_env``.  API keys are NOT put here: Ray's runtime-env agent logs the serialized
+    runtime env at INFO on every node; keys travel as actor arguments instead (``_Secrets``)."""
+    env: dict[str, Any] = dict(extra or {})
+    if ship_package:
+        import metaeval
+
+        pkg = str(Path(metaeval.__file__).resolve().parent)
+        env["py_modules"] = [*env.get("py_modules", []), pkg]
+        env["excludes"] = [*env.get("excludes", []), "__pycache__", "*.pyc"]
+    return env
+
+
+class _Secrets:
+    """Environment variables an actor needs (the judge's key variable, ``METAEVAL_OFFLINE``), as an actor argument.
+
+    Never in a runtime_env (logged by Ray's agent) and never printed: ``repr`` shows the names only."""
+
+    def __init__(self, values: Mapping[str, str]):
+        self._values = dict(values)
+
+    def apply(self) -> None:
+        os.environ.update(self._values)
+
+    def __repr__(self) -> str:
+        return f"_Secrets({sorted(self._values)})"
+
+
+#: environment variables forwarded to cluster actors when set in the driver (besides each judge's key variable)
+FORWARDED_ENV = ("METAEVAL_OFFLINE",)
+
+
+def _config_dict(cfg: Any) -> dict[str, Any]:
+    return dict(getattr(cfg, "config", cfg) or {})
+
+
+def _deployment_dict(cfg: Any) -> dict[str, Any]:
+    """The judge's deployment mapping (an llm judge), else the judge config itself (replicas/resources top level)."""
+    conf = _config_dict(cfg)
+    dep = conf.get("deployment")
+    return dict(dep) if isinstance(dep, Mapping) else conf
+
+
+def _with_config(cfg: Any, conf: dict[str, Any]) -> Any:
+    """``cfg`` (a plain dict or a ``JudgeSpec``) with its config replaced."""
+    if isinstance(cfg, Mapping):
+        return conf
+    import dataclasses
+
+    from metaeval.judges.config import Deployment
+
+    changes: dict[str, Any] = {"config": conf}
+    if getattr(cfg, "deployment", None) is not None and isinstance(conf.get("deployment"), Mapping):
+        changes["deployment"] = Deployment.from_dict(conf["deployment"])
+    return dataclasses.replace(cfg, **changes)
+
+
+def replica_plan(cfg: Any, concurrency: int) -> list[tuple[dict[str, float], int, Any]]:
+    """One (ray resources, max_concurrency, worker config) per replica of a judge deployment.
+
+    The deployment's limits are *shared*: its ``concurrency`` is split so the replicas' sum equals it (each at
+    least 1: replica ``i`` gets ``C // N + (i < C % N)``), and ``rpm``/``tpm`` are divided by ``N``; so N
+    replicas never send more than the one deployment would.  ``resources`` is a mapping for every replica or a
+    list with one mapping per replica (custom node resources pin replicas to nodes); CPUs default to 0.
+    """
+    conf = _config_dict(cfg)
+    dep = _deployment_dict(cfg)
+    res = dep.get("resources") or {}
+    res = [res] if isinstance(res, Mapping) else list(res)
+    n = int(dep.get("replicas") or len(res) or 1)
+    if n < 1 or len(res) not in (1, n):
+        raise ConfigError(f"judge {conf.get('name', '?')}: replicas={n} with {len(res)} resource mappings")
+    out = []
+    for i in range(n):
+        conc = max(1, concurrency // n + (1 if i < concurrency % n else 0))
+        rconf = conf
+        if n > 1 and isinstance(conf.get("deployment"), Mapping):
+            d = dict(conf["deployment"])
+            lim = dict(d.get("limits") or {})
+            lim["concurrency"] = conc
+            for k in ("rpm", "tpm"):
+                if lim.get(k):
+                    lim[k] = float(lim[k]) / n
+            d["limits"] = lim
+            rconf = {**conf, "deployment": d}
+        out.append(({k: float(v) for k, v in dict(res[i] if len(res) > 1 else res[0]).items()}, conc,
+                    _with_config(cfg, rconf) if rconf is not conf else cfg))
+    return out
+
+
+def _actor_options(resources: Mapping[str, float], conc: int) -> dict[str, Any]:
+    res = dict(resources)
+    opts: dict[str, Any] = {"max_concurrency": max(1, conc), "max_restarts": 3,
+                            "num_cpus": res.pop("num_cpus", 0), "num_gpus": res.pop("num_gpus", 0)}
+    if "memory" in res:
+        opts["memory"] = res.pop("memory")
+    if res:
+        opts["resources"] = res
+    return opts
+
+
+@dataclass
+class _Replica:
+    wid: str
+    index: int
+    handle: Any
+    cap: int
+    in_flight: int = 0
+    up: bool = True
+    dead: bool = False
+    down_since: float = 0.0
+
+
 class RayExecutor:
-    """One async Ray actor per judge deployment (see the module docstring)."""
+    """Async Ray actors per judge deployment: ``replicas`` of them (see the module docstring and ``replica_plan``).
+
+    Jobs go to the live replica of their deployment with the fewest in flight (each holds at most
+    ``2 x max_concurrency``).  A replica whose call fails with an actor error stops receiving work; its job is
+    resubmitted (``max_job_retries``) to another replica; a probe brings it back once Ray has restarted it, and
+    it is given up for good when the probe says the actor is dead.  When no replica of a deployment is up for
+    ``restart_timeout_s`` the remaining jobs are reported as failed (data: a rerun retries them), never lost.
+
+    On a cluster (``address``) the package is shipped with ``cluster_runtime_env``, each actor receives only its
+    judge's key variable (``_Secrets``), and the response cache is the driver's (``metaeval.pipeline.ray_cache``).
+    ``placements`` lists (worker id, replica, node id, pid) of the actors this executor started.
+    """
 
     name = "ray"
 
-    def __init__(self, make_worker: Callable[[dict[str, Any]], Worker], worker_configs: dict[str, dict[str, Any]],
+    def __init__(self, make_worker: Callable[[Any], Worker], worker_configs: dict[str, Any],
                  concurrency: dict[str, int], address: str | None = None, num_cpus: int | None = None,
-                 max_job_retries: int = 3):
+                 max_job_retries: int = 3, ship_package: bool = True, runtime_env: Mapping[str, Any] | None = None,
+                 shared_cache: bool | None = None, restart_timeout_s: float = 60.0):
         self.make_worker = make_worker
         self.worker_configs = worker_configs
         self.concurrency = concurrency
         self.address = address
         self.num_cpus = num_cpus
         self.max_job_retries = max_job_retries
-        self._actors: dict[str, Any] = {}
+        self.ship_package = ship_package
+        self.runtime_env = dict(runtime_env or {})
+        #: one driver-owned cache actor (default: on a cluster); off -> each actor opens the cache path itself
+        self.shared_cache = bool(address) if shared_cache is None else bool(shared_cache)
+        self.restart_timeout_s = restart_timeout_s
+        self._replicas: dict[str, list[_Replica]] = {}
+        self._cache_actors: dict[str, Any] = {}
+        self.placements: list[dict[str, Any]] = []
 
-    def _actor(self, wid: str):
+    @classmethod
+    def from_runtime(cls, make_worker: Callable[[Any], Worker], worker_configs: dict[str, Any],
+                     concurrency: dict[str, int], runtime: Mapping[str, Any]) -> "RayExecutor":
+        """From the ``runtime`` config group (``conf/runtime/ray_local.yaml`` / ``ray_cluster.yaml``)."""
+        return cls(make_worker, worker_configs, concurrency, address=runtime.get("address"),
+                   num_cpus=runtime.get("num_cpus"), max_job_retries=int(runtime.get("max_job_retries", 3)),
+                   ship_package=bool(runtime.get("ship_package", True)), runtime_env=runtime.get("runtime_env"),
+                   shared_cache=runtime.get("shared_cache"),
+                   restart_timeout_s=float(runtime.get("restart_timeout_s", 60.0)))
+
+    # ------------------------------------------------------------------ actors
+    def _secrets(self, cfg: Any) -> _Secrets | None:
+        if not self.address:
+            return None  # local actors inherit the driver's environment
+        dep = _deployment_dict(cfg)
+        names = [n for n in (dep.get("api_key_env"), *FORWARDED_ENV) if n and os.environ.get(n)]
+        return _Secrets({n: os.environ[n] for n in names})
+
+    def _cached(self, cfg: Any) -> Any:
+        """``cfg`` with its cache path replaced by the driver-owned cache actor's proxy (``shared_cache``)."""
+        conf = _config_dict(cfg)
+        path = conf.get("cache")
+        if not self.shared_cache or not isinstance(path, (str, os.PathLike)):
+            return cfg
+        from metaeval.pipeline.ray_cache import start_cache_actor
+
+        key = str(Path(path).expanduser().resolve())
+        if key not in self._cache_actors:
+            self._cache_actors[key] = start_cache_actor(key)
+        return _with_config(cfg, {**conf, "cache": self._cache_actors[key][1]})
+
+    def _start(self, wid: str) -> list[_Replica]:
         import ray
 
-        if wid not in self._actors:
-            actor_cls = ray.remote(_WorkerActor).options(
-                max_concurrency=max(1, self.concurrency.get(wid, 1)), max_restarts=3, num_cpus=0,
-            )
-            self._actors[wid] = actor_cls.remote(self.make_worker, self.worker_configs[wid])
-        return self._actors[wid]
+        if wid not in self._replicas:
+            cfg = self._cached(self.worker_configs[wid])
+            reps = []
+            for i, (res, conc, rcfg) in enumerate(replica_plan(cfg, max(1, self.concurrency.get(wid, 1)))):
+                handle = ray.remote(_WorkerActor).options(**_actor_options(res, conc)).remote(
+                    self.make_worker, rcfg, self._secrets(rcfg), f"{wid}#{i}")
+                reps.append(_Replica(wid, i, handle, 2 * conc))
+            self._replicas[wid] = reps
+        return self._replicas[wid]
 
+    def _pick(self, wid: str) -> _Replica | None:
+        live = [r for r in self._start(wid) if r.up and r.in_flight < r.cap]
+        return min(live, key=lambda r: (r.in_flight / r.cap, r.index)) if live else None
+
+    # ------------------------------------------------------------------ run
     def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
         import ray
         from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
-        init_ray(self.address, self.num_cpus)
+        actor_errors = (ActorDiedError, ActorUnavailableError, RayActorError)
+        init_ray(self.address, self.num_cpus,
+                 cluster_runtime_env(self.ship_package, self.runtime_env) if self.address else None)
         install_sigterm()  # ray.init replaced our SIGTERM handler with sys.exit (a C++ stack dump mid-ray.wait)
         pending: dict[str, list[Job]] = {}
         for job in jobs:
             pending.setdefault(job.worker_id, []).append(job)
         for lst in pending.values():
             lst.reverse()  # pop() from the end keeps submission order
-        in_flight: dict[Any, Job] = {}
-        per_worker: dict[str, int] = {w: 0 for w in pending}
+        in_flight: dict[Any, tuple[Job, _Replica]] = {}
+        probes: dict[Any, _Replica] = {}
         attempts: dict[str, int] = {}
+        for wid in pending:
+            for rep in self._start(wid):
+                probes[rep.handle.where.remote()] = rep
 
         def fill() -> None:
             for wid, lst in pending.items():
-                cap = 2 * max(1, self.concurrency.get(wid, 1))
-                while lst and per_worker[wid] < cap:
+                while lst:
+                    rep = self._pick(wid)
+                    if rep is None:
+                        break
                     job = lst.pop()
-                    ref = self._actor(wid).run.remote(job.stage, job.payload)
-                    in_flight[ref] = job
-                    per_worker[wid] += 1
+                    in_flight[rep.handle.run.remote(job.stage, job.payload)] = (job, rep)
+                    rep.in_flight += 1
+
+        def give_up_stalled() -> None:
+            """Fail (as data) the jobs of deployments with no replica up for ``restart_timeout_s``."""
+            now = time.monotonic()
+            for wid, lst in pending.items():
+                reps = self._replicas.get(wid, [])
+                if not lst or any(r.up for r in reps):
+                    continue
+                if all(r.dead for r in reps) or now - max(r.down_since for r in reps) > self.restart_timeout_s:
+                    err = RuntimeError(f"no replica of {wid} is available (all died or restarting > "
+                                       f"{self.restart_timeout_s:g}s); {len(lst)} job(s) not run")
+                    log.error("%s", err)
+                    while lst:
+                        on_result(lst.pop(), err)
 
         fill()
-        while in_flight:
-            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=None)
+        while in_flight or any(pending.values()):
+            refs = list(in_flight) + list(probes)
+            done, _ = ray.wait(refs, num_returns=1, timeout=1.0) if refs else ([], [])
             for ref in done:
-                job = in_flight.pop(ref)
-                per_worker[job.worker_id] -= 1
+                if ref in probes:
+                    rep = probes.pop(ref)
+                    try:
+                        node, pid = ray.get(ref)
+                        self.placements.append({"worker": rep.wid, "replica": rep.index, "node": node, "pid": pid})
+                        rep.up = True
+                    except actor_errors:
+                        rep.dead, rep.up = True, False
+                    continue
+                job, rep = in_flight.pop(ref)
+                rep.in_flight -= 1
                 try:
                     result: Any = ray.get(ref)
-                except (ActorDiedError, ActorUnavailableError, RayActorError) as exc:
+                except actor_errors as exc:
+                    if rep.up:  # stop sending to it; a probe brings it back when Ray has restarted it
+                        rep.up, rep.down_since = False, time.monotonic()
+                        log.warning("replica %s#%d of %s failed (%s); probing it", rep.wid, rep.index, rep.wid,
+                                    type(exc).__name__)
+                        probes[rep.handle.where.remote()] = rep
                     attempts[job.key] = attempts.get(job.key, 0) + 1
                     if attempts[job.key] <= self.max_job_retries:
-                        log.warning("worker %s died during job %s; retrying (%d)", job.worker_id, job.key, attempts[job.key])
+                        log.warning("job %s retried (%d) after its actor failed", job.key, attempts[job.key])
                         pending[job.worker_id].append(job)
                         continue
                     result = exc
                 except Exception as exc:
                     result = exc
                 on_result(job, result)
+            give_up_stalled()
             fill()
 
     def shutdown(self) -> None:
         import ray
 
-        for actor in self._actors.values():
+        handles = [r.handle for reps in self._replicas.values() for r in reps]
+        handles += [h for h, _ in self._cache_actors.values()]
+        for actor in handles:
             try:
                 ray.kill(actor)
             except Exception:  # already gone
                 pass
-        self._actors.clear()
+        self._replicas.clear()
+        self._cache_actors.clear()
 
 
 class _WorkerActor:
     """Ray actor body: builds its worker once and runs payloads on the actor's event loop."""
 
-    def __init__(self, make_worker: Callable[[dict[str, Any]], Worker], config: dict[str, Any]):
+    def __init__(self, make_worker: Callable[[Any], Worker], config: Any, secrets: _Secrets | None = None,
+                 replica: str = ""):
+        if secrets is not None:
+            secrets.apply()
+        self.replica = replica
         self.worker = make_worker(config)
+        import ray
+
+        self.node = ray.get_runtime_context().get_node_id()
 
     async def run(self, stage: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return await self.worker.run(stage, payload)
+        result = await self.worker.run(stage, payload)
+        if isinstance(result, dict) and isinstance(result.get("stats"), dict):
+            result["stats"]["ray"] = {"node": self.node, "replica": self.replica}  # where it ran (jobs.jsonl)
+        return result
+
+    def where(self) -> tuple[str, int]:
+        return self.node, os.getpid()
 
     def pid(self) -> int:
         return os.getpid()
