@@ -133,18 +133,28 @@ def info_text(config_dir=None) -> str:
 
 
 def dry_run_table(summary) -> str:
-    lines = [f"{'cell':<40} {'calls':>7} {'in tokens':>10} {'out tokens':>10} {'est. USD':>9}"]
-    total = 0.0
+    """Estimated judge calls per cell and stage, tokens and USD.  ``<=`` marks an upper bound: the nugget lists a
+    judge creates are not known before it runs, so importance and assignment are counted at the caps
+    (``sweep.max_nuggets`` per topic, ``sweep.keep_top`` per answer), and with ``sweep.relevance=judge`` creation is
+    counted over every candidate document."""
+    lines = [f"{'cell':<40} {'calls':>8} {'in tokens':>10} {'out tokens':>10} {'est. USD':>9}  calls per stage"]
+    total, bounded = 0.0, False
     for c in summary["cells"]:
         if c.get("skipped"):
             lines.append(f"{c['cell']:<40} skipped: {c['skipped']}")
             continue
         st = c["stats"]
         total += st["est_cost_usd"]
-        lines.append(f"{c['cell']:<40} {st['est_calls']:>7} {st['est_input_tokens']:>10} {st['est_output_tokens']:>10} {st['est_cost_usd']:>9.4f}")
-    lines.append(f"{'total':<40} {'':>7} {'':>10} {'':>10} {total:>9.4f}")
-    lines.append("dry run: nothing was sent (estimates: ~4 characters per token, importance/assignment counts for "
-                 "judge-created nuggets assume the caps)")
+        mark = "<=" if st.get("est_bound") else ""
+        bounded = bounded or bool(mark)
+        stages = ", ".join(f"{k} {v}" for k, v in (st.get("est_stage_calls") or {}).items())
+        lines.append(f"{c['cell']:<40} {mark + str(st['est_calls']):>8} {st['est_input_tokens']:>10} "
+                     f"{st['est_output_tokens']:>10} {st['est_cost_usd']:>9.4f}  {stages}")
+    lines.append(f"{'total':<40} {'':>8} {'':>10} {'':>10} {total:>9.4f}")
+    lines.append("dry run: nothing was sent. Calls = ceil(items / batch) per job (re-asks come on top); tokens ~4 "
+                 "characters each; jobs already stored are not counted."
+                 + (" <= : an upper bound (nuggets the judge creates are counted at the caps sweep.max_nuggets / "
+                    "sweep.keep_top)." if bounded else ""))
     return "\n".join(lines)
 
 

@@ -54,6 +54,8 @@ class CellStats:
     est_cost_usd: float = 0.0
     #: the estimate is an upper bound (judge-created nugget lists assumed at the caps; relevance: every document)
     est_bound: bool = False
+    #: stage -> estimated judge calls (dry run / budget); a stage is a bound when its nugget lists are not known yet
+    est_stage_calls: dict = field(default_factory=dict)
     prompts: set = field(default_factory=set)
     keys: set = field(default_factory=set)
 
@@ -180,6 +182,7 @@ class Sweep:
             calls, tin, tout, cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)
             st.est_bound = st.est_bound or cell.id in self.bounded
             st.est_calls += calls
+            st.est_stage_calls[stage] = st.est_stage_calls.get(stage, 0) + calls
             st.est_input_tokens += tin
             st.est_output_tokens += tout
             st.est_cost_usd += cost
