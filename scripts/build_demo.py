@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python metaeval/data/demo/build_demo.py            # rewrites the files next to this script
-    python metaeval/data/demo/build_demo.py --check    # exit 1 if the committed files differ from a fresh build
+    python scripts/build_demo.py            # rewrites the files in metaeval/data/demo/
+    python scripts/build_demo.py --check    # exit 1 if the committed files differ from a fresh build
 
 Everything topical here - questions, documents, nuggets, answer sentences - was written by hand by the metaeval
 authors.  The facts are ordinary textbook-level statements, simplified; they are not sourced assessments.
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SEED = 20241108
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "metaeval" / "data" / "demo"  # the shipped demo (output)
 RANK = {"not_support": 0, "partial_support": 1, "support": 2}
 
 
@@ -599,11 +599,11 @@ def _readme(stats: dict[str, Counter], files: dict[str, str]) -> str:
         "",
         "Everything here was written by the metaeval authors to let you try the tool offline in seconds. The",
         "questions imitate the style of TREC 2024 RAG topics; the documents, nuggets, answers and labels are",
-        f"hand-written or generated from hand-written sentences by `build_demo.py` (deterministic, seed {SEED}).",
+        f"hand-written or generated from hand-written sentences by `scripts/build_demo.py` (deterministic, seed {SEED}).",
         "No human assessor judged anything here, no real system produced these answers, and the facts are",
         "simplified everyday statements. Do not draw conclusions about real LLM judges from this data.",
         "",
-        "Regenerate (from the repository root): `python metaeval/data/demo/build_demo.py`;",
+        "Regenerate (from the repository root): `python scripts/build_demo.py`;",
         "`--check` verifies that the committed files equal a fresh build.",
         "",
         "## Contents",
@@ -644,7 +644,7 @@ def _readme(stats: dict[str, Counter], files: dict[str, str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=HERE, help="output folder (default: this script's folder)")
+    ap.add_argument("--out", type=Path, default=HERE, help="output folder (default: metaeval/data/demo)")
     ap.add_argument("--check", action="store_true", help="compare with the files in --out instead of writing")
     args = ap.parse_args(argv)
     files = build()
