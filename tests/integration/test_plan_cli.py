@@ -1,0 +1,62 @@
+"""``metaeval plan`` end to end on the NIST labels with a simulated judge (files in, plan.json/plan.md/plot out)."""
+
+import json
+import math
+
+import pytest
+
+from metaeval.cli import main
+from metaeval.io.assignments import write_assignments
+from metaeval.planning.consistency import simulate_sampling_judge
+
+
+def test_plan_with_pilot_ranks_the_unlabelled_topics(tmp_path, nist_file, capsys):
+    out = tmp_path / "plan"
+    rc = main(["plan", "--reference", str(nist_file), "--simulate-judge", "paper-fig6-edits", "--pilot", "8",
+               "--reps", "60", "--replay-reps", "0", "--metric", "V_strict", "--out", str(out)])
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert rc == 0
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["schema"] == "metaeval.plan/1" and plan["pilot"]["topics"] == 8 and plan["pilot"]["judge_topics"] == 21
+    ranked = [r["qid"] for r in plan["next_topics"]["list"]]
+    assert len(ranked) == 13 and not set(ranked) & set(plan["pilot"]["qids"])
+    assert printed[-1] == plan["recommendation"]
+    # the printed table is the JSON's numbers
+    row = plan["curves"]["v_strict"]["rows"][-2]
+    line = next(p for p in printed if p.split() and p.split()[0] == str(row["n"]))
+    assert f"{row['analytic_half']['median']:.3f}" in line.split() and f"{row['empirical_half']['median']:.3f}" in line.split()
+    # hours = topics x labels per topic x 15 s (the default assumption)
+    need = plan["need"]["v_strict"]
+    assert need["hours_median_run"] == pytest.approx(need["median_run"] * plan["pilot"]["labels_per_topic"] * 15 / 3600)
+    assert (out / "plan_curves.svg").stat().st_size > 1000 and "Assessor plan" in (out / "plan.md").read_text()
+    # full labelling at n = T: no calibration error left
+    assert plan["curves"]["v_strict"]["rows"][-1]["n"] == 21
+    assert plan["curves"]["v_strict"]["rows"][-1]["empirical_half"]["max"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_plan_with_k_judge_files_reports_self_consistency(tmp_path, nist_labels, nist_file, capsys):
+    sets = simulate_sampling_judge(nist_labels, 3, alpha=2.0, seed=4, name="sj")
+    files = []
+    for i, s in enumerate(sets):
+        files += ["--judge", str(tmp_path / f"s{i}.jl")]
+        write_assignments(s, tmp_path / f"s{i}.jl")
+    out = tmp_path / "plan"
+    rc = main(["plan", "--reference", str(nist_file), *files, "--reps", "40", "--replay-reps", "6",
+               "--total-topics", "100", "--metric", "v_strict", "--out", str(out)])
+    assert rc == 0
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    cons = plan["consistency"]
+    assert cons["k"] == 3 and 0 < cons["flip"]["flip_rate"] < 1
+    assert set(cons["calibration"]["variants"]) == {"hard (draw 0)", "majority", "soft (vote share)"}
+    assert plan["pilot"]["total_topics"] == 100 and plan["next_topics"]["list"] == []
+    assert {"random", "confusion", "votes", "greedy"} == set(plan["replay"]["strategies"])
+    assert math.isfinite(plan["need"]["v_strict"]["median_run"])
+    assert "flip rate" in capsys.readouterr().out
+
+
+def test_plan_errors_are_one_line_exit_2(tmp_path, nist_file, capsys):
+    rc = main(["plan", "--reference", str(nist_file), "--out", str(tmp_path / "x")])
+    assert rc == 2 and "exactly one of --judge" in capsys.readouterr().err
+    rc = main(["plan", "--reference", str(nist_file), "--simulate-judge", "paper-fig6-edits", "--pilot", "2",
+               "--out", str(tmp_path / "x")])
+    assert rc == 2 and "--pilot 2" in capsys.readouterr().err
