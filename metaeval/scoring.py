@@ -27,10 +27,13 @@ Policies (``ScoringPolicy``), all documented defaults follow castorini/nuggetize
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from metaeval.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -67,7 +70,10 @@ class ScoringPolicy:
 
 
 def normalize_metric(name: str) -> str:
-    """Accept ``V_strict``, ``v_strict``, ``strict_vital_score`` ... and return the canonical column name."""
+    """Accept ``V_strict``, ``v_strict``, ``strict_vital_score`` ... (any case) and return the canonical column name.
+
+    Names that are not nugget metrics come back lower-cased and stripped, so every comparison of metric names
+    is case-insensitive."""
     key = name.strip().lower()
     aliases = {
         "strict_vital_score": "v_strict", "vital_score": "v", "strict_all_score": "a_strict", "all_score": "a",
@@ -151,7 +157,8 @@ def run_scores(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] 
     """Run score = mean over topics of per-answer scores, with ``n_topics`` (answers scored per run).
 
     ``common_topics=True`` first restricts every run to the topics that *all* runs answered, so runs are
-    compared on the same topics.  NaN scores (excluded answers) are skipped by the mean.  Sorted by the first
+    compared on the same topics; dropping topics is logged as a warning with the counts.  NaN scores (excluded
+    answers) are skipped by the mean.  Metric names are case-insensitive (``V_strict``).  Sorted by the first
     metric, best first.
     """
     df = per_answer
@@ -159,7 +166,16 @@ def run_scores(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] 
         n_runs = df["run_id"].nunique()
         per_topic = df.groupby("qid")["run_id"].nunique()
         keep = per_topic[per_topic == n_runs].index
+        if len(keep) < len(per_topic):
+            short = per_topic[per_topic < n_runs].sort_values()
+            log.warning("common_topics: kept %d of %d topics (answered by all %d runs); dropped %d topics "
+                        "answered by fewer runs, e.g. %s", len(keep), len(per_topic), n_runs, len(short),
+                        ", ".join(f"{q} ({int(k)} runs)" for q, k in short.head(3).items()))
         df = df[df["qid"].isin(keep)]
+    metrics = [normalize_metric(m) for m in metrics]
+    unknown = [m for m in metrics if m not in df.columns]
+    if unknown and len(unknown) == len(metrics):
+        raise ConfigError(f"metric(s) {', '.join(unknown)} not in the score table (columns: {', '.join(map(str, df.columns))})")
     metrics = [m for m in metrics if m in df.columns]
     agg = df.groupby("run_id")[metrics].mean()
     agg.insert(0, "n_topics", df.groupby("run_id")["qid"].nunique())
@@ -169,5 +185,6 @@ def run_scores(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] 
 
 def to_long(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] = METRICS) -> "pd.DataFrame":
     """The long score table ``run_id, qid, metric, value`` used by analysis and score-table files."""
+    metrics = [normalize_metric(m) for m in metrics]
     long = per_answer.melt(id_vars=["run_id", "qid"], value_vars=list(metrics), var_name="metric", value_name="value")
     return long[["run_id", "qid", "metric", "value"]]

@@ -119,3 +119,35 @@ def test_join_reports_failed_mismatches_and_one_sided_rows():
     assert imp["confusion"] == [[0, 0], [1, 1]] and imp["identical"] is False
     with pytest.raises(ConfigError, match="share no"):
         label_agreement(ref, _tiny("other", [("9", "z", 0, "t", "vital", "support")]))
+
+
+def _pairs(name, n, differ, topic="1"):
+    """n labels of one answer; the first ``differ`` nugget texts changed on this side."""
+    sup = ["support", "partial_support", "not_support"]
+    return [(topic, "a", i, (f"other {i}" if i < differ else f"nugget {i}"), "vital", sup[i % 3]) for i in range(n)]
+
+
+def test_coverage_note_below_95_percent_and_statistics_na_below_50_percent():
+    ref = _tiny("ref", _pairs("ref", 40, 0))
+    full = label_agreement(ref, _tiny("c", _pairs("c", 40, 0)), n_boot=50)
+    assert full["coverage"]["share"] == 1.0 and full["coverage"]["note"] is None
+    assert full["cohen_kappa"] == pytest.approx(1.0)
+    part = label_agreement(ref, _tiny("c", _pairs("c", 40, 4)), n_boot=50)  # 36 of 40 match: 90%
+    assert part["coverage"]["note"] == "on 36 of 40 pairs (nugget texts differ)"
+    assert part["coverage"]["statistics"] and part["n"] == 36 and part["cohen_kappa"] == pytest.approx(1.0)
+    few = label_agreement(ref, _tiny("c", _pairs("c", 40, 39)), n_boot=50)  # 1 of 40: a kappa would mislead
+    assert few["coverage"]["note"] == "on 1 of 40 pairs (nugget texts differ)" and not few["coverage"]["statistics"]
+    for key in ("cohen_kappa", "weighted_kappa", "krippendorff_alpha", "exact_agreement", "strictness_index"):
+        assert np.isnan(few[key]), key
+    assert np.isnan(few["cohen_kappa_ci"]).all() and "n/a" in few["statistics_note"]
+    assert few["confusion"] == [[0, 0, 0], [0, 0, 0], [0, 0, 1]]  # the counts stay
+    half = label_agreement(ref, _tiny("c", _pairs("c", 40, 20)), n_boot=50)  # exactly 50%: still computed
+    assert half["coverage"]["statistics"] and np.isfinite(half["cohen_kappa"])
+
+
+def test_coverage_counts_only_answers_both_sides_labelled():
+    ref = _tiny("ref", _pairs("ref", 10, 0) + [("2", "a", 0, "t", "vital", "support")])
+    cand = _tiny("c", _pairs("c", 10, 0) + [("3", "a", 0, "t", "vital", "support")])
+    res = label_agreement(ref, cand, n_boot=0)
+    assert res["coverage"]["matched"] == 10 and res["coverage"]["total"] == 10 and res["coverage"]["note"] is None
+    assert res["join"]["reference_only"] == 1 and res["join"]["candidate_only"] == 1

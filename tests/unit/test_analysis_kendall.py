@@ -96,3 +96,64 @@ def test_chunked_batches_equal_unchunked(monkeypatch):
         got = TAU_VARIANTS[v].batch(x, y)
         assert got.shape == (3, 40)
         np.testing.assert_allclose(got, full[v], atol=1e-12)
+
+
+# pyircor's published test vectors (Urbano & Marrero's reference implementation, tests/test_pyircor.py)
+_IRCOR = [
+    ([0.897, 0.372, 0.908, 0.898, 0.661, 0.062, 0.177, 0.384, 0.498, 0.992],
+     [0.82, 0.406, 0.817, 0.953, 0.673, 0.073, 0.364, 0.547, 0.589, 0.988],
+     [0.9, 0.4, 0.9, 0.9, 0.7, 0.1, 0.2, 0.4, 0.5, 1], [0.8, 0.4, 0.8, 1, 0.7, 0.1, 0.4, 0.5, 0.6, 1],
+     0.8519, 0.8333, 0.7321),
+    ([0.266, 0.573, 0.202, 0.945, 0.629, 0.206, 0.687, 0.77, 0.718, 0.38],
+     [0.263, 0.843, 0.728, 0.928, 0.08, 0.114, 0.467, 0.641, 0.973, 0.644],
+     [0.3, 0.6, 0.2, 0.9, 0.6, 0.2, 0.7, 0.8, 0.7, 0.4], [0.3, 0.8, 0.7, 0.9, 0.1, 0.1, 0.5, 0.6, 1, 0.6],
+     0.2504, 0.2880, 0.297),
+    ([0.185, 0.573, 0.944, 0.129, 0.468, 0.553, 0.761, 0.405, 0.976, 0.445],
+     [0.845, 0.272, 0.275, 0.924, 0.605, 0.334, 0.162, 0.872, 0.018, 0.25],
+     [0.2, 0.6, 0.9, 0.1, 0.5, 0.6, 0.8, 0.4, 1, 0.4], [0.8, 0.3, 0.3, 0.9, 0.6, 0.3, 0.2, 0.9, 0, 0.2],
+     -0.6971, -0.668, -0.7047),
+]
+
+
+@pytest.mark.parametrize("x,y,xt,yt,ap,apb,apb_ties", _IRCOR)
+def test_tau_ap_and_tau_ap_b_equal_pyircor_values(x, y, xt, yt, ap, apb, apb_ties):
+    from metaeval.analysis.kendall import tau_ap_b
+
+    assert tau_ap(x, y) == pytest.approx(ap, abs=5e-5)
+    assert tau_ap_b(x, y) == pytest.approx(apb, abs=5e-5)
+    assert tau_ap_b(x, y) == pytest.approx(tau_ap_sym(x, y))  # no ties: the symmetric tau_AP
+    assert tau_ap_b(xt, yt) == pytest.approx(apb_ties, abs=5e-5)
+    assert tau_ap_b(yt, xt) == pytest.approx(apb_ties, abs=5e-5)
+    assert get_variant("tauap_b").name == "ap_b"
+
+
+def test_kendall_at_k_is_tau_b_over_the_reference_top_k():
+    from scipy import stats
+
+    from metaeval.analysis.kendall import kendall_at_k
+
+    rng = np.random.default_rng(7)
+    x = rng.random(30)
+    y = x + rng.normal(0, 0.3, 30)
+    top = np.argsort(-x)[:10]
+    assert kendall_at_k(x, y, 10) == pytest.approx(stats.kendalltau(x[top], y[top]).statistic)
+    assert kendall_at_k(x, y, 100) == pytest.approx(stats.kendalltau(x, y).statistic)
+    batch = kendall_at_k(np.vstack([x, x[::-1]]), np.vstack([y, y[::-1]]), 10)
+    assert batch == pytest.approx([kendall_at_k(x, y, 10)] * 2)
+
+
+def test_long_vectors_use_the_n_log_n_path_with_the_same_values():
+    from scipy import stats
+
+    import metaeval.analysis.kendall as k
+
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 12, 2000) / 11.0
+    y = np.clip(x + rng.integers(-3, 4, 2000) / 11.0, 0, 1)
+    x[5] = np.nan
+    ok = ~np.isnan(x)
+    assert len(x) > k._LONG
+    assert kendall(x, y, "b") == pytest.approx(stats.kendalltau(x[ok], y[ok]).statistic, abs=1e-12)
+    assert kendall(x, y, "b") == pytest.approx(float(k.tau_b_batch(x, y)), abs=1e-12)
+    assert kendall(x, y, "a") == pytest.approx(float(k.tau_a_batch(x, y)), abs=1e-12)
+    assert np.isnan(kendall(np.ones(500), y[:500], "b"))

@@ -136,3 +136,101 @@ def test_pooled_ap_in_chunks_equals_one_pass(pair, monkeypatch):
     full = k.tau(w, "ap_sym")
     monkeypatch.setattr(pooled, "_CHUNK_ELEMENTS", al.n_cells * 3)
     np.testing.assert_allclose(k.tau(w, "ap_sym"), full, atol=1e-12)
+
+
+def test_topic_avg_skips_undefined_topics_instead_of_counting_zero():
+    """Hand case: topic 1 tau-b = 1, topic 2 tau-b = -1/3... and topic 3 constant on the candidate (undefined).
+    The mean is over the two defined topics; counting the undefined topic as 0 would give a different value."""
+    from metaeval.analysis.cells import Aligned
+    from metaeval.analysis.levels import levels_from_aligned, levels_matrix
+
+    x = np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.1, 0.2], [0.1, 0.5, 0.2, 0.9]])
+    y = np.array([[0.0, 0.1, 0.2, 0.3], [0.1, 0.2, 0.3, 0.4], [0.5, 0.5, 0.5, 0.5]])
+    t1 = stats.kendalltau(x[0], y[0]).statistic
+    t2 = stats.kendalltau(x[1], y[1]).statistic
+    assert t1 == pytest.approx(1.0) and t2 == pytest.approx(-2 / 3)
+    res = levels_from_aligned(Aligned("m", ["1", "2", "3"], list("abcd"), x, (y,)))
+    assert res.topic_avg == pytest.approx((t1 + t2) / 2)
+    assert res.topic_avg != pytest.approx((t1 + t2) / 3)
+    assert (res.n_topics_used, res.n_topics_skipped) == (2, 1)
+    fast = levels_matrix(x, y)
+    assert fast["topic_avg"] == pytest.approx((t1 + t2) / 2) and fast["n_topics_used"] == 2
+    # and under topic resampling: a replicate drawing only the undefined topic has no topic_avg (NaN, not 0)
+    eng = LevelEngine(x, y)
+    assert np.isnan(eng.topic_avg(np.array([[0.0, 0.0, 3.0]]))[0])
+
+
+@pytest.mark.parametrize("metric", ["v_strict", "a"])
+def test_levels_matrix_equals_tau_levels_and_scipy(pair, metric):
+    """The fast dense-array entry (for calibration loops) gives the same three levels as ``tau_levels``."""
+    from metaeval.analysis.levels import levels_matrix
+
+    ref, cand = pair
+    r, c = score_answers(ref), score_answers(cand)
+    al = align(to_long(r), [to_long(c)], metric)
+    x, y = al.x.copy(), al.y.copy()
+    x[0, :3] = np.nan  # a few missing cells on one side
+    full = tau_levels(r, c, metric=metric)
+    fast = levels_matrix(al.x, al.y)
+    for lvl in ("run", "topic_avg", "pooled"):
+        assert fast[lvl] == pytest.approx(getattr(full, lvl), abs=1e-12)
+    holes = levels_matrix(x, y)
+    ok = ~np.isnan(x)
+    assert holes["pooled"] == pytest.approx(stats.kendalltau(x[ok], y[ok]).statistic, abs=1e-12)
+    rx = np.array([np.nanmean(x[:, j]) for j in range(x.shape[1])])
+    ry = np.array([np.mean(y[ok[:, j], j]) for j in range(y.shape[1])])
+    assert holes["run"] == pytest.approx(stats.kendalltau(rx, ry).statistic, abs=1e-12)
+    cand_run = np.nanmean(al.y, axis=0)[::-1]
+    override = levels_matrix(al.x, al.y, y_run=cand_run)
+    assert override["run"] == pytest.approx(stats.kendalltau(np.nanmean(al.x, axis=0), cand_run).statistic)
+
+
+def test_top_heavy_statistics_with_bootstrap(pair):
+    from metaeval.analysis.kendall import kendall_at_k, tau_ap_b
+
+    ref, cand = pair
+    r, c = score_answers(ref), score_answers(cand)
+    res = tau_levels(r, c, "v_strict", n_boot=200, seed=3)
+    al = align(to_long(r), [to_long(c)], "v_strict")
+    mx, my = np.nanmean(al.x, axis=0), np.nanmean(al.y, axis=0)
+    top = np.argsort(-mx, kind="stable")[:10]
+    assert res.top_heavy["kendall@k"] == pytest.approx(stats.kendalltau(mx[top], my[top]).statistic)
+    assert res.top_heavy["kendall@k"] == pytest.approx(kendall_at_k(mx, my, 10))
+    assert res.top_heavy["tau_ap_b"] == pytest.approx(tau_ap_b(mx, my))
+    for name, (lo, hi) in res.top_heavy_ci.items():
+        assert -1 <= lo <= res.top_heavy[name] <= hi <= 1, name
+    assert res.as_dict()["top_heavy_ci"]["tau_ap_b"] == list(res.top_heavy_ci["tau_ap_b"])
+
+
+def test_pooled_kernel_fast_blocks_equal_brute_force():
+    """The grid-based block construction equals the O(N^2) definition (ties, missing cells, tau_AP credit)."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, (6, 7)) / 3.0
+    y = np.clip(x + rng.integers(-1, 2, (6, 7)) / 3.0, 0, 1)
+    x[1, 2] = np.nan
+    y[4, :] = np.nan  # an empty topic
+    k = PooledKernel(x, y, "pairs")
+    ok = ~(np.isnan(x) | np.isnan(y))
+    t, xs, ys = np.nonzero(ok)[0], x[ok], y[ok]
+    sx, sy = np.sign(xs[:, None] - xs[None, :]), np.sign(ys[:, None] - ys[None, :])
+    onehot = (t[:, None] == np.arange(6)[None, :]).astype(float)
+    assert k.M == pytest.approx(onehot.T @ (sx * sy) @ onehot)
+    assert k.X == pytest.approx(onehot.T @ (sx == 0) @ onehot)
+    assert k.Y == pytest.approx(onehot.T @ (sy == 0) @ onehot)
+    ka = PooledKernel(x, y, "ap")
+    for credit in (0.5, 0.0):
+        g, h = ka.ap_blocks(False, credit)
+        above = ys[None, :] > ys[:, None]
+        cred = (xs[None, :] > xs[:, None]) + credit * (xs[None, :] == xs[:, None])
+        assert g == pytest.approx(above @ onehot)
+        assert h == pytest.approx((above * cred) @ onehot)
+    w = topic_weights(6, 50, 0)
+    for variant in ("ap", "ap_sym", "ap_b"):
+        from metaeval.analysis.kendall import kendall
+
+        got = ka.tau(w[:3], variant)
+        for b in range(3):
+            rep = np.repeat(np.arange(6), w[b].astype(int))
+            xx = np.concatenate([x[i][ok[i]] for i in rep])
+            yy = np.concatenate([y[i][ok[i]] for i in rep])
+            assert got[b] == pytest.approx(kendall(xx, yy, variant), abs=1e-12), variant

@@ -124,12 +124,22 @@ def test_failed_importance_policies():
     assert score_answers(ls, ScoringPolicy(failed_importance="as_okay")).iloc[0].w_strict == pytest.approx(0.5 / 1.5)
 
 
-def test_common_topics_and_long_form():
+def test_common_topics_and_long_form(caplog):
     ls = _tiny([("q1", "r1", "vital", "support"), ("q2", "r1", "vital", "not_support"), ("q1", "r2", "vital", "not_support")])
     per = score_answers(ls)
     assert run_scores(per).set_index("run_id").loc["r1", "n_topics"] == 2
-    common = run_scores(per, common_topics=True).set_index("run_id")
+    with caplog.at_level("WARNING", logger="metaeval.scoring"):
+        common = run_scores(per, common_topics=True).set_index("run_id")
     assert common.loc["r1", "n_topics"] == 1 and common.loc["r1", "v_strict"] == 1.0
+    assert "kept 1 of 2 topics" in caplog.text and "q2 (1 runs)" in caplog.text  # dropping topics is not silent
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="metaeval.scoring"):
+        run_scores(per[per["qid"] == "q1"], common_topics=True)
+    assert caplog.text == ""  # nothing dropped, nothing said
+    upper = run_scores(per, metrics=["V_strict", "A"]).set_index("run_id")
+    assert list(upper.columns) == ["n_topics", "v_strict", "a"]
+    with pytest.raises(ConfigError, match="not in the score table"):
+        run_scores(per, metrics=["ndcg"])
     long = to_long(per)
     assert list(long.columns) == ["run_id", "qid", "metric", "value"]
     assert len(long) == len(per) * len(METRICS)
