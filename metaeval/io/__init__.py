@@ -65,6 +65,8 @@ def detect_format(path: str | os.PathLike) -> str:
             raise FormatError(p, first_no, "", f"malformed JSON ({exc.msg} at column {exc.colno}); cannot detect the format") from None
         except RecursionError:
             raise FormatError(p, first_no, "", "malformed JSON (nested too deeply); cannot detect the format") from None
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+            raise FormatError(p, first_no, "", f"unreadable JSON value ({str(exc)[:100]}); cannot detect the format") from None
         keys = set(obj) if isinstance(obj, dict) else set()
         if {"run_id", "topic_id", "answer"} <= keys:
             return "answers"

@@ -37,6 +37,7 @@ def read_assignments(path: str | os.PathLike, name: str | None = None) -> LabelS
     topics: dict[str, str] = {}
     problems: list[LabelProblem] = []
     seen: dict[tuple[str, str], int] = {}
+    topic_lists: dict[str, tuple[int, list[str]]] = {}  # qid -> (first line, its nugget texts)
     for lineno, obj in iter_jsonl(path):
         qid = _id(require(obj, "qid", (str, int), path, lineno))
         run_id = require(obj, "run_id", str, path, lineno)
@@ -51,6 +52,11 @@ def read_assignments(path: str | os.PathLike, name: str | None = None) -> LabelS
         if query:
             topics.setdefault(qid, query)
         answers.append((qid, run_id, text, rlen, lineno))
+        texts = [n.get("text") if isinstance(n, dict) else None for n in nuggets]
+        if qid not in topic_lists:
+            topic_lists[qid] = (lineno, texts)
+        else:
+            _check_same_nuggets(path, lineno, qid, run_id, texts, *topic_lists[qid])
         for i, nug in enumerate(nuggets):
             prefix = f"nuggets[{i}]."
             if not isinstance(nug, dict):
@@ -75,6 +81,27 @@ def read_assignments(path: str | os.PathLike, name: str | None = None) -> LabelS
         provenance={"path": os.path.abspath(path), "format": "assignments"},
         problems=problems,
     )
+
+
+def _check_same_nuggets(path: str, lineno: int, qid: str, run_id: str, texts: list, first_line: int, first: list) -> None:
+    """Every run of a topic must carry the topic's nugget list: same texts, same order, same length (nuggets are
+    identified by their position, so a differing list would silently pair different nuggets across runs)."""
+    if texts == first:
+        return
+    n = min(len(texts), len(first))
+    k = next((i for i in range(n) if texts[i] != first[i]), n)
+    if k < n:
+        what = f"nuggets[{k}] is {_clip(texts[k])} but line {first_line} has {_clip(first[k])}"
+    else:
+        what = f"{len(texts)} nuggets but line {first_line} has {len(first)}"
+    raise FormatError(path, lineno, f"nuggets[{k}]" if k < n else "nuggets",
+                      f"topic {qid} (run {run_id}): {what}; every run of a topic must list the same nuggets in the "
+                      f"same order")
+
+
+def _clip(text: Any, n: int = 60) -> str:
+    s = repr(text)
+    return s if len(s) <= n else s[: n - 4] + "...'"
 
 
 def write_assignments(labels: LabelSet, path: str | os.PathLike) -> int:

@@ -12,11 +12,13 @@ from metaeval.errors import FormatError
 
 
 def open_text(path: str | os.PathLike, mode: str = "rt"):
-    """Open a text file, transparently handling ``.gz``.  Reading is strict UTF-8."""
+    """Open a text file, transparently handling ``.gz``.  Reading is strict UTF-8 (a leading byte-order mark is
+    skipped); writing is UTF-8 without one."""
     p = str(path)
+    enc = "utf-8" if "w" in mode or "a" in mode else "utf-8-sig"
     if p.endswith(".gz"):
-        return gzip.open(p, mode, encoding="utf-8")
-    return open(p, mode, encoding="utf-8", newline="" if "w" in mode else None)
+        return gzip.open(p, mode, encoding=enc)
+    return open(p, mode, encoding=enc, newline="" if "w" in mode else None)
 
 
 class DuplicateKeyError(ValueError):
@@ -47,7 +49,8 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for every line of a (possibly gzipped) UTF-8 file, line ending stripped.
 
     Lines are decoded one by one so that bytes which are not UTF-8 raise ``FormatError`` naming the line and
-    column; a missing file or a folder raises ``FormatError`` too.
+    column; a missing file or a folder raises ``FormatError`` too.  A UTF-8 byte-order mark at the start is
+    skipped.
     """
     p = str(path)
     try:
@@ -59,6 +62,8 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     with fh:
         try:
             for lineno, raw in enumerate(fh, start=1):
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Excel, Notepad)
+                    raw = raw[3:]
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -90,6 +95,8 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                                                      "pick one)") from None
         except RecursionError:
             raise FormatError(path, lineno, "", "malformed JSON (nested too deeply)") from None
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits (int_max_str_digits)
+            raise FormatError(path, lineno, "", f"unreadable JSON value ({_short(str(exc), 100)})") from None
         if not isinstance(obj, dict):
             raise FormatError(path, lineno, "", f"expected a JSON object, got {type(obj).__name__}")
         yield lineno, obj

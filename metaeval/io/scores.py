@@ -39,7 +39,8 @@ def read_table(path: str | os.PathLike) -> "pd.DataFrame":
         elif kind in ("jsonl", "json"):
             df = pd.read_json(path, lines=True, dtype={"qid": str, "run_id": str})
         else:
-            df = pd.read_csv(path, sep="\t" if kind == "tsv" else ",", dtype={"qid": str, "run_id": str})
+            df = pd.read_csv(path, sep="\t" if kind == "tsv" else ",", dtype={"qid": str, "run_id": str},
+                             encoding="utf-8-sig")  # a byte-order mark (Excel's "CSV UTF-8") is not part of a name
     except (ValueError, pd.errors.ParserError) as exc:
         raise FormatError(path, 0, "", f"cannot parse {kind} table: {exc}") from None
     if df.empty:

@@ -33,7 +33,7 @@ _SKIP_MEASURES = {"runid", "relstring"}
 
 def _rows(path: str) -> list[tuple[int, list[str]]]:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FormatError(path, 0, "", "no such file") from None
     except UnicodeDecodeError:
