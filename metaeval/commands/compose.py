@@ -171,7 +171,8 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
         judge_cfgs = {name: config["judge"], **judge_cfgs}
     if not prompts:
         prompts = {config["prompt"]["name"]: config["prompt"]}
-    judges = [resolve_judge(cfg, config_dirs=dirs, name=str(cfg.get("name") or n)) for n, cfg in judge_cfgs.items()]
+    # a grid judge's cell name is its config name (grid.judges entry); the single top-level judge keeps its 'name'
+    judges = [resolve_judge(cfg, config_dirs=dirs, name=n) for n, cfg in judge_cfgs.items()]
     strategies = grid.get("strategies") or [config["strategy"]["name"]]
     cache = config.get("cache") or {}
     cache_path = cache.get("path") if cache.get("enabled", True) else None
