@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from metaeval.scoring import METRICS
 from metaeval.simulation import labels_to_codes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,8 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from metaeval.types import LabelSet
 
-METRICS: tuple[str, ...] = ("v_strict", "a_strict", "v", "a", "w_strict", "w")
-#: metric -> (family, strict credit?)
+#: metric -> (family, strict credit?); the metric names are ``metaeval.scoring.METRICS`` (a test checks that
+#: ``observed_scores`` equals ``metaeval.scoring.score_answers`` on the NIST file)
 METRIC_SPEC: dict[str, tuple[str, bool]] = {
     "v_strict": ("vital", True), "v": ("vital", False),
     "a_strict": ("all", True), "a": ("all", False),
@@ -181,16 +182,9 @@ def pairs_from_labelset(ls: "LabelSet", run_ids: Sequence[str] | None = None, qi
 
 
 def align_pairs(human: "LabelSet", judge: "LabelSet") -> tuple[Pairs, np.ndarray]:
-    """Judge pairs plus the human support code of the same (qid, run_id, nugget_id) (-1 where missing/FAILED).
+    """Judge pairs plus the human support code of the same (qid, run_id, normalised nugget *text*) (-1 where
+    there is none or it is FAILED): :func:`metaeval.calibration.pairing.pair_by_text`, never by position."""
+    from metaeval.calibration.pairing import pair_by_text
 
-    The judge side supplies importance and covariates, since only the judge's labels exist where a fitted
-    calibration is applied.
-    """
-    jp = pairs_from_labelset(judge)
-    hl = human.labels
-    hkey = dict(zip(zip(hl["qid"].astype(str), hl["run_id"].astype(str), hl["nugget_id"].astype(int)),
-                    labels_to_codes(hl["support"].astype(object).to_numpy())))
-    run = np.asarray(jp.run_ids, dtype=object)[jp.pair_run()]
-    qid = np.asarray(jp.qids, dtype=object)[jp.ans_topic[jp.ans]]
-    h = np.fromiter((hkey.get(k, -1) for k in zip(qid, run, jp.nugget_id.tolist())), dtype=np.int8, count=len(run))
-    return jp, h
+    p = pair_by_text(human, judge)
+    return p.judge, p.human

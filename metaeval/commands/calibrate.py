@@ -41,10 +41,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for folds, bootstrap and parameter draws (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--bootstrap", type=int, default=1000, help="topic-bootstrap replicates for raw intervals (default 1000)")
+    p.add_argument("--posterior-strata", choices=["none", "run", "length"], default="none",
+                   help="extra strata for the posterior correction, shrunk toward the importance level (default none)")
+    p.add_argument("--kappa", type=float, default=10.0, help="shrinkage prior strength, pseudo-pairs (posterior, matrix; default 10)")
+    p.add_argument("--judge-spec", metavar="TEXT", help="judge spec (name/config) recorded in the model; apply compares it")
+    p.add_argument("--prompt-version", metavar="TEXT", help="prompt version recorded in the model; apply compares it")
     p.add_argument("--strictness", action="store_true", help="also fit the strictness models (validate)")
     p.add_argument("--allow-mismatch", action="store_true",
                    help="apply: warn instead of refusing when judge spec, prompt, nuggets or label policy differ")
     p.add_argument("--top", type=int, default=10, help="leaderboard rows to print (default 10)")
+    p.add_argument("--run-map", action="append", metavar="OLD=NEW|FILE",
+                   help="rename a run on both inputs before pairing (repeatable; or a .json/.yaml/text mapping file)")
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=run)
 
@@ -73,9 +80,15 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.study.calibration import calibrate_study, split_model
 
     human, judge = load_labels(args.human), load_labels(args.judge)
+    if args.run_map:
+        from metaeval.io.runmap import parse_run_map, rename_runs
+
+        mapping = parse_run_map(args.run_map)
+        human, judge = rename_runs(human, mapping), rename_runs(judge, mapping)
     settings = {"methods": args.method, "metrics": metrics, "metric": metrics[0], "folds": args.folds,
                 "inner_folds": args.inner_folds, "selection": args.selection, "min_coverage": args.min_coverage,
-                "level": args.level, "n_boot": args.bootstrap}
+                "level": args.level, "n_boot": args.bootstrap, "options": fit_options(args),
+                "judge_spec": args.judge_spec, "prompt_version": args.prompt_version}
     result, model = split_model(calibrate_study(human, judge, settings, seed=args.seed))
     if args.strictness:
         from metaeval.calibration.strictness import strictness_models
@@ -89,6 +102,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nwrote {cal_path} and {model_path}")
     print(f"recommendation: {result['recommendation']}")
     return 0
+
+
+def fit_options(args: argparse.Namespace) -> dict:
+    """Per-method fit options of the label-level methods."""
+    strata = None if args.posterior_strata == "none" else args.posterior_strata
+    return {"posterior": {"strata": strata, "kappa": args.kappa}, "matrix": {"kappa": args.kappa},
+            "matrix_unconstrained": {"kappa": args.kappa}}
 
 
 def _write_json(path: str, obj) -> None:
@@ -177,9 +197,14 @@ def _apply(args: argparse.Namespace, metrics) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{args.model}: cannot read calibration model ({exc})") from exc
     judge = load_labels(args.judge)
+    if args.run_map:
+        from metaeval.io.runmap import parse_run_map, rename_runs
+
+        judge = rename_runs(judge, parse_run_map(args.run_map))
     method = args.method[0] if args.method else None
     out = apply_model(model, judge, metrics=metrics, method=method, level=args.level, seed=args.seed,
-                      n_boot=args.bootstrap, allow_mismatch=args.allow_mismatch)
+                      n_boot=args.bootstrap, allow_mismatch=args.allow_mismatch,
+                      settings={"judge_spec": args.judge_spec, "prompt_version": args.prompt_version})
     for w in out["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     path = os.path.join(args.out, "calibrated.json")

@@ -282,7 +282,7 @@ def _held_out(outer, name, metric, errs, data) -> dict[str, Any]:
                 taus["pooled"].append(float(lv["pooled"][0]))
     e = np.concatenate(err) if err else np.array([])
     cov = np.concatenate(cover) if cover else np.array([])
-    per_run = np.nanmean(np.stack(runs_cov), axis=0) if runs_cov and np.isfinite(np.stack(runs_cov)).any() else np.array([np.nan])
+    per_run = _nanmean(np.stack(runs_cov), axis=0) if runs_cov and np.isfinite(np.stack(runs_cov)).any() else np.array([np.nan])
     d = errs[name] - errs["none"]
     return {"mae": _mean_se(errs[name]), "bias": float(e.mean()) if e.size else None,
             "rmse": float(np.sqrt(np.mean(e ** 2))) if e.size else None,
@@ -290,7 +290,7 @@ def _held_out(outer, name, metric, errs, data) -> dict[str, Any]:
             "coverage_worst_run": float(np.nanmin(per_run)) if np.isfinite(per_run).any() else None,
             "mean_ci_width": float(np.concatenate(width).mean()) if cov.size else None,
             "diff_vs_raw": _mean_se(d),
-            "tau": {k: (float(np.nanmean(v)) if v and np.isfinite(v).any() else None) for k, v in taus.items()},
+            "tau": {k: (float(_nanmean(v)) if v and np.isfinite(v).any() else None) for k, v in taus.items()},
             "n_estimates": int(e.size)}
 
 
@@ -302,7 +302,7 @@ def _ranks(values: dict[str, float]) -> dict[str, int]:
 
 def _leaderboard(metric, chosen, data, cands, outer, s, seed) -> dict[str, Any]:
     """Reference, raw and corrected run scores; corrected = out-of-fold on human-labelled topics."""
-    from metaeval.analysis.bootstrap import topic_weights
+    from metaeval.analysis.resample import topic_weights
     from metaeval.calibration.scorelevel import bounded
     from scipy.stats import norm
 
@@ -317,11 +317,11 @@ def _leaderboard(metric, chosen, data, cands, outer, s, seed) -> dict[str, Any]:
     okJ = np.isfinite(Jt)
     with np.errstate(invalid="ignore", divide="ignore"):
         reps = (w @ np.where(okJ, Jt, 0.0)) / (w @ okJ)
-    raw = np.nanmean(Jt, axis=0) if len(jt) else np.full(R, np.nan)
+    raw = _nanmean(Jt, axis=0) if len(jt) else np.full(R, np.nan)
     a = (1 - s["level"]) / 2
     raw_lo, raw_hi = np.nanquantile(reps, a, axis=0), np.nanquantile(reps, 1 - a, axis=0)
-    ref = np.nanmean(H[lab], axis=0) if len(lab) else np.full(R, np.nan)
-    raw_lab = np.nanmean(J[lab], axis=0)
+    ref = _nanmean(H[lab], axis=0) if len(lab) else np.full(R, np.nan)
+    raw_lab = _nanmean(J[lab], axis=0)
     # out-of-fold corrected scores over human-labelled topics
     num, wsum, var = np.zeros(R), np.zeros(R), np.zeros(R)
     for f in outer:
@@ -377,6 +377,15 @@ def _leaderboard(metric, chosen, data, cands, outer, s, seed) -> dict[str, Any]:
             "rows": rows}
 
 
+def _nanmean(x, axis=None):
+    """``np.nanmean`` without the all-NaN warning (NaN where nothing is finite)."""
+    x = np.asarray(x, dtype=float)
+    ok = np.isfinite(x)
+    n = ok.sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, np.where(ok, x, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
+
+
 def _f(x) -> float | None:
     x = float(x)
     return x if np.isfinite(x) else None
@@ -409,18 +418,22 @@ def _hash(obj: Any) -> str:
 
 
 def fingerprints(judge: "LabelSet", settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What a fitted calibration depends on: judge spec, prompt version, nugget set (per topic), label policy."""
+    """What a fitted calibration depends on: judge spec, prompt version, nugget set (per topic), label policy.
+
+    Judge spec and prompt version come from ``settings`` (``judge_spec``, ``prompt_version``) or the label set's
+    provenance; ``None`` when neither says (a bare label file), and then they cannot be compared."""
     from metaeval.calibration.pairing import nugget_set_hashes
     from metaeval.scoring import ScoringPolicy
 
     prov = judge.provenance or {}
     s = settings or {}
-    spec = s.get("judge_spec") or prov.get("judge_spec") or prov.get("judge") or {"name": judge.name}
+    spec = s.get("judge_spec") or prov.get("judge_spec") or prov.get("judge")
     prompt = s.get("prompt_version") or prov.get("prompt_version") or prov.get("prompt")
     per_topic = nugget_set_hashes(judge)
     policy = {"scoring": ScoringPolicy().as_dict(), "pairing": "(qid, run_id, normalised nugget text)",
               "failed": "FAILED support = no credit"}
-    return {"judge_spec": _hash(spec), "prompt_version": _hash(prompt), "nugget_set": per_topic,
+    return {"judge_spec": None if spec is None else _hash(spec), "prompt_version": None if prompt is None else _hash(prompt),
+            "nugget_set": per_topic,
             "label_policy": _hash(policy)}
 
 
@@ -448,7 +461,8 @@ def check_fingerprints(model: dict[str, Any], judge: "LabelSet", settings: dict[
     hold (topics the model never saw are what it is for)."""
     fitted = model.get("fingerprints") or {}
     now = fingerprints(judge, settings)
-    diffs = [k for k in ("judge_spec", "prompt_version", "label_policy") if fitted.get(k) != now[k]]
+    diffs = [k for k in ("judge_spec", "prompt_version", "label_policy")
+             if fitted.get(k) is not None and now[k] is not None and fitted.get(k) != now[k]]
     shared = set(fitted.get("nugget_set", {})) & set(now["nugget_set"])
     changed = sorted(q for q in shared if fitted["nugget_set"][q] != now["nugget_set"][q])
     if changed:
@@ -461,7 +475,7 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
                 settings: dict[str, Any] | None = None, allow_mismatch: bool = False) -> dict[str, Any]:
     """Apply a saved ``calibration-model.json`` to judge labels; refuses (ConfigError) when the judge spec,
     prompt version, nugget set or label policy differ, unless ``allow_mismatch`` (then ``warnings`` says so)."""
-    from metaeval.analysis.bootstrap import topic_weights
+    from metaeval.analysis.resample import topic_weights
     from metaeval.calibration.methods import get_method
     from metaeval.calibration.pairs import pairs_from_labelset
     from metaeval.calibration.scorelevel import apply_score_method, bounded
@@ -472,7 +486,9 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
     if model.get("format") != MODEL_FORMAT:
         raise ConfigError(f"not a {MODEL_FORMAT} file (format {model.get('format')!r}); refit with metaeval calibrate")
     diffs = check_fingerprints(model, judge, settings)
-    warnings = []
+    warnings = [f"{k} unknown for the fitted or the new judge labels: not compared"
+                for k in ("judge_spec", "prompt_version") if (model.get("fingerprints") or {}).get(k) is None
+                or fingerprints(judge, settings)[k] is None]
     if diffs:
         line = f"calibration model was fitted on different judge labels: {', '.join(diffs)} differ"
         if not allow_mismatch:
@@ -503,7 +519,7 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
             ap = get_method(name).apply_pairs(fitted, jp, metrics=[m], level=level, rng=np.random.default_rng([seed, 1]))
             est = np.clip(ap.run[m], 0.0, 1.0)
             lo, hi = bounded(ap.run[m], (ap.hi[m] - ap.lo[m]) / 2.0)
-        raw = np.nanmean(J[m], axis=0)
+        raw = _nanmean(J[m], axis=0)
         rows = [{"run_id": run, "raw": _f(raw[r]), "corrected": _f(est[r]), "corrected_ci": [_f(lo[r]), _f(hi[r])]}
                 for r, run in enumerate(jp.run_ids)]
         rows.sort(key=lambda x: (-(x["corrected"] if x["corrected"] is not None else -1), x["run_id"]))

@@ -1,7 +1,7 @@
 """Raw leaderboards per cell: the judge's run means with topic-bootstrap percentile CIs, beside the reference (human)
 run score and both rankings.
 
-* ``raw``: ``metaeval.calibration.apply.raw_leaderboard`` - run means of the judge's per-answer scores; CI: topics
+* ``raw``: ``metaeval.calibration.raw.raw_leaderboard`` - run means of the judge's per-answer scores; CI: topics
   resampled with replacement, ``analysis.bootstrap`` replicates seeded with ``analysis.seed`` (the same setting as
   the analysis' tau CIs);
 * ranks are competition ranks, 1 = best (equal scores share the best rank of their group; undefined last);
@@ -30,7 +30,7 @@ def ranks(values: dict[str, float]) -> dict[str, int]:
 def raw_leaderboards(judge: "LabelSet", ref_runs: "pd.DataFrame | None", metrics: Sequence[str], *, n_boot: int,
                      seed: int, level: float = 0.95) -> dict[str, Any]:
     """``{"level", "n_boot", "seed", "metrics": {metric: [row, ...]}}``, rows sorted by raw rank."""
-    from metaeval.calibration.apply import raw_leaderboard
+    from metaeval.calibration.raw import raw_leaderboard
 
     out: dict[str, Any] = {"level": level, "n_boot": n_boot, "seed": seed, "metrics": {}}
     if n_boot > 0:

@@ -24,92 +24,82 @@ def test_calibrate_validate_and_apply(files, capsys):
     d, nist = files
     out = d / "out"
     rc = main(["calibrate", "--human", str(d / "human_sub.jl"), "--judge", str(d / "judge.jl"), "--method", "ppi",
-               "--method", "matrix", "--metric", "v_strict", "--metric", "a_strict", "--folds", "3", "--out", str(out)])
+               "--method", "matrix", "--metric", "V_strict", "--metric", "A_STRICT", "--folds", "3", "--bootstrap", "200",
+               "--out", str(out)])
     assert rc == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1].startswith("recommendation: V_strict: ")  # one recommendation line, last
+    assert sum(line.startswith("recommendation:") for line in printed) == 1
     res = json.loads((out / "calibration.json").read_text())
-    v = res["validation"]
-    assert v["n_topics"] == 12 and v["folds"] == 3
-    for m in ("ppi", "matrix"):
-        f = v["methods"][m]["v_strict"]
-        assert {"mae_before", "mae_after", "bias_before", "bias_after", "coverage", "tau_before", "tau_after"} <= set(f)
-    lb = res["leaderboard"]["ppi"]["v_strict"]
-    assert len(lb) == 45 and all(r["ci"][0] <= r["estimate"] <= r["ci"][1] for r in lb)
-    assert len(res["leaderboard"]["raw_judge"]["v_strict"]) == 45
-    assert "leave-topics-out 3-fold" in capsys.readouterr().out
+    assert "model" not in res and res["metric"] == "v_strict" and set(res["by_metric"]) == {"v_strict", "a_strict"}
+    assert len(res["topics"]["human_labelled"]) == 12 and len(res["topics"]["judge_only"]) == 9
+    assert set(res["candidates"]) == {"none", "ppi", "matrix"}
+    lb = res["leaderboard"]
+    assert lb["out_of_fold"] and lb["judge_only_topics"] == 9 and lb["mae_vs_reference"] > 0
+    assert len(lb["rows"]) == 45
+    for r in lb["rows"]:
+        for key in ("corrected_ci", "raw_ci", "corrected_judge_only_ci"):
+            lo, hi = r[key]
+            assert 0.0 <= lo <= hi <= 1.0
 
     app = d / "applied"
-    rc = main(["calibrate", "apply", "--model", str(out / "calibration-model.json"), "--judge", str(d / "judge.jl"), "--out", str(app)])
+    rc = main(["calibrate", "apply", "--model", str(out / "calibration-model.json"), "--judge", str(d / "judge.jl"),
+               "--out", str(app)])
     assert rc == 0
     res2 = json.loads((app / "calibrated.json").read_text())
-    assert res2["n_topics"] == 21 and res2["n_runs"] == 45
-    assert len(res2["notes"]["ppi"]["pooled_rectifier_runs"]) == 15
-    assert (app / "answers.matrix.csv").exists()
+    assert set(res2["by_metric"]) == {"v_strict", "a_strict"}
+    assert len(res2["topics"]["judge_only"]) == 9 and len(res2["topics"]["fitted_on_and_applied"]) == 12
+    assert "in-sample there" in capsys.readouterr().out
 
 
 def test_calibrate_errors(files, capsys):
     d, _ = files
     assert main(["calibrate", "--judge", str(d / "judge.jl"), "--out", str(d / "x")]) == 2
     assert main(["calibrate", "apply", "--model", str(d / "missing.json"), "--judge", str(d / "judge.jl"), "--out", str(d / "x")]) == 2
+    assert main(["calibrate", "--human", str(d / "human_sub.jl"), "--judge", str(d / "judge.jl"), "--metric", "nope",
+                 "--out", str(d / "x")]) == 2
     err = capsys.readouterr().err
-    assert "missing.json" in err
+    assert "missing.json" in err and "V_strict" in err
 
 
-def test_simulate_command(files):
+def test_simulate_command(files, capsys):
     d, nist = files
     out = d / "sim"
-    rc = main(["simulate", "--human", str(nist), "--reps", "3", "--method", "ppi", "--method", "posterior",
-               "--metric", "v_strict", "--seed", "1", "--out", str(out)])
+    rc = main(["simulate", "--human", str(nist), "--reps", "2", "--kind", "fig6", "--kind", "run_bias", "--method", "ppi",
+               "--method", "posterior", "--metric", "V_strict", "--seed", "1", "--out", str(out)])
     assert rc == 0
     res = json.loads((out / "simulation.json").read_text())
-    assert res["config"]["reps"] == 3 and res["config"]["confusion_name"] == "paper-fig6-edits"
-    assert res["raw"]["v_strict"]["bias"] < 0
-    for m in ("ppi", "posterior"):
-        assert {"bias", "rmse", "coverage", "mean_abs_bias"} <= set(res["methods"][m]["v_strict"])
-    assert main(["simulate", "--human", str(nist), "--reps", "1", "--confusion", "nope", "--out", str(out)]) == 2
+    assert res["config"]["reps"] == 2 and set(res["kinds"]) == {"fig6", "run_bias"}
+    for kind in res["kinds"].values():
+        assert set(kind) == {"none", "ppi", "posterior"}
+        for f in kind.values():
+            assert {"bias_cut", "rmse", "coverage", "coverage_worst_run", "mean_ci_width", "mc_se"} <= set(f)
+    assert "worst run" in capsys.readouterr().out
+    assert main(["simulate", "--human", str(nist), "--reps", "2", "--kind", "resampled", "--out", str(out)]) == 2
 
 
-def test_simulate_with_estimated_confusion_and_strata(files):
+def test_strata_strictness_and_mismatch_refusal(files, nuggetizer_dir, capsys):
+    """Posterior strata by run; a model fitted on NIST nuggets refuses nuggetizer's own nuggets on the same topics
+    unless --allow-mismatch (then it warns)."""
     d, nist = files
-    out = d / "sim2"
-    rc = main(["simulate", "--human", str(nist), "--confusion-from", str(d / "judge.jl"), "--reps", "2",
-               "--method", "matrix", "--metric", "a_strict", "--out", str(out)])
-    assert rc == 0
-    res = json.loads((out / "simulation.json").read_text())
-    conf = res["config"]["confusion"]
-    assert res["config"]["confusion_name"].startswith("estimated from")
-    # the simulated judge file was drawn from Figure 6, so the estimate is close to it
-    from metaeval.paper import fig6_confusion
-
-    import numpy as np
-
-    assert np.abs(np.array(conf) - fig6_confusion(normalize=True)).max() < 0.05
-    out2 = d / "strata"
+    out = d / "strata"
     rc = main(["calibrate", "--human", str(nist), "--judge", str(d / "judge.jl"), "--method", "posterior",
-               "--posterior-strata", "run", "--metric", "v_strict", "--folds", "3", "--strictness", "--out", str(out2)])
+               "--posterior-strata", "run", "--metric", "v_strict", "--folds", "3", "--bootstrap", "100", "--strictness",
+               "--out", str(out)])
     assert rc == 0
-    res = json.loads((out2 / "calibration.json").read_text())
+    res = json.loads((out / "calibration.json").read_text())
     assert "strictness" in res and "logit" in res["strictness"]
-    model = json.loads((out2 / "calibration-model.json").read_text())["models"]["posterior"]
+    model = json.loads((out / "calibration-model.json").read_text())["models"]["posterior"]
     assert model["strata"]["by"] == "run" and len(model["strata"]["groups"]) == 45
-
-
-def test_apply_to_real_judge_only_file_with_failed_labels(files, nuggetizer_dir):
-    """A model fitted on 21 NIST topics applied to nuggetizer's 300-topic judge output (FAILED labels inside)."""
-    from metaeval.io import load_labels
-
-    d, nist = files
-    out = d / "fit"
-    assert main(["calibrate", "--human", str(nist), "--judge", str(d / "judge.jl"), "--method", "posterior",
-                 "--method", "ppi", "--metric", "v_strict", "--folds", "3", "--out", str(out)]) == 0
     judge_file = nuggetizer_dir / "assignments_baseline_rag24.test_gpt4o_top20.jsonl"
     app = d / "nz"
-    assert main(["calibrate", "apply", "--model", str(out / "calibration-model.json"), "--judge", str(judge_file),
-                 "--metric", "v_strict", "--out", str(app)]) == 0
+    args = ["calibrate", "apply", "--model", str(out / "calibration-model.json"), "--judge", str(judge_file),
+            "--method", "posterior", "--metric", "v_strict", "--out", str(app)]
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "nugget_set" in capsys.readouterr().err
+    assert main(args + ["--allow-mismatch"]) == 0
+    assert "nugget_set" in capsys.readouterr().err
     res = json.loads((app / "calibrated.json").read_text())
-    labels = load_labels(judge_file)
-    assert labels.failure_counts()["importance_failed"] > 0
-    assert res["n_topics"] == len(labels.qids) > 250 and res["n_runs"] == 1
-    for name in ("posterior", "ppi", "raw_judge"):
-        (row,) = res["leaderboard"][name]["v_strict"]
-        assert row["ci"][0] < row["estimate"] < row["ci"][1]
-    assert res["notes"]["ppi"]["pooled_rectifier_runs"] == ["baseline_rag24.test_gpt-4o_top20"]
+    (row,) = res["by_metric"]["v_strict"]["rows"]
+    assert 0 <= row["corrected_ci"][0] <= row["corrected"] <= row["corrected_ci"][1] <= 1
