@@ -252,16 +252,18 @@ class _Replica:
     handle: Any
     cap: int
     in_flight: int = 0
-    up: bool = True
+    #: up once its actor answered a probe (constructed): an actor that cannot be placed gets no work
+    up: bool = False
     dead: bool = False
-    down_since: float = 0.0
+    down_since: float = field(default_factory=time.monotonic)
 
 
 class RayExecutor:
     """Async Ray actors per judge deployment: ``replicas`` of them (see the module docstring and ``replica_plan``).
 
     Jobs go to the live replica of their deployment with the fewest in flight (each holds at most
-    ``2 x max_concurrency``).  A replica whose call fails with an actor error stops receiving work; its job is
+    ``2 x max_concurrency``); a replica is live once its actor has answered a probe, so a replica whose resources
+    no node offers (its node is gone) never receives work.  A replica whose call fails with an actor error stops receiving work; its job is
     resubmitted (``max_job_retries``) to another replica; a probe brings it back once Ray has restarted it, and
     it is given up for good when the probe says the actor is dead.  When no replica of a deployment is up for
     ``restart_timeout_s`` the remaining jobs are reported as failed (data: a rerun retries them), never lost.
