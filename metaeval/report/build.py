@@ -230,32 +230,17 @@ class _Builder:
             Figure("label_mix", "Support-label distribution", plots.label_mix(recs), "Share of each support label per label source.")])
 
     def s_calibration(self) -> Section:
-        try:  # the calibration workflow's own section (metaeval.report.calibration_section), when it provides one
-            from metaeval.report.calibration_section import section as calibration_section
-        except ImportError:
-            calibration_section = None
-        if calibration_section is not None:
-            sec = calibration_section(self.active, self.metric)
-            self.data["calibration"] = {c["cell"]: c.get("calibration") for c in self.active if c.get("calibration")}
-            return sec
-        rows = tables.calibration(self.active, self.metric)
-        self.data["calibration"] = rows
-        if not rows:
+        """The calibration workflow's own section (``metaeval.report.calibration_section``) from each cell's
+        ``calibration.json`` as the study stored it in the summary."""
+        from metaeval.report.calibration_section import calibration_section
+
+        cals = {c["cell"]: c.get("calibration") for c in self.active if c.get("calibration") is not None}
+        self.data["calibration"] = cals
+        if not cals:
             return Section("calibration", "Calibration on held-out topics",
-                           [Text("No calibration: it needs cells whose judge labels the reference's nuggets (human_* strategies).", "note")])
-        folds = next((r.get("folds") for r in rows if r.get("folds")), "?")
-        ok = [r for r in rows if "error" not in r]
-        blocks: list = [
-            Text(f"Leave-topics-out {folds}-fold validation: each method is fitted on the other folds' topics and scored on "
-                 f"the held-out topics' run {self.metric}. MAE/bias against the human run score; coverage: share of held-out "
-                 "run scores inside the method's 95% CI; * = best held-out MAE."),
-            tables.to_table(ok, tables.CALIBRATION_COLUMNS, f"held-out calibration on {self.metric}"),
-            *[Text(f"{r['cell']}: calibration failed - {r['error']}", "note") for r in rows if "error" in r],
-        ]
-        if ok:
-            blocks.append(Figure("calibration", "Held-out MAE before/after calibration", plots.calibration(ok, self.metric),
-                                 "Grey: raw judge, blue: calibrated; mean absolute error of held-out run scores."))
-        return Section("calibration", "Calibration on held-out topics", blocks)
+                           [Text("No calibration: it needs cells whose judge labels the reference's nuggets (human_* "
+                                 "strategies), and calibration.enabled.", "note")])
+        return calibration_section(cals)
 
     def s_disagreements(self) -> Section:
         out, blocks = [], []

@@ -78,7 +78,10 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
         ci = r["corrected_ci"]
         lrows.append([str(r["corrected_rank"]), r["run_id"], _f(r["reference"]), _f(r["raw"]), _f(r["corrected"]),
                       f"[{_f(ci[0])}, {_f(ci[1])}]"])
-    cap = (f"{metric} by {lb['corrected_by']}, out-of-fold over the {lb['human_labelled_topics']} human-labelled topics "
+    cap = (f"{metric}: raw judge scores kept (no method beat raw), topic-bootstrap intervals over the "
+           f"{lb['human_labelled_topics']} human-labelled topics; MAE vs reference {_f(lb['raw_mae_vs_reference'])}"
+           if lb["corrected_by"] == "none" else
+           f"{metric} by {lb['corrected_by']}, out-of-fold over the {lb['human_labelled_topics']} human-labelled topics "
            f"(each topic corrected by a model fitted without it); MAE vs reference {_f(lb['mae_vs_reference'])} "
            f"(raw {_f(lb['raw_mae_vs_reference'])}); intervals inside [0, 1]")
     blocks.append(Detail("Corrected leaderboard (out-of-fold)", [

@@ -5,7 +5,7 @@
 * ``scatter``: judge vs reference run scores per cell, tau annotated (Pradeep et al. 2025, Figures 4-5 style);
 * ``confusion``: reference rows x judge columns, counts and row percentages (Figure 6 style);
 * ``label_mix``: support-label distribution per label source (companion of Table 4);
-* ``calibration``: held-out MAE before/after per method and cell.
+* (calibration figures are the calibration section's: ``metaeval.report.calibration_section``).
 """
 
 from __future__ import annotations
@@ -172,31 +172,4 @@ def label_mix(records: list[dict[str, Any]]) -> bytes:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of nugget-answer labels")
     ax.legend(ncols=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18))
-    return png(fig)
-
-
-def calibration(rows: list[dict[str, Any]], metric: str) -> bytes:
-    """Held-out MAE before (grey) and after (blue) each method, one panel per cell."""
-    rows = [r for r in rows if r.get("mae_after") is not None]
-    cells = list(dict.fromkeys(r["cell"] for r in rows))
-    nrows, ncols = _grid(len(cells), 3)
-    fig = _figure(3.6 * ncols, 0.8 + 0.35 * max(len([r for r in rows if r["cell"] == c]) for c in cells) * nrows + 1)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    for ax, cid in zip(axes.flat, cells):
-        rs = [r for r in rows if r["cell"] == cid]
-        y = np.arange(len(rs))
-        before = [r["mae_before"] for r in rs]
-        after = [r["mae_after"] for r in rs]
-        ax.hlines(y, before, after, color="#bbbbbb", lw=1)
-        ax.plot(before, y, "o", color="#7f7f7f", label="raw judge")
-        ax.plot(after, y, "o", color="#1f77b4", label="calibrated")
-        ax.set_yticks(y, [r["method"] + (" *" if r.get("best") else "") for r in rs], fontsize=7)
-        ax.invert_yaxis()
-        ax.set_title(cid, fontsize=8)
-        ax.set_xlabel(f"held-out MAE of run {metric}", fontsize=8)
-        ax.tick_params(axis="x", labelsize=7)
-        ax.grid(axis="x", alpha=0.3)
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(cells):]:
-        ax.set_visible(False)
     return png(fig)

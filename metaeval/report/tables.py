@@ -5,8 +5,8 @@
 * ``descriptive``: the paper's Table 4 per label source (reference first);
 * ``strictness``: net strictness index ``p_lower - p_higher`` (share of pairs the judge labels lower minus
   higher on not < partial < support) with CI, the Stuart-Maxwell test of marginal homogeneity and the label shifts;
-* ``calibration``: held-out (leave-topics-out) MAE / bias / coverage / tau before and after each method;
-  ``best_method`` picks the lowest held-out MAE after calibration on the report's metric.
+
+Calibration is rendered by ``metaeval.report.calibration_section`` from each cell's ``calibration.json``.
 """
 
 from __future__ import annotations
@@ -165,47 +165,3 @@ def _p(p: Any) -> str:
     if p is None:
         return "-"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-# ------------------------------------------------------------------ calibration
-def calibration(cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
-    """One record per (cell, method) with the held-out figures on ``metric``; ``best`` marks the chosen method."""
-    rows = []
-    for c in cells:
-        cal = c.get("calibration")
-        if not cal:
-            continue
-        if "error" in cal:
-            rows.append({"cell": c["cell"], "method": "-", "error": cal["error"]})
-            continue
-        cal = cal.get("validation") or cal  # calibrate_study keeps the cross-validation figures under "validation"
-        best = best_method(cal, metric)
-        for name, per in (cal.get("methods") or {}).items():
-            f = (per or {}).get(metric) or {}
-            tb, ta = f.get("tau_before") or {}, f.get("tau_after") or {}
-            rows.append({"cell": c["cell"], "method": name, "metric": metric, "best": name == best,
-                         "folds": cal.get("folds"), "mae_before": f.get("mae_before"), "mae_after": f.get("mae_after"),
-                         "bias_before": f.get("bias_before"), "bias_after": f.get("bias_after"),
-                         "coverage": f.get("coverage"), "mean_ci_width": f.get("mean_ci_width"),
-                         "tau_run_before": tb.get("run"), "tau_run_after": ta.get("run"),
-                         "tau_topic_before": tb.get("topic_avg"), "tau_topic_after": ta.get("topic_avg")})
-    return rows
-
-
-def best_method(cal: dict[str, Any] | None, metric: str) -> str | None:
-    """The method with the lowest held-out MAE after calibration on ``metric`` (ties: first listed)."""
-    best = None
-    for name, per in ((cal or {}).get("methods") or {}).items():
-        mae = ((per or {}).get(metric) or {}).get("mae_after")
-        if mae is not None and (best is None or mae < best[1]):
-            best = (name, mae)
-    return best[0] if best else None
-
-
-CALIBRATION_COLUMNS: list[Column] = [
-    ("cell", "cell", _s, False), ("method", "method", lambda x: _s(x), False), ("best", "best", lambda x: "*" if x else "", False),
-    ("mae_before", "MAE raw", fmt, True), ("mae_after", "MAE calibrated", fmt, True),
-    ("bias_before", "bias raw", fmt, True), ("bias_after", "bias calibrated", fmt, True),
-    ("coverage", "CI coverage", fmt, True), ("tau_run_before", "run tau raw", fmt, True),
-    ("tau_run_after", "run tau calibrated", fmt, True),
-]

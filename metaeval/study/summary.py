@@ -68,7 +68,7 @@ def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
         return "error"
     sel = cal.get("selection")
     if isinstance(sel, dict) and sel.get("method"):
-        err, raw = sel.get("error"), sel.get("raw_error")
+        err, raw = (sel.get("held_out_mae") or {}).get("mean"), (sel.get("raw_mae") or {}).get("mean")
         if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
             return f"{sel['method']}: {raw:.3f} -> {err:.3f}"
         return str(sel["method"])

@@ -1,4 +1,5 @@
-"""Report building blocks without a sweep: verdict, thresholds files, per-topic tau, ranks, excerpts, renderers."""
+"""Report building blocks without a sweep: verdict, thresholds files, renderers; and the study parts the report
+shows (per-topic tau, ranks, excerpts)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,12 @@ from scipy.stats import kendalltau
 
 from metaeval.errors import FormatError
 from metaeval.report import verdict as V
-from metaeval.report.leaderboard import _ranks
-from metaeval.report.load import Results
 from metaeval.report.model import Detail, Figure, Report, Section, Table, Text, fmt_ci
 from metaeval.report.render_html import render_html
 from metaeval.report.render_md import render_md
 from metaeval.report.render_text import render_text, text_table
-from metaeval.report.topics import excerpt, per_topic_tau
+from metaeval.study.leaderboard import ranks as _ranks
+from metaeval.study.topics import excerpt, per_topic_tau
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +55,7 @@ def test_thresholds_files(tmp_path):
     j = tmp_path / "t.json"
     j.write_text(json.dumps({"metric": "a_strict"}), encoding="utf-8")
     assert V.load_thresholds(j) == {**V.DEFAULTS, "metric": "a_strict"}
-    for text, field in (("min_run_tau_lo: 0.8\n", "min_run_tau_lo"), ("metric: nope\n", "metric"),
+    for text, field in (("min_run_tau_lo: 0.8\n", "min_run_tau_lo"), ("metric: 3\n", "metric"),
                         ("min_run_tau_low: high\n", "min_run_tau_low")):
         y.write_text(text, encoding="utf-8")
         with pytest.raises(FormatError) as e:
@@ -67,26 +67,28 @@ def test_thresholds_files(tmp_path):
 
 
 def test_shipped_thresholds_file_equals_builtin_defaults():
-    assert V.load_thresholds(ROOT / "conf" / "report" / "thresholds.yaml") == V.DEFAULTS
+    conf = ROOT / "metaeval" / "conf" if (ROOT / "metaeval" / "conf").is_dir() else ROOT / "conf"
+    assert V.load_thresholds(conf / "report" / "thresholds.yaml") == V.DEFAULTS
 
 
-def test_per_topic_tau_against_scipy(tmp_path):
+def test_per_topic_tau_against_scipy():
     rng = np.random.default_rng(3)
     runs, qids = [f"r{i}" for i in range(7)], ["q1", "q2", "q3", "q4"]
     ref = pd.DataFrame([(r, q, float(rng.integers(0, 4)) / 3) for q in qids for r in runs], columns=["run_id", "qid", "v_strict"])
     judge = ref.copy()
     judge["v_strict"] = np.clip(ref["v_strict"] + rng.normal(0, 0.3, len(ref)), 0, 1).round(1)
     judge.loc[judge["qid"] == "q4", "v_strict"] = 0.5  # constant: tau-b undefined
-    (tmp_path / "cells" / "c").mkdir(parents=True)
-    judge.to_csv(tmp_path / "cells" / "c" / "scores.csv", index=False)
-    res = Results(path=tmp_path, summary={"cells": []})
-    res.__dict__["reference_scores"] = ref  # the cached property, set directly
-    got = per_topic_tau(res, "c", "v_strict").set_index("qid")
-    for q in qids[:3]:
+    judge = judge[~((judge["qid"] == "q3") & (judge["run_id"] == "r0"))]  # one answer only the reference scored
+    got = per_topic_tau(ref, judge, "v_strict").set_index("qid")
+    for q in qids[:2]:
         x = ref[ref.qid == q].sort_values("run_id")["v_strict"]
         y = judge[judge.qid == q].sort_values("run_id")["v_strict"]
         assert got.at[q, "tau"] == pytest.approx(kendalltau(x, y, variant="b").statistic, abs=1e-12)
         assert got.at[q, "n_runs"] == 7
+    x = ref[(ref.qid == "q3") & (ref.run_id != "r0")].sort_values("run_id")["v_strict"]
+    y = judge[judge.qid == "q3"].sort_values("run_id")["v_strict"]
+    assert got.at["q3", "tau"] == pytest.approx(kendalltau(x, y, variant="b").statistic, abs=1e-12)
+    assert got.at["q3", "n_runs"] == 6
     assert np.isnan(got.at["q4", "tau"])
 
 
