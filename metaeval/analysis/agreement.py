@@ -56,14 +56,15 @@ def join_labels(reference: Any, candidate: Any, max_examples: int = 5) -> tuple[
     both = m[m["_merge"] == "both"]
     same = both["nugget_ref"].astype(str).str.strip() == both["nugget_cand"].astype(str).str.strip()
     bad = both[~same]
-    shared = set(zip(r["qid"], r["run_id"])) & set(zip(c["qid"], c["run_id"]))
-    in_shared = pd.Series([(q, a) in shared for q, a in zip(m["qid"], m["run_id"])], index=m.index, dtype=bool)
+    answers = ["qid", "run_id"]
+    shared = r[answers].drop_duplicates().merge(c[answers].drop_duplicates(), on=answers)
+    n_shared_slots = len(m[answers].merge(shared, on=answers))  # label slots of answers both sides labelled
     info = {
         "n_reference": int(len(r)), "n_candidate": int(len(c)), "n_joined": int(same.sum()),
         "reference_only": int((m["_merge"] == "left_only").sum()),
         "candidate_only": int((m["_merge"] == "right_only").sum()),
         "text_mismatches": int(len(bad)),
-        "shared_answer_slots": int(in_shared.sum()),
+        "shared_answer_slots": int(n_shared_slots),
         "text_mismatch_examples": [
             {"qid": q, "run_id": run, "nugget_id": int(n), "reference": a, "candidate": b}
             for q, run, n, a, b in bad[KEY + ["nugget_ref", "nugget_cand"]].head(max_examples).itertuples(index=False)

@@ -51,6 +51,10 @@ def load_input(path: str | os.PathLike) -> Any:
             from metaeval.io.scores import read_score_table
 
             return read_score_table(p)
+        if fmt == "metrics":  # a castorini/nuggetizer metrics file: one run, per-topic scores
+            from metaeval.io.metrics import read_metrics_long
+
+            return read_metrics_long(p)
         raise FormatError(str(p), 0, "", f"is a {fmt} file; analyze needs labels (assignments) or scores")
     if p.suffix in (".jl", ".jsonl") and '"nuggets"' in p.open(encoding="utf-8").readline():
         from metaeval.io.assignments import read_assignments
@@ -155,7 +159,8 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     cand_scores = [scored(c) for c in cands]
     ref_long = to_long(ref_scores, policy)
     cand_longs = [to_long(c, policy) for c in cand_scores]
-    common = [m for m in metrics_of(ref_long) if all(m in set(cl["metric"]) for cl in cand_longs)]
+    cand_metrics = [set(pd.unique(cl["metric"])) for cl in cand_longs]
+    common = [m for m in metrics_of(ref_long) if all(m in have for have in cand_metrics)]
     if metrics:
         by_lower = {m.lower(): m for m in common}
         wanted = [by_lower.get(normalize_metric(m), by_lower.get(str(m).strip().lower(), m)) for m in metrics]

@@ -57,7 +57,8 @@ def to_long(obj: Any, policy: Any = None) -> pd.DataFrame:
         long = obj.melt(id_vars=["run_id", "qid"], value_vars=cols, var_name="metric", value_name="value")
     long["run_id"] = long["run_id"].astype(str)
     long["qid"] = long["qid"].astype(str)
-    long["metric"] = long["metric"].map(canonical_metric)
+    names = {m: canonical_metric(m) for m in pd.unique(long["metric"])}
+    long["metric"] = long["metric"].map(names)
     long["value"] = pd.to_numeric(long["value"], errors="coerce").astype(float)
     dup = long.duplicated(["run_id", "qid", "metric"])
     if dup.any():
@@ -68,7 +69,7 @@ def to_long(obj: Any, policy: Any = None) -> pd.DataFrame:
 
 def metrics_of(long: pd.DataFrame) -> list[str]:
     """Metrics in a long table, nugget metrics first in ``METRICS`` order."""
-    have = list(dict.fromkeys(long["metric"]))
+    have = list(pd.unique(long["metric"]))
     return [m for m in METRICS if m in have] + sorted(m for m in have if m not in METRICS)
 
 

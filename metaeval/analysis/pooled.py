@@ -43,9 +43,10 @@ class PooledKernel:
     Blocks are built one topic ``u`` at a time without forming the ``N x N`` pair matrix: the topic's cells are
     counted on the grid of its distinct (x, y) values (``k_x x k_y``, at most ``R x R``), the pair kernel
     (``sign(.) sign(.)`` or the tau_AP credit) is applied to that grid with two small matrix products over an
-    extended grid of "below / equal / between" positions (:func:`_positions`), and every cell ``i`` reads its
-    value ``sum_{j in u} k(i, j)`` from the grid.  Cost ``O(T (N log R + R^3))`` and memory ``O(N + T^2)``
-    (``O(N T)`` for tau_AP) instead of ``O(N^2)``.
+    extended grid of "below / equal / between" positions (:func:`_position_table`), and every distinct
+    ``(x, y)`` value pair ("combo", ``K2 <= N`` of them) reads its value ``sum_{j in u} k(i, j)`` from the grid;
+    cells with the same combo share it, so ``M = C G`` with ``C[t, combo]`` the cell counts.  Cost
+    ``O(T (K_x + K_y + K2 + R^3))`` and memory ``O(N + T^2 + K2 T)`` instead of ``O(N^2)``.
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, kind: str = "pairs"):
@@ -63,6 +64,12 @@ class PooledKernel:
         self.xcode, self.ycode = self.xcode.ravel(), self.ycode.ravel()
         self.kx = int(self.xcode.max()) + 1 if len(self.xcode) else 0
         self.ky = int(self.ycode.max()) + 1 if len(self.ycode) else 0
+        combos, self.combo = np.unique(self.xcode * max(self.ky, 1) + self.ycode, return_inverse=True)
+        self.combo = self.combo.ravel()
+        self.cx, self.cy = combos // max(self.ky, 1), combos % max(self.ky, 1)
+        k2 = len(combos)
+        self.C = np.bincount(self.topic * k2 + self.combo, minlength=self.n_topics * k2).reshape(self.n_topics, k2)
+        self.C = self.C.astype(float)  # C[t, combo]: cells of topic t with that (x, y) value pair
         starts = np.searchsorted(self.topic, np.arange(self.n_topics + 1))  # cells are ordered by topic
         self._local = [self._topic_grid(starts[u], starts[u + 1]) for u in range(self.n_topics)]
         if kind == "pairs":
@@ -84,7 +91,7 @@ class PooledKernel:
 
     def _pairs_blocks(self) -> None:
         t_count = self.n_topics
-        self.M = np.zeros((t_count, t_count))
+        g = np.zeros((self.C.shape[1], t_count))  # g[combo, u] = sum_{j in u} sign(dx) sign(dy)
         for u, loc in enumerate(self._local):
             if loc is None:
                 continue
@@ -92,8 +99,8 @@ class PooledKernel:
             sx = np.sign(np.arange(2 * len(vx) + 1)[:, None] - (2 * np.arange(len(vx)) + 1)[None, :])
             sy = np.sign(np.arange(2 * len(vy) + 1)[:, None] - (2 * np.arange(len(vy)) + 1)[None, :])
             grid = sx @ h @ sy.T
-            g = grid[_position_table(vx, self.kx)[self.xcode], _position_table(vy, self.ky)[self.ycode]]
-            self.M[:, u] = np.bincount(self.topic, weights=g, minlength=t_count)
+            g[:, u] = grid[_position_table(vx, self.kx)[self.cx], _position_table(vy, self.ky)[self.cy]]
+        self.M = self.C @ g
         self.X = self._tie_blocks(self.xcode, self.kx)
         self.Y = self._tie_blocks(self.ycode, self.ky)
 
@@ -104,17 +111,18 @@ class PooledKernel:
         return hist @ hist.T
 
     def ap_blocks(self, reverse: bool = False, tie_credit: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
-        """``(G, H)``: ``G[i, u]`` cells of topic ``u`` strictly above cell ``i`` in the candidate (the reference
-        with ``reverse``), ``H[i, u]`` their credit (1 above in the other side, ``tie_credit`` tied)."""
+        """``(G, H)`` per value combo (``self.combo[i]`` is cell ``i``'s row): ``G[c, u]`` cells of topic ``u``
+        strictly above a cell with combo ``c`` in the candidate (the reference with ``reverse``), ``H[c, u]``
+        their credit (1 above in the other side, ``tie_credit`` tied)."""
         key = (reverse, float(tie_credit))
         if key not in self._ap_cache:
             self._ap_cache[key] = self._ap_blocks(reverse, float(tie_credit))
         return self._ap_cache[key]
 
     def _ap_blocks(self, reverse: bool, tie_credit: float) -> tuple[np.ndarray, np.ndarray]:
-        g = np.zeros((len(self.xs), self.n_topics))
-        h = np.zeros((len(self.xs), self.n_topics))
-        ref, cand = (self.ycode, self.xcode) if reverse else (self.xcode, self.ycode)
+        g = np.zeros((self.C.shape[1], self.n_topics))
+        h = np.zeros((self.C.shape[1], self.n_topics))
+        ref, cand = (self.cy, self.cx) if reverse else (self.cx, self.cy)
         kr, kc = (self.ky, self.kx) if reverse else (self.kx, self.ky)
         for u, loc in enumerate(self._local):
             if loc is None:
@@ -154,12 +162,12 @@ class PooledKernel:
         return _div(s, np.sqrt(np.clip(n0 - n1, 0, None) * np.clip(n0 - n2, 0, None)))
 
     def _ap(self, w: np.ndarray, g: np.ndarray, h: np.ndarray) -> np.ndarray:
-        step = max(1, _CHUNK_ELEMENTS // max(g.shape[0], 1))  # bound the (B, N) temporaries
+        step = max(1, _CHUNK_ELEMENTS // max(g.shape[0], 1))  # bound the (B, K2) temporaries
         if len(w) > step:
             return np.concatenate([self._ap(w[s:s + step], g, h) for s in range(0, len(w), step)])
-        p = w @ g.T  # (B, N) items above each cell
+        p = w @ g.T  # (B, K2) items above a cell of each combo
         c = w @ h.T
-        wi = w[:, self.topic]
+        wi = w @ self.C  # (B, K2) weighted number of cells with each combo
         used = (p > 0) & (wi > 0)
         per_item = np.where(used, 2.0 * _div(c, p) - 1.0, 0.0)
         return _div((wi * per_item).sum(axis=1), (wi * used).sum(axis=1))
