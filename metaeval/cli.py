@@ -47,7 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
         if importlib.util.find_spec(module) is None:
             continue
         importlib.import_module(module).add_parser(sub)
+    for cmd in sub.choices.values():  # -v / -q work after the command too (metaeval score -q ...)
+        _add_log_flags(cmd)
     return parser
+
+
+def _add_log_flags(p: argparse.ArgumentParser) -> None:
+    known = {o for a in p._actions for o in a.option_strings}
+    if "-v" not in known and "--verbose" not in known:
+        p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="more logging (-vv for debug)")
+    if "-q" not in known and "--quiet" not in known:
+        p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="only errors (no progress lines)")
+    sub = getattr(p, "_subparsers", None)
+    for action in (sub._group_actions if sub is not None else []):
+        for child in getattr(action, "choices", {}).values():
+            _add_log_flags(child)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.overrides = extra
     level = logging.ERROR if args.quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-    if not args.quiet and args.verbose == 0:
-        level = logging.WARNING
+    if args.quiet:
+        from metaeval.commands import progress
+
+        progress.QUIET = True  # no progress bars or stage lines either
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if not getattr(args, "command", None):
         parser.print_help()

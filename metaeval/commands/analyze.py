@@ -28,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--failed-support", choices=["not_support", "exclude", "support"], default="not_support", help="label inputs: how FAILED assignment labels score (default not_support)")
     p.add_argument("--failed-importance", choices=["nuggetizer", "exclude", "as_okay", "as_vital"], default="nuggetizer", help="label inputs: how FAILED importance labels score")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder: analysis.json and tidy CSVs")
+    p.add_argument("--run-map", action="append", metavar="OLD=NEW|FILE",
+                   help="rename a run on every input before comparing (repeatable; or a .json/.yaml/text mapping file)")
     p.set_defaults(func=run)
 
 
@@ -41,12 +43,35 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
         raise ConfigError("--alpha must be between 0 and 1")
     policy = ScoringPolicy(no_vital=args.no_vital, failed_support=args.failed_support, failed_importance=args.failed_importance)
-    res = analyze(args.reference, args.candidate, metrics=args.metrics, variant=args.tau, n_boot=args.bootstrap,
+    reference, candidates, names = args.reference, args.candidate, None
+    if args.run_map:
+        reference, candidates, names = _renamed(args.reference, args.candidate, args.run_map)
+    res = analyze(reference, candidates, names=names, metrics=args.metrics, variant=args.tau, n_boot=args.bootstrap,
                   seed=args.seed, alpha=args.alpha, ci_method=args.ci, flip_test=args.flip_test, policy=policy)
     paths = res.write(args.out)
     print(format_summary(res))
     print(f"\nwrote {', '.join(str(p) for p in paths)}")
     return 0
+
+
+def _renamed(reference, candidates, run_map):
+    """Load every input and rename its runs by ``--run-map`` (names stay the file stems)."""
+    import logging
+    from pathlib import Path
+
+    from metaeval.analysis.api import load_input
+    from metaeval.io.runmap import parse_run_map, rename_runs, unused_keys
+
+    mapping = parse_run_map(run_map)
+    ref = load_input(reference)
+    cands = [load_input(c) for c in candidates]
+    unused = unused_keys(mapping, ref, *cands)
+    if unused:
+        logging.getLogger(__name__).warning("--run-map: no input has run(s) %s", ", ".join(unused))
+    if hasattr(ref, "name"):
+        ref.name = Path(reference).name.split(".")[0]
+    names = [Path(c).name.split(".")[0] for c in candidates]
+    return rename_runs(ref, mapping), [rename_runs(c, mapping) for c in cands], names
 
 
 def _fmt(v) -> str:

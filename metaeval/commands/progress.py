@@ -12,8 +12,14 @@ import time
 from typing import Any, TextIO
 
 
+#: set by ``metaeval -q``: no progress output at all
+QUIET = False
+
+
 def stage_progress(stage: str, total: int, stream: TextIO | None = None) -> Any:
-    """A bar when ``stream`` (default stderr) is a terminal, else a ``LineProgress``."""
+    """A bar when ``stream`` (default stderr) is a terminal, else a ``LineProgress``; nothing under ``-q``."""
+    if QUIET:
+        return NoProgress()
     stream = stream or sys.stderr
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():
@@ -61,3 +67,11 @@ class LineProgress:
         extra = f" ({_live_text(self.live)})" if self.live else ""
         self.stream.write(f"{self.stage}: {self.done}/{self.total} jobs in {dt:.1f} s{extra}\n")
         self.stream.flush()
+
+
+class NoProgress:
+    def update(self, n: int = 1, **live: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

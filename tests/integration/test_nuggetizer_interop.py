@@ -131,3 +131,34 @@ def test_create_from_a_pool_writes_nuggetizer_nuggets(tmp_path):
     from metaeval.io.nuggets import read_nuggets
 
     assert len(read_nuggets(out)) == len(rec["nuggets"])  # our own reader takes it back
+
+
+def test_analyze_nuggetizer_output_against_nist_with_run_map(nuggetizer_dir, shared_data, nist_file, tmp_path, capsys):
+    """The issue's case: nuggetizer-format output (here written by ``metaeval assign``, lexical judge, on the NIST
+    topics plus 4 others) against NIST with ``--run-map``: tau on the shared topics and runs, descriptive
+    statistics on the shared topics only."""
+    nist_qids = {json.loads(x)["qid"] for x in nist_file.read_text(encoding="utf-8").splitlines() if x.strip()}
+    lines = (nuggetizer_dir / NUGGETS).read_text(encoding="utf-8").splitlines(True)
+    ours = [x for x in lines if json.loads(x)["qid"] in nist_qids]
+    others = [x for x in lines if json.loads(x)["qid"] not in nist_qids][:4]
+    nug = tmp_path / "nuggets.jsonl"
+    nug.write_text("".join(ours + others), encoding="utf-8")
+    out = tmp_path / "assignments.jsonl"
+    runs = shared_data / "trec-rag-2024" / "runs"
+    assert main(["assign", "--nuggets", str(nug), "--answers", str(runs), "--judge", "lexical", "--out", str(out)]) == 0
+    capsys.readouterr()
+    argv = ["analyze", "--reference", str(nist_file), "--candidate", str(out), "--bootstrap", "0", "--metrics", "V_strict",
+            "--out", str(tmp_path / "an")]
+    assert main(argv) == 0  # without the map only the l31 run is shared: one run, no run-level tau
+    capsys.readouterr()
+    unmapped = json.loads((tmp_path / "an" / "analysis.json").read_text())["candidates"]["assignments"]["metrics"]["v_strict"]
+    assert unmapped["cells"]["n_runs"] == 1 and unmapped["run"]["tau"] is None
+    mapped = argv + ["--run-map", "baseline_rag24.test_gpt-4o_top20=baseline_frag_rag24.test_gpt-4o_top20"]
+    assert main(mapped) == 0
+    doc = json.loads((tmp_path / "an" / "analysis.json").read_text())
+    cells = doc["candidates"]["assignments"]["metrics"]["v_strict"]["cells"]
+    n_topics = len(ours)
+    assert cells["n_runs"] == 2 and cells["n_topics"] == n_topics and cells["n_cells"] == 2 * n_topics
+    assert doc["candidates"]["assignments"]["metrics"]["v_strict"]["run"]["tau"] in (-1.0, 1.0)  # one run pair
+    desc = doc["candidates"]["assignments"]["descriptive"]
+    assert desc["topics"] == n_topics and str(n_topics + 4) in desc.get("topics_note", "")

@@ -1,0 +1,92 @@
+"""Judges plugged in from Python: ``register_judge(name, judge)`` makes ``name`` a registry name.
+
+``judge`` may be
+
+* a ``Judge`` subclass (with the usual ``from_config(config)`` classmethod; ``Judge`` provides none, so a class
+  without one is built with no arguments), or
+* a ``Judge`` instance, used as it is for every cell that names it (``from_config`` returns that object).
+
+After registration ``resolve_judge(name)``, ``metaeval assign --judge name`` (in the same process) and
+``metaeval.sweep(..., judges={name: judge})`` find it like a built-in judge.  Registrations live in this process:
+a Ray worker process does not see them, so Python judges run with ``runtime=serial`` (``metaeval.sweep`` sets that
+when it is given judges), unless the class is importable by module path (then ``module:Class`` is registered and
+any process can build it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from metaeval.errors import ConfigError
+
+_REGISTERED: dict[str, type] = {}
+_NAMES: set[str] = set()  # every name registered here (by class path or in this process)
+
+
+def register_judge(name: str, judge: Any) -> str:
+    """Register ``judge`` (a class or an instance) under registry ``name``; returns ``name``."""
+    from metaeval.judges.base import Judge
+    from metaeval.judges.registry import JUDGES
+
+    if not isinstance(name, str) or not name or ":" in name or "/" in name:
+        raise ConfigError(f"judge name {name!r}: use a plain name (letters, digits, '-', '_')")
+    builtin = JUDGES.get(name)
+    if builtin is not None and name not in _NAMES:
+        raise ConfigError(f"judge name {name!r} is a built-in judge ({builtin}); choose another name")
+    if isinstance(judge, type):
+        if not issubclass(judge, Judge):
+            raise ConfigError(f"register_judge({name!r}): {judge.__name__} is not a metaeval.judges.base.Judge subclass")
+        cls = judge if hasattr(judge, "from_config") else _no_arg_factory(judge)
+        if judge.__module__ not in ("__main__", "builtins") and "<locals>" not in judge.__qualname__ and cls is judge:
+            JUDGES[name] = f"{judge.__module__}:{judge.__qualname__}"
+            _REGISTERED.pop(name, None)
+            _NAMES.add(name)
+            return name
+    elif isinstance(judge, Judge):
+        cls = _instance_factory(judge)
+    else:
+        raise ConfigError(f"register_judge({name!r}): expected a Judge subclass or instance, got {type(judge).__name__}")
+    _REGISTERED[name] = cls
+    JUDGES[name] = f"{__name__}:{name}"
+    _NAMES.add(name)
+    return name
+
+
+def unregister_judge(name: str) -> None:
+    """Forget a judge registered here (built-in judges cannot be removed)."""
+    from metaeval.judges.registry import JUDGES
+
+    if name in _NAMES:
+        _NAMES.discard(name)
+        _REGISTERED.pop(name, None)
+        JUDGES.pop(name, None)
+
+
+def _instance_factory(obj: Any) -> type:
+    class _Bound:
+        STAGES = getattr(type(obj), "STAGES", getattr(obj, "STAGES", ("relevance", "create", "importance", "assign")))
+
+        @classmethod
+        def from_config(cls, config: Mapping[str, Any]) -> Any:
+            return obj
+
+    _Bound.__name__ = f"Registered[{type(obj).__name__}]"
+    return _Bound
+
+
+def _no_arg_factory(judge_cls: type) -> type:
+    class _Factory:
+        STAGES = getattr(judge_cls, "STAGES", ("relevance", "create", "importance", "assign"))
+
+        @classmethod
+        def from_config(cls, config: Mapping[str, Any]) -> Any:
+            return judge_cls()
+
+    return _Factory
+
+
+def __getattr__(name: str) -> type:  # ``judge_class`` looks classes up by attribute
+    try:
+        return _REGISTERED[name]
+    except KeyError:
+        raise AttributeError(name) from None
