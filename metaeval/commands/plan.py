@@ -4,7 +4,8 @@
     metaeval plan --reference HUMAN.jl --simulate-judge paper-fig6-edits [--samples 5] --out DIR
 
 Everything is computed by :func:`metaeval.study.plan.plan_study`; this module parses, prints and writes
-``plan.json``, ``plan.md`` and ``plan_curves.svg``.  The last printed line is the recommendation.
+``plan.json``, ``plan.md`` and ``plan_curves.svg`` to ``--out`` and/or a sweep's ``RESULTS_DIR/study/`` (``--results``),
+where ``metaeval report`` finds the plan.  The last printed line is the recommendation.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nugget-hours", default="0", help="assessor hours per topic for nuggets: a number or none/edit/manual (1 / 2.5 h, paper)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--plot", choices=["svg", "png"], default="svg", help="plot format (png at 200 dpi)")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", help="output folder (default: RESULTS_DIR/study with --results)")
+    p.add_argument("--results", metavar="RESULTS_DIR", help="a sweep's results folder: also write plan.json and the plot to "
+                   "its study/ folder, where `metaeval report` renders the plan section")
     p.set_defaults(func=run)
 
 
@@ -82,13 +85,7 @@ def _load(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     from metaeval.errors import ConfigError
-    import json
-
-    from metaeval.io.atomic import atomic_write_text
-    from metaeval.report.plan_section import curve_table, render_markdown, write_plot
     from metaeval.scoring import METRICS, normalize_metric
     from metaeval.study.plan import plan_study
 
@@ -108,12 +105,40 @@ def run(args: argparse.Namespace) -> int:
                 "replay_reps": args.replay_reps, "replay_pilot": args.replay_pilot, "nugget_hours_per_topic": nh}
     if args.seconds_per_label is not None:
         settings["seconds_per_label"] = args.seconds_per_label
+    if not args.out and not args.results:
+        raise ConfigError("plan needs --out DIR and/or --results RESULTS_DIR")
     reference, judges, sampler = _load(args)
     plan = plan_study(reference, judges if len(judges) > 1 else judges[0], settings, seed=args.seed, judge_sampler=sampler)
-    os.makedirs(args.out, exist_ok=True)
-    atomic_write_text(os.path.join(args.out, "plan.json"), json.dumps(plan, indent=2, allow_nan=False) + "\n")
-    atomic_write_text(os.path.join(args.out, "plan.md"), render_markdown(plan) + "\n")
-    plot = write_plot(plan, os.path.join(args.out, f"plan_curves.{args.plot}"))
+    outs = []
+    if args.results:
+        from metaeval.layout import ResultsLayout
+
+        outs.append(str(ResultsLayout.open(args.results).study_dir))
+    if args.out:
+        outs.insert(0, args.out)
+    for out in outs:
+        _write(plan, out, args.plot)
+    _print(plan, outs)
+    return 0
+
+
+def _write(plan: dict, out: str, plot_format: str) -> None:
+    import json
+    import os
+
+    from metaeval.io.atomic import atomic_write_text
+    from metaeval.report.plan_section import render_markdown, write_plot
+
+    os.makedirs(out, exist_ok=True)
+    atomic_write_text(os.path.join(out, "plan.json"), json.dumps(plan, indent=2, allow_nan=False) + "\n")
+    atomic_write_text(os.path.join(out, "plan.md"), render_markdown(plan) + "\n")
+    write_plot(plan, os.path.join(out, f"plan_curves.{plot_format}"))
+
+
+def _print(plan: dict, outs: list[str]) -> None:
+    import os
+
+    from metaeval.report.plan_section import curve_table
 
     head, rows = curve_table(plan)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
@@ -133,6 +158,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"replay: {line}")
     if plan.get("consistency"):
         print(plan["consistency"]["line"])
-    print(f"wrote {os.path.join(args.out, 'plan.json')}, plan.md, {os.path.basename(str(plot))}")
+    print("wrote " + "; ".join(f"{os.path.join(o, 'plan.json')}, plan.md, plan_curves.*" for o in outs))
     print(plan["recommendation"])
-    return 0

@@ -98,7 +98,11 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
         nd = precision.need_statement(s2, float(s["target_half_width"]), total, float(s["level"]), METRIC_NAMES.get(m, m))
         nd["hours_median_run"] = budget.hours(nd["median_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
         nd["hours_worst_run"] = budget.hours(nd["worst_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
-        nd["line"] += f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours)"
+        nd["range"] = precision.need_range((H - J[pilot_idx])[:, keep], float(s["target_half_width"]), total,
+                                           float(s["level"]), int(s["bootstrap"]), rng)
+        lo, hi = nd["range"]["median_run"]
+        nd["line"] += (f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours; median-run N "
+                       f"{lo:.0f}-{hi:.0f} over a bootstrap of the {len(pilot_q)} pilot topics)")
         need[m] = nd
     metric = s["metric"]
 
@@ -172,7 +176,7 @@ def _agreement(c: dict[str, Any]) -> dict[str, Any]:
             "plugin_coverage_range": [min(cov), max(cov)], "line": line}
 
 
-def replay_plan(reference: "LabelSet", judge: "LabelSet", metric: str, *, strategies: Sequence[str], pilot: int, reps: int,
+def replay_plan(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", metric: str, *, strategies: Sequence[str], pilot: int, reps: int,
                 seed: int, budgets: Sequence[int] | None = None,
                 judge_sampler: Callable[[np.random.Generator], "LabelSet | list[LabelSet]"] | None = None,
                 votes: np.ndarray | None = None) -> dict[str, Any]:
@@ -185,8 +189,9 @@ def replay_plan(reference: "LabelSet", judge: "LabelSet", metric: str, *, strate
     from metaeval.planning.labels import expected_scores, label_arrays, reverse_confusion
     from metaeval.planning.matrices import common_runs, score_matrix
 
-    runs = common_runs(reference, judge)
-    qids = sorted(set(reference.qids) & set(judge.qids))
+    first = judge[0] if isinstance(judge, (list, tuple)) else judge
+    runs = common_runs(reference, first)
+    qids = sorted(set(reference.qids) & set(first.qids))
     _, _, H = score_matrix(reference, metric, qids, runs)
 
     def build(hard_arr, vote_arr):
@@ -213,13 +218,11 @@ def replay_plan(reference: "LabelSet", judge: "LabelSet", metric: str, *, strate
         return (label_arrays(j, qids, runs, reference=reference),
                 label_arrays(j, qids, runs, reference=reference, votes=v))
 
-    draw = None
     if judge_sampler is not None:
-        def draw(rng):
-            return build(*arrays(judge_sampler(rng), None))
-        J0 = None
-        fns0 = {k: None for k in strategies}
+        draw = lambda rng: build(*arrays(judge_sampler(rng), None))  # noqa: E731
+        J0, fns0 = None, {k: None for k in strategies}
     else:
+        draw = None
         J0, fns0 = build(*arrays(judge, votes))
     res = active.replay(H, J0, fns0, pilot=pilot, budgets=budgets, reps=reps, seed=seed, judge_draw=draw)
     res["metric"] = metric

@@ -109,12 +109,6 @@ def _labels(sup, name="j"):
     return build_label_set(name, rows, ans)
 
 
-def _answer_columns():
-    from metaeval.types import ANSWER_COLUMNS
-
-    return ANSWER_COLUMNS
-
-
 def test_identity_expected_scores_equal_the_scoring_module():
     j = _labels(["support", "partial_support", "support", "not_support", "FAILED", "support"])
     arr = label_arrays(j, ["q1"], ["r1", "r2"])
