@@ -1,4 +1,5 @@
-"""Benchmark: 5-fold leave-topics-out validation of every calibration method on a 56-topic x 45-run input.
+"""Benchmark: the calibrate workflow (5-fold cross-fitting, nested selection over 3 inner folds, every method,
+raw as a candidate, out-of-fold leaderboard, fitted model) on a 56-topic x 45-run input.
 
 The input is built by resampling the 21 NIST topics (with replacement, each copy a new topic id) to 56
 topics - the size of the full TREC 2024 RAG human assessment - and drawing a synthetic judge through the
@@ -33,7 +34,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from metaeval.simulation import simulate_judge
-    from metaeval.calibration.validate import DEFAULT_METHODS, cross_validate
+    from metaeval.study.calibration import ALL_METHODS, calibrate_study
     from metaeval.io.assignments import read_assignments
     from metaeval.paths import shared_data_dir
 
@@ -46,18 +47,22 @@ def main() -> int:
           f"{len(human.labels)} labels (built in {t_build:.2f} s)")
 
     t1 = time.perf_counter()
-    res = cross_validate(human, judge, DEFAULT_METHODS, folds=args.folds, seed=args.seed)
+    res = calibrate_study(human, judge, {"folds": args.folds, "inner_folds": 3, "n_boot": 1000}, seed=args.seed)
     t_cv = time.perf_counter() - t1
-    print(f"{args.folds}-fold validation of {', '.join(DEFAULT_METHODS)} x 6 metrics: {t_cv:.2f} s "
-          f"(target < 30 s on 2 cores; OMP/BLAS threads = {os.environ['OMP_NUM_THREADS']})")
-    print(f"{'method':<22}{'MAE raw':>9}{'MAE cal':>9}{'bias raw':>10}{'bias cal':>10}{'cover':>7}   (V_strict)")
-    for m, per in res["methods"].items():
-        f = per["v_strict"]
-        print(f"{m:<22}{f['mae_before']:9.4f}{f['mae_after']:9.4f}{f['bias_before']:10.4f}{f['bias_after']:10.4f}{f['coverage']:7.3f}")
+    print(f"calibrate_study, {args.folds}-fold with nested selection (3 inner folds), {', '.join(ALL_METHODS)} x 6 metrics: "
+          f"{t_cv:.2f} s (target <= 30 s on 2 cores; OMP/BLAS threads = {os.environ['OMP_NUM_THREADS']})")
+    print(f"{'method':<22}{'held-out MAE':>14}{'vs raw':>10}{'cover':>7}{'width':>7}   (V_strict)")
+    for m, c in res["by_metric"]["v_strict"]["candidates"].items():
+        if c["status"] != "ok":
+            print(f"{m:<22}{c['status']}")
+            continue
+        h = c["held_out"]
+        print(f"{m:<22}{h['mae']['mean']:14.4f}{h['diff_vs_raw']['mean']:+10.4f}{h['coverage']:7.3f}{h['mean_ci_width']:7.3f}")
+    print(res["recommendation"])
     if args.json:
         import json
 
-        Path(args.json).write_text(json.dumps({"topics": args.topics, "folds": args.folds, "methods": list(res["methods"]),
+        Path(args.json).write_text(json.dumps({"topics": args.topics, "folds": args.folds, "methods": list(ALL_METHODS),
                                                "validation_s": t_cv, "build_s": t_build}))
     return 0
 

@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                 ["calibrate", "--human", args.human, "--judge", str(rel), "--metric", "v_strict", "--metric", "a_strict",
                  "--folds", "5", "--seed", "0", "--out", f"{args.out}/calibrate_{short}"], out / f"calibrate_{short}.txt")
             cli[f"simulate_{short}"] = run_cli(
-                ["simulate", "--human", args.human, "--confusion", profile, "--reps", str(args.reps), "--seed", "0",
+                ["simulate", "--human", args.human, "--kind", "fig6", "--confusion", profile, "--reps", str(args.reps), "--seed", "0",
                  "--out", f"{args.out}/simulate_{short}"], out / f"simulate_{short}.txt")
 
     res = {"human": args.human, "seeds": args.seeds, "bootstrap": args.bootstrap, "reps": args.reps,

@@ -149,9 +149,13 @@ def print_result(res: dict, top: int = 10) -> None:
     print("(* = chosen; vs raw = mean paired fold difference of MAE, negative = better than raw)")
     lb = res["leaderboard"]
     metric = METRIC_NAMES.get(res["metric"], res["metric"])
-    print(f"\ncorrected leaderboard, {metric}, by {lb['corrected_by']}: out-of-fold over the {lb['human_labelled_topics']} "
-          f"human-labelled topics (each corrected by a model fitted without it); MAE vs reference "
-          f"{_f4(lb['mae_vs_reference'])} (raw {_f4(lb['raw_mae_vs_reference'])})")
+    if lb["corrected_by"] == "none":
+        print(f"\nleaderboard, {metric}: raw judge scores kept (no method beat raw); over the {lb['human_labelled_topics']} "
+              f"human-labelled topics MAE vs reference {_f4(lb['raw_mae_vs_reference'])}; topic-bootstrap intervals")
+    else:
+        print(f"\ncorrected leaderboard, {metric}, by {lb['corrected_by']}: out-of-fold over the {lb['human_labelled_topics']} "
+              f"human-labelled topics (each corrected by a model fitted without it); MAE vs reference "
+              f"{_f4(lb['mae_vs_reference'])} (raw {_f4(lb['raw_mae_vs_reference'])})")
     print(f"{'rank':>4}  {'run':<44}{'reference':>10}{'raw':>8}{'corrected':>11}  interval")
     for row in lb["rows"][:top]:
         ci = row["corrected_ci"]

@@ -224,7 +224,7 @@ def _metric_block(metric, data, cands, refused, outer, s, seed) -> dict[str, Any
             candidates[c.name] = {"level": c.level, "status": "failed", "reason": why}
             continue
         candidates[c.name] = {"level": c.level, "status": "ok", "reason": None,
-                              "held_out": _held_out(outer, c.name, metric, errs, data)}
+                              "held_out": _held_out(outer, c.name, metric, errs, data, with_tau=metric == s["metric"])}
     for name, why in refused.items():
         candidates[name] = {"level": "label", "status": "refused", "reason": why}
     chosen, why = choose({c: errs[c] for c in usable}, s["selection"])
@@ -256,8 +256,9 @@ def _mean_se(x: np.ndarray) -> dict[str, float | None]:
     return {"mean": float(x.mean()), "se": float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else None}
 
 
-def _held_out(outer, name, metric, errs, data) -> dict[str, Any]:
-    """Outer-fold figures of one candidate (runs x folds)."""
+def _held_out(outer, name, metric, errs, data, with_tau: bool = True) -> dict[str, Any]:
+    """Outer-fold figures of one candidate (runs x folds); tau-b (run level; per-topic average and pooled over the
+    per-answer values) on each fold's held-out topics, averaged over folds, for the primary metric only."""
     from metaeval.analysis.kendall import tau_b
     from metaeval.analysis.levels import LevelEngine
 
@@ -272,9 +273,9 @@ def _held_out(outer, name, metric, errs, data) -> dict[str, Any]:
         runs_cov.append(c)
         cover.append(c[has])
         width.append((p.hi - p.lo)[has])
-        if ok.sum() > 2:
+        if with_tau and ok.sum() > 2:
             taus["run"].append(tau_b(t[ok], p.est[ok]))
-        if p.answers is not None:
+        if with_tau and p.answers is not None:
             H = data.H[metric][f.topics]
             if H.shape[0] > 0:
                 lv = LevelEngine(H, p.answers, "b").levels(np.ones((1, H.shape[0])))

@@ -99,16 +99,40 @@ def test_paper_rag24_tau_over_seeds(nist_labels):
         assert got == [mean, sd, lo, hi, gap], (profile, metric, level)
 
 
+_NUM = re.compile(r"[-+]?\d+\.\d+")
+
+
+def same_within_last_digit(expected: str, printed: str) -> bool:
+    """Equal text (whitespace collapsed) and every decimal number within one unit of its last printed digit."""
+    ea, pa = _NUM.findall(expected), _NUM.findall(printed)
+    ta = [" ".join(t.split()) for t in _NUM.split(expected)]
+    tb = [" ".join(t.split()) for t in _NUM.split(printed)]
+    if ta != tb or len(ea) != len(pa):
+        return False
+    for x, y in zip(ea, pa):
+        dec = len(x.split(".")[1])
+        if len(y.split(".")[1]) != dec or abs(float(x) - float(y)) > 1.0001 * 10 ** -dec:
+            return False
+    return True
+
+
+def test_same_within_last_digit():
+    assert same_within_last_digit("ppi  0.637 +-0.0051", "ppi 0.638 +-0.0050")
+    assert not same_within_last_digit("ppi 0.637", "ppi 0.639")
+    assert not same_within_last_digit("ppi 0.637", "ols 0.637")
+
+
 def test_paper_rag24_calibrate_table(nist_labels, nist_file, tmp_path, capsys):
-    """The README's `metaeval calibrate` output for the seed-0 edits judge, line for line (the table rows)."""
+    """The README's `metaeval calibrate` output for the seed-0 edits judge, line for line, every number within one
+    unit of its last printed digit (optimisers and summation order differ between machines)."""
     from metaeval.cli import main
     from metaeval.io.assignments import write_assignments
 
     text = README_PAPER.read_text(encoding="utf-8")
     start = re.search(r"^\$ metaeval calibrate .*--out results/paper_rag24/calibrate_edits\n", text, re.M).end()
-    block = text[start:].split("\nwrote ", 1)[0]
-    expected = [line for line in block.splitlines() if line.strip()]
-    assert len(expected) == 12  # heading, column names, 5 methods x 2 metrics
+    block = re.split(r"\n\$ |\n```", text[start:], maxsplit=1)[0]
+    expected = [line for line in block.splitlines() if line.strip() and not line.startswith("wrote ")]
+    assert len(expected) > 20 and expected[-1].startswith("recommendation: V_strict")
     judge = tmp_path / "judge_edits_seed0.jl"
     write_assignments(simulate_judge(nist_labels, "paper-fig6-edits", seed=0, name="simulated-edits-seed0"), judge)
     capsys.readouterr()
@@ -116,7 +140,9 @@ def test_paper_rag24_calibrate_table(nist_labels, nist_file, tmp_path, capsys):
                "a_strict", "--folds", "5", "--seed", "0", "--out", str(tmp_path / "cal")])
     assert rc == 0
     printed = [line for line in capsys.readouterr().out.splitlines() if line.strip() and not line.startswith("wrote ")]
-    assert printed == expected
+    assert len(printed) == len(expected)
+    bad = [(e, p) for e, p in zip(expected, printed) if not same_within_last_digit(e, p)]
+    assert not bad, bad[:3]
 
 
 # -------------------------------------------------------------------------------- judge_sweep_template

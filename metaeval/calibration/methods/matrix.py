@@ -63,6 +63,17 @@ def _eq_solution_map(A: np.ndarray, support: Sequence[int]) -> tuple[np.ndarray,
     return P, r
 
 
+def _eq_solution_map_batch(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_eq_solution_map` on the full support for a stack of matrices ``A`` (B, m, 3) at once."""
+    B, m, k = A.shape
+    kkt = np.zeros((B, k + 1, k + 1))
+    kkt[:, :k, :k] = np.swapaxes(A, 1, 2) @ A
+    kkt[:, :k, k] = 1.0
+    kkt[:, k, :k] = 1.0
+    inv = np.linalg.pinv(kkt)
+    return inv[:, :k, :k] @ np.swapaxes(A, 1, 2), inv[:, :k, k]
+
+
 def simplex_lstsq(A: np.ndarray, q: np.ndarray, t: np.ndarray | float = 1.0, constrained: bool = True) -> np.ndarray:
     """Vectorised ``argmin ||A p - q||^2`` s.t. ``p >= 0``, ``sum p = t``; ``A`` (m, 3), ``q`` (G, m) -> (G, 3).
 
@@ -185,9 +196,8 @@ class MatrixCorrection(CalibrationMethod):
             P, _ = _eq_solution_map(A, (0, 1, 2))
             cov += np.einsum("ia,gab,jb->gij", P, var_q, P)
             if boot is not None:
-                for b in range(M_draws.shape[0]):
-                    Pb, rb = _eq_solution_map(M_draws[b, k].T, (0, 1, 2))
-                    boot[b] += q @ Pb.T + t[:, None] * rb[None, :]
+                Pb, rb = _eq_solution_map_batch(np.swapaxes(M_draws[:, k], 1, 2))  # (B, 3, m), (B, 3)
+                boot += np.einsum("gm,bim->bgi", q, Pb) + t[None, :, None] * rb[:, None, :]
         if boot is not None:
             dev = boot - boot.mean(axis=0, keepdims=True)
             cov += np.einsum("bgi,bgj->gij", dev, dev) / max(boot.shape[0] - 1, 1)
