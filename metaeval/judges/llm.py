@@ -187,6 +187,9 @@ class LLMJudge(Judge):
         dep = config.get("deployment")
         if dep is None:
             raise ConfigError("an llm judge config needs a 'deployment' mapping")
+        from metaeval.judges.batch import journal_beside_cache
+
+        dep = journal_beside_cache(dep, config.get("cache"))  # batch mode: the batch journal beside the cache
         client = ChatClient(dep, cache=config.get("cache"), seed=int(config.get("seed", 0)))
         return cls(client, prompts=config.get("prompts"), max_reasks=int(config.get("max_reasks", 2)),
                    sample_index=int(config.get("sample_index", 0)), name=config.get("name"),

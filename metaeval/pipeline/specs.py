@@ -56,8 +56,9 @@ class JobSpec:
 
 
 def judge_identity(judge_config: dict[str, Any]) -> str:
-    """Hash of a judge config without the fields that do not change outputs (limits, prices, api_key_env)."""
-    ignored = {"limits", "prices", "api_key_env", "base_url"}
+    """Hash of a judge config without the fields that do not change outputs (limits, prices, api_key_env, and
+    where/how calls are made: base_url, replicas, resources, mode (sync or provider batch), batch settings)."""
+    ignored = {"limits", "prices", "api_key_env", "base_url", "replicas", "resources", "mode", "batch"}
     cfg = {k: v for k, v in judge_config.items() if k not in ignored}
     if isinstance(cfg.get("deployment"), dict):
         cfg["deployment"] = {k: v for k, v in cfg["deployment"].items() if k not in ignored}

@@ -1,7 +1,8 @@
 """A wire-compatible chat server on 127.0.0.1 for tests and benchmarks (aiohttp; no mocks of SDK internals).
 
 Endpoints: OpenAI ``POST /v1/chat/completions`` and Anthropic ``POST /v1/messages`` (plus ``GET /v1/models``
-and ``GET /health``).  Replies come from a rule (``metaeval.testing.rules``: ``label_rule`` by default, or a
+and ``GET /health``), and both providers' batch APIs (``metaeval.testing.batch_api``: OpenAI files + batches,
+Anthropic message batches; ``Faults.batch_delay_s``, ``p_item_failed``, ``p_batch_expired``).  Replies come from a rule (``metaeval.testing.rules``: ``label_rule`` by default, or a
 scripted list).  ``Faults`` injects, per request and independently drawn from a seeded RNG, in this order:
 429 with ``Retry-After``, 500, a hang (sleeps ``hang_s`` before answering, so the client times out), a dropped
 connection (the socket is aborted mid-request), an HTTP 200 whose body is not JSON, a malformed reply (prose),
@@ -54,6 +55,10 @@ class Faults:
     retry_after: str = "1"
     hang_s: float = 30.0
     seed: int = 0
+    #: provider batch APIs (metaeval.testing.batch_api): seconds until a batch ends; per-item failure; per-batch expiry
+    batch_delay_s: float = 0.5
+    p_item_failed: float = 0.0
+    p_batch_expired: float = 0.0
 
 
 def _tokens(text: str) -> int:
@@ -76,6 +81,9 @@ class ChatTestServer:
         self._runner: Any = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        from metaeval.testing.batch_api import BatchAPI
+
+        self.batch_api = BatchAPI(self)  # OpenAI /v1/files + /v1/batches, Anthropic /v1/messages/batches
 
     # ------------------------------------------------------------------ urls
     @property
@@ -100,6 +108,7 @@ class ChatTestServer:
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
+        self.batch_api.routes(app)
         return app
 
     async def _health(self, request: Any) -> Any:
@@ -180,13 +189,17 @@ class ChatTestServer:
         resp, body, text = await self._common(request, "openai")
         if resp is not None:
             return resp
+        return web.json_response(self.openai_reply(body, text))
+
+    def openai_reply(self, body: dict, text: str) -> dict:
+        """A chat.completion object answering ``body`` with ``text`` (also the body of a batch output line)."""
         prompt = sum(_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
-        return web.json_response({
+        return {
             "id": f"chatcmpl-{self.counts['requests']}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "test-model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": _tokens(text), "total_tokens": prompt + _tokens(text)},
-        })
+        }
 
     async def _anthropic(self, request: Any) -> Any:
         from aiohttp import web
@@ -194,13 +207,17 @@ class ChatTestServer:
         resp, body, text = await self._common(request, "anthropic")
         if resp is not None:
             return resp
+        return web.json_response(self.anthropic_reply(body, text))
+
+    def anthropic_reply(self, body: dict, text: str) -> dict:
+        """A message object answering ``body`` with ``text`` (also a succeeded batch result's message)."""
         prompt = sum(_tokens(json.dumps(m.get("content", ""))) for m in body.get("messages", [])) + _tokens(str(body.get("system", "")))
-        return web.json_response({
+        return {
             "id": f"msg_{self.counts['requests']}", "type": "message", "role": "assistant",
             "model": body.get("model", "test-model"), "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": prompt, "output_tokens": _tokens(text)},
-        })
+        }
 
     # ------------------------------------------------------------------ lifecycle
     async def start_async(self) -> None:

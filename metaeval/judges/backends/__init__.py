@@ -21,11 +21,15 @@ if TYPE_CHECKING:  # pragma: no cover
 BACKENDS: dict[str, str] = {
     "openai": "metaeval.judges.backends.openai_backend:OpenAIBackend",
     "anthropic": "metaeval.judges.backends.anthropic_backend:AnthropicBackend",
+    # deployment.mode: batch -> the provider's batch API (metaeval.judges.batch)
+    "openai_batch": "metaeval.judges.backends.openai_batch:OpenAIBatchBackend",
+    "anthropic_batch": "metaeval.judges.backends.anthropic_batch:AnthropicBatchBackend",
 }
 
 
 def make_backend(deployment: "Deployment", api_key: str) -> ChatBackend:
-    target = BACKENDS.get(deployment.backend)
+    name = deployment.backend + ("_batch" if getattr(deployment, "mode", "sync") == "batch" else "")
+    target = BACKENDS.get(name)
     if target is None:
         raise ConfigError(f"deployment {deployment.name!r}: unknown backend {deployment.backend!r}; known: {sorted(BACKENDS)}")
     module, _, cls = target.partition(":")
