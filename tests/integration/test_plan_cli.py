@@ -60,3 +60,16 @@ def test_plan_errors_are_one_line_exit_2(tmp_path, nist_file, capsys):
     rc = main(["plan", "--reference", str(nist_file), "--simulate-judge", "paper-fig6-edits", "--pilot", "2",
                "--out", str(tmp_path / "x")])
     assert rc == 2 and "--pilot 2" in capsys.readouterr().err
+
+
+def test_plan_into_a_results_folder_for_the_report(tmp_path, nist_file, capsys):
+    res = tmp_path / "results" / "demo"
+    res.mkdir(parents=True)
+    rc = main(["plan", "--reference", str(nist_file), "--simulate-judge", "paper-fig6-edits", "--reps", "20",
+               "--replay-reps", "0", "--metric", "v_strict", "--results", str(res)])
+    assert rc == 0
+    plan = json.loads((res / "study" / "plan.json").read_text(encoding="utf-8"))
+    assert plan["schema"] == "metaeval.plan/1" and (res / "study" / "plan_curves.svg").exists()
+    from metaeval.report.plan_section import render_markdown
+
+    assert plan["recommendation"] in render_markdown(plan)
