@@ -225,8 +225,9 @@ def _transport(results: Sequence[Any]) -> int:
 
 
 def _stats(results: Sequence[Any]) -> dict[str, Any]:
-    """Judge calls (units: one per window/batch), model requests actually sent (``calls``: traces that were not
-    cache hits, re-asks included), cache hits, retries, re-asks, tokens and cost, summed over ``results``."""
+    """Judge calls (units: one per window/batch), model requests on the wire (``calls``: every attempt of every
+    trace that was not a cache hit - first attempts, retries and re-asks; an offline-replay miss sends nothing),
+    cache hits, retries, re-asks, tokens and cost, summed over ``results``."""
     calls = hits = retries = tin = tout = 0
     cost = 0.0
     prompts: set[str] = set()
@@ -234,8 +235,8 @@ def _stats(results: Sequence[Any]) -> dict[str, Any]:
         for t in res.traces:
             if t.cache_hit:
                 hits += 1
-            else:
-                calls += 1
+            elif not (t.error or "").startswith("offline:"):
+                calls += 1 + t.retries  # the first attempt and each retry is one request sent
             retries += t.retries
             tin += t.input_tokens
             tout += t.output_tokens
