@@ -119,37 +119,29 @@ def score_answers(labels: "LabelSet", policy: ScoringPolicy | None = None) -> "p
 
     m = counted & member
     vc = counted & vital
-    frame = pd.DataFrame(
-        {
-            "run_id": lab["run_id"].to_numpy(),
-            "qid": lab["qid"].to_numpy(),
-            "a_strict_n": m * strict,
-            "a_n": m * partial,
-            "a_d": m * 1.0,
-            "v_strict_n": vc * strict,
-            "v_n": vc * partial,
-            "v_d": vc * 1.0,
-            "w_strict_n": counted * weight * strict,
-            "w_n": counted * weight * partial,
-            "w_d": counted * weight,
-            "n_nuggets": 1,
-            "n_vital": vital.astype(int),
-            "n_failed": s_failed.astype(int),
-        }
-    )
-    sums = frame.groupby(["run_id", "qid"], sort=False).sum()
+    columns = {
+        "a_strict_n": m * strict, "a_n": m * partial, "a_d": m * 1.0,
+        "v_strict_n": vc * strict, "v_n": vc * partial, "v_d": vc * 1.0,
+        "w_strict_n": counted * weight * strict, "w_n": counted * weight * partial, "w_d": counted * weight,
+        "n_nuggets": np.ones(len(lab)), "n_vital": vital * 1.0, "n_failed": s_failed * 1.0,
+    }
     keys = labels.answers[["run_id", "qid"]]
-    sums = sums.reindex(pd.MultiIndex.from_frame(keys)).fillna(0.0)
+    answer_index = pd.MultiIndex.from_arrays([keys["run_id"].astype(str), keys["qid"].astype(str)])
+    unique = answer_index.unique()
+    row = unique.get_indexer(pd.MultiIndex.from_arrays([lab["run_id"].astype(str), lab["qid"].astype(str)]))
+    keep = row >= 0  # labels of answers the label set does not list are not scored (as before)
+    at = unique.get_indexer(answer_index)  # each answer row -> its key's sums
+    sums = {k: np.bincount(row[keep], weights=v[keep], minlength=len(unique))[at] for k, v in columns.items()}
 
     fill = 0.0 if policy.no_vital == "zero" else np.nan
     out = keys.reset_index(drop=True).copy()
     for metric, den in (("a_strict", "a_d"), ("a", "a_d"), ("v_strict", "v_d"), ("v", "v_d"), ("w_strict", "w_d"), ("w", "w_d")):
-        d = sums[den].to_numpy()
-        n = sums[f"{metric}_n"].to_numpy()
+        d = sums[den]
+        n = sums[f"{metric}_n"]
         with np.errstate(invalid="ignore", divide="ignore"):
             out[metric] = np.where(d > 0, n / np.where(d > 0, d, 1.0), fill)
     for col in ("n_nuggets", "n_vital", "n_failed"):
-        out[col] = sums[col].to_numpy().astype(int)
+        out[col] = np.rint(sums[col]).astype(int)
     return out[list(SCORE_COLUMNS)]
 
 
