@@ -17,7 +17,6 @@ An edited or manual nugget set then runs through ``human_auto`` like any other:
 from __future__ import annotations
 
 import csv
-import json
 import logging
 import os
 from pathlib import Path
@@ -154,23 +153,23 @@ def import_assignments(sheet: str | os.PathLike, out: str | os.PathLike, topics:
 
 
 def created_nuggets_from_results(results_dir: str | os.PathLike, cell: str) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """The nuggets a sweep cell's judge created per topic (before importance and the top-20 cut)."""
-    results_dir = Path(results_dir)
-    summary = json.loads((results_dir / "summary.json").read_text(encoding="utf-8"))
-    cells = {c["cell"]: c for c in summary["cells"]}
+    """The nuggets a sweep cell's judge created per topic (before importance and the top-20 cut), and the topics'
+    query texts (from the cell's ``labels.jsonl``).  Everything is read through ``metaeval.layout``."""
+    from metaeval.layout import ResultsLayout
+
+    lay = ResultsLayout.open(results_dir)
+    cells = {c["cell"]: c for c in lay.read_summary()["cells"]}
     if cell not in cells:
-        raise ConfigError(f"no cell {cell!r} in {results_dir}; cells: {', '.join(cells)}")
-    judge_id, prompt_id = cells[cell]["judge_id"], cells[cell]["prompt_id"]
+        raise ConfigError(f"no cell {cell!r} in {lay.root}; cells: {', '.join(cells)}")
+    judge_id, prompt_id = cells[cell].get("judge_id"), cells[cell].get("prompt_id")
     created: dict[str, list[str]] = {}
-    for _, rec in iter_jsonl(results_dir / "jobs.jsonl"):
+    for rec in lay.iter_jobs():  # file order: a later record of a job supersedes an earlier one
         spec = rec["spec"]
-        if spec["stage"] == "create" and spec["judge"] == judge_id and spec["prompt"] == prompt_id and rec["status"] == "done":
+        if (spec.get("stage") == "create" and spec.get("judge") == judge_id and spec.get("prompt") == prompt_id
+                and rec.get("status") == "done" and isinstance(rec.get("output"), dict)):
             created[spec["qid"]] = list(rec["output"].get("nuggets", []))
     if not created:
         raise ConfigError(f"cell {cell!r} created no nuggets (its strategy does not include nugget creation)")
-    from metaeval.data.dataset import load_dataset
-
-    ds_cfg = (summary.get("config") or {}).get("dataset") or {}
-    source = ds_cfg.get("source") or ds_cfg.get("name") or (summary.get("dataset") or {}).get("name")
-    topics = load_dataset(source).topics if source else {}
+    labels = lay.read_labels(cell) if not cells[cell].get("skipped") else None
+    topics = dict(labels.topics) if labels is not None else {}
     return created, topics

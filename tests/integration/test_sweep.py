@@ -44,7 +44,22 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
             assert -1 <= block["tau"] <= 1 and block["ci"][0] <= block["tau"] <= block["ci"][1]
     # calibration for the cells that label the human nuggets, held out by topic
     cal = cells["lexical__human_auto"]["calibration"]
-    assert cal["folds"] == 5 and "posterior" in cal["methods"] and "mae_after" in cal["methods"]["posterior"]["v_strict"]
+    assert cal["selection"]["folds"] == 5 and "none" in cal["candidates"]  # raw is always a candidate
+    assert cal == json.loads((tmp_path / "demo" / "cells" / "lexical__human_auto" / "calibration.json").read_text(encoding="utf-8"))
+    assert "calibration" not in cells["lexical__auto_auto"]  # own nuggets: nothing to pair with the reference
+    # the run-level tau recomputed independently from the files: labels.jsonl -> scores -> run means -> scipy
+    from scipy.stats import kendalltau
+
+    from metaeval.io.assignments import read_assignments
+    from metaeval.scoring import run_scores, score_answers
+
+    ref = run_scores(score_answers(load_dataset("demo").labels)).set_index("run_id")["v_strict"]
+    for cid in ("lexical__auto_auto", "lexical__human_auto", "simulated_fig6__human_auto"):
+        judge = run_scores(score_answers(read_assignments(tmp_path / "demo" / "cells" / cid / "labels.jsonl"))).set_index("run_id")["v_strict"]
+        want = kendalltau(ref.loc[judge.index], judge, variant="b").statistic
+        assert abs(cells[cid]["analysis"]["metrics"]["v_strict"]["run"]["tau"] - want) < 1e-12, cid
+    study = json.loads((tmp_path / "demo" / "study" / "study.json").read_text(encoding="utf-8"))
+    assert set(study["cells"]) == {c for c in cells if not cells[c].get("skipped")}
     # label agreement exists where nuggets are shared, not where the judge made its own
     assert cells["lexical__human_auto"]["analysis"]["labels"]["confusion"]
     assert cells["lexical__auto_auto"]["analysis"]["labels"] is None
