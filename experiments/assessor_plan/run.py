@@ -4,6 +4,7 @@ Run from the repository root:
 
     .venv/bin/python experiments/assessor_plan/run.py                  # defaults below; ~3-4 min on 2 busy cores
     .venv/bin/python experiments/assessor_plan/run.py --seeds 2 --reps 100 --replay-reps 40   # quick look
+    .venv/bin/python experiments/assessor_plan/run.py --labels-only   # only the judges' label files (seconds)
 
 Judges: a Figure 6 simulated judge (``simulate_judge``, paper-fig6-edits; a fresh draw per seed and per replay)
 and the offline lexical judge (``LexicalJudge`` run here on every NIST (nugget, answer) pair; deterministic).
@@ -79,6 +80,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200, help="topic-resampling worlds per curve")
     ap.add_argument("--replay-reps", type=int, default=200)
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--labels-only", action="store_true", help="only write lexical.jl and fig6_seed0.jl (seconds)")
     args = ap.parse_args()
     t0 = time.time()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -87,6 +89,9 @@ def main() -> None:
     write_assignments(lex, OUT / "lexical.jl")
     fig6 = [simulate_judge(human, "paper-fig6-edits", seed=s, name=f"fig6-s{s}") for s in range(args.seeds)]
     write_assignments(fig6[0], OUT / "fig6_seed0.jl")
+    if args.labels_only:
+        print(f"wrote {OUT / 'lexical.jl'} and {OUT / 'fig6_seed0.jl'}")
+        return
     summary: dict = {"command": " ".join(sys.argv), "args": vars(args), "curves": {}, "agreement": {}, "need": {}}
 
     base = {"metrics": ["v_strict"], "reps": args.reps, "replay_reps": 0}

@@ -123,17 +123,20 @@ def write_plot(plan: dict[str, Any], path: str | Path, extra: list[dict[str, Any
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for i, p in enumerate([plan] + list(extra or [])):
         c = p["curves"][p["metric"]]
-        n = [r["n"] for r in c["rows"]]
+        rows = [r for r in c["rows"] if r["n"] < p["pilot"]["total_topics"]]  # n = T has width 0 (log axis)
+        n = [r["n"] for r in rows]
         lab = p.get("label") or p["judge"]
-        line, = ax.plot(n, [r["empirical_half"]["median"] for r in c["rows"]], "o-", ms=3, lw=1,
+        line, = ax.plot(n, [r["empirical_half"]["median"] for r in rows], "o-", ms=3, lw=1,
                         label=f"{lab} resampled" if i < 6 else None)
-        ax.plot(n, [r["analytic_half"]["median"] for r in c["rows"]], "--", lw=1, color=line.get_color(),
+        ax.plot(n, [r["analytic_half"]["median"] for r in rows], "--", lw=1, color=line.get_color(),
                 label=f"{lab} analytic" if i < 6 else None)
     ax.axhline(plan["target_half_width"], color="k", lw=0.8, ls=":", label=f"target ±{plan['target_half_width']:g}")
     ax.set_xlabel("human-labelled topics")
     ax.set_ylabel(f"{plan['level']:.0%} half-width, {plan['metric_name']} run mean (median run)")
     ax.set_yscale("log")
-    ax.set_title(f"calibrated vs human leaderboard on {plan['pilot']['total_topics']} topics", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_title(f"calibrated vs human leaderboard on {plan['pilot']['total_topics']} topics "
+                 f"(pilot {plan['pilot']['topics']} topics; dashed: analytic PPI)", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=200)
