@@ -1,0 +1,100 @@
+"""The Python API: lazy top-level names, judges as Python objects, compare(), to_latex(), progress output."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import metaeval
+from metaeval.errors import ConfigError
+from metaeval.judges.base import AssignResult, Judge, status_of
+from metaeval.types import Answer, Support, Topic
+
+
+def test_import_is_light_and_names_resolve():
+    code = "import sys, metaeval; print(sorted(m for m in ('pandas', 'numpy', 'scipy', 'ray') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
+    for name in ("load", "load_dataset", "score", "leaderboard", "analyze", "compare", "calibrate", "sweep",
+                 "register_judge", "to_latex"):
+        assert callable(getattr(metaeval, name)) and name in dir(metaeval)
+    with pytest.raises(AttributeError):
+        metaeval.no_such_function  # noqa: B018
+    assert metaeval.__version__
+
+
+class _Half(Judge):
+    kind = "half"
+    STAGES = ("assign",)
+
+    async def create_nuggets(self, *a, **k):
+        raise NotImplementedError
+
+    async def label_importance(self, *a, **k):
+        raise NotImplementedError
+
+    async def assign(self, topic, answer, nuggets):
+        labels = tuple(Support.SUPPORT if i % 2 == 0 else Support.NOT_SUPPORT for i in range(len(nuggets)))
+        return AssignResult(status=status_of(labels), judge=self.name, labels=labels)
+
+
+def test_register_judge_instance_and_class_through_the_catalog():
+    from metaeval.judges import build_judge, resolve_judge
+    from metaeval.judges.plugins import unregister_judge
+
+    inst = _Half()
+    try:
+        metaeval.register_judge("py-half", inst)
+        spec = resolve_judge("py-half")
+        assert spec.kind == "py-half" and spec.capabilities == ("assign",)
+        assert build_judge(spec) is inst
+        res = asyncio.run(build_judge(spec).assign(Topic("q", "t"), Answer("r", "q", "x"), ["a", "b", "c"]))
+        assert [x.value for x in res.labels] == ["support", "not_support", "support"]
+        metaeval.register_judge("py-half-cls", _Half)  # a class without from_config: built with no arguments
+        assert isinstance(build_judge("py-half-cls"), _Half)
+        with pytest.raises(ConfigError, match="built-in judge"):
+            metaeval.register_judge("lexical", inst)
+        with pytest.raises(ConfigError, match="Judge subclass or instance"):
+            metaeval.register_judge("bad", object())
+    finally:
+        unregister_judge("py-half")
+        unregister_judge("py-half-cls")
+    with pytest.raises(ConfigError, match="unknown judge"):
+        resolve_judge("py-half")
+
+
+def test_compare_gives_run_pairs(nist_file):
+    nist = metaeval.load(nist_file)
+    runs = nist.run_ids[:4]
+    small = nist.subset(run_ids=runs)
+    pairs = metaeval.compare(small, small, metric="V_strict")
+    assert len(pairs) == 6 and not pairs["flip"].any()  # identical sides never flip
+    assert set(pairs.columns) >= {"run_a", "run_b", "ref_diff", "cand_diff", "p_ref", "ref_significant", "flip"}
+    assert (pairs["ref_diff"] == pairs["cand_diff"]).all()
+
+
+def test_to_latex_escapes_and_marks_undefined():
+    df = pd.DataFrame({"run_id": ["a_b", "c&d"], "tau": [0.12345, float("nan")], "n": [3, 4], "ok": [True, False]})
+    tex = metaeval.to_latex(df, caption="50% of runs", label="tab:x", digits=2)
+    assert "a\\_b & 0.12 & 3 & yes \\\\" in tex and "c\\&d & n/a & 4 & no \\\\" in tex
+    assert "\\begin{tabular}{lrrl}" in tex and "\\caption{50\\% of runs}" in tex and "\\label{tab:x}" in tex
+    assert tex.count("\\toprule") == 1 and tex.rstrip().endswith("\\end{table}")
+
+
+def test_progress_is_one_line_per_stage_off_a_terminal():
+    from metaeval.commands import progress
+
+    buf = io.StringIO()
+    bar = progress.stage_progress("assign", 3, stream=buf)
+    assert isinstance(bar, progress.LineProgress)
+    for _ in range(3):
+        bar.update(1, cache_hits=1, failures=0, retries=0, cost_usd=0.5)
+    bar.close()
+    text = buf.getvalue()
+    assert "\r" not in text and text.count("\n") == 1
+    assert text.startswith("assign: 3/3 jobs in ") and "cache hits 1" in text and "$0.5000" in text
