@@ -38,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
     bad = [o for o in overrides if o.startswith("-")]
     if bad:
         raise ConfigError(f"unknown option {bad[0]} (overrides are key=value)")
+    hyd = [o for o in overrides if o.split("=", 1)[0].lstrip("+~").startswith("hydra.")]
+    if hyd:
+        raise ConfigError(f"{hyd[0]}: Hydra's own settings do not apply (metaeval composes with Hydra's compose API "
+                          "and writes only to results_dir/name); use results_dir=DIR and name=NAME")
     if args.info:
         print(info_text(args.config_dir))
         return 0

@@ -71,7 +71,8 @@ class JudgeSpec:
 
     @property
     def prices(self) -> Prices:
-        return self.deployment.prices if self.deployment else Prices()
+        """The prices its calls pay: the batch prices when ``deployment.mode`` is ``batch`` (dry run, budget)."""
+        return self.deployment.effective_prices if self.deployment else Prices()
 
     @property
     def limits(self) -> Limits | None:
@@ -137,7 +138,7 @@ def resolve_judge(spec: "str | Mapping[str, Any] | JudgeSpec", *, config_dirs: S
 def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
     from metaeval.judges.registry import judge_class
 
-    where = f"judge {name or config.get('name') or ''} ({source})".replace("  ", " ")
+    where = f"judge {name or config.get('name') or config.get('judge') or '?'} ({source})"
     if "judge" not in config:
         if "backend" in config:  # a bare deployment means an llm judge
             config = {"judge": "llm", "deployment": config}
@@ -180,6 +181,16 @@ def check_available(spec: JudgeSpec, stages: Sequence[str] = (), *, need_key: bo
         by = f" needed by strategy {strategy}" if strategy else ""
         raise ConfigError(f"judge {spec.name!r} ({spec.kind}) cannot perform stage(s) {', '.join(lacking)}{by}; "
                           f"it can: {', '.join(spec.capabilities)}")
+    if spec.prompted:  # every named template must exist (a typo is one line here, not a FAILED job per unit)
+        from metaeval.prompts import load_template
+
+        for task, name in spec.prompts.items():
+            if task not in ALL_STAGES:
+                raise ConfigError(f"judge {spec.name!r}: prompts.{task} is not a stage ({', '.join(ALL_STAGES)})")
+            try:
+                load_template(str(name))
+            except ConfigError as exc:
+                raise ConfigError(f"judge {spec.name!r}: prompts.{task}: {exc}") from None
     missing = spec.missing_requirements()
     if missing:
         raise ConfigError(f"judge {spec.name!r} needs an extra that is not installed (missing {', '.join(missing)})")
