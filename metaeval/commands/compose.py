@@ -117,8 +117,7 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
                 out.append(f"grid.{SWEEPABLE[group]}=null")
         for group, values in swept.items():
             out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
-        if "judge" in swept:  # exactly the judges asked for (a default grid's optional judges are left out)
-            out.append("grid.optional_judges=[]")
+        out.append("grid.optional_judges=[]")  # exactly the product asked for (no default grid's optional judges)
     return out
 
 

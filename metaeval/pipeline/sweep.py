@@ -141,11 +141,21 @@ class Sweep:
                             "(use strategy=human_judge_importance to let the judge label importance)", ds_cfg["nuggets"], unlabelled)
         if self.dataset.labels is None and any(c.strategy.nuggets == "human" for c in self.active):
             raise ConfigError(f"dataset {self.dataset.name!r} has no human labels; human_* strategies need them")
+        if not any(len(self.dataset.documents.get(q, [])) for q in self.dataset.qids):
+            # nugget creation reads documents: a dataset without any (e.g. the NIST assignment export) cannot run it
+            why = f"dataset {self.dataset.name!r} has no documents, so nugget creation cannot run"
+            creating = [c for c in self.active if "create" in c.strategy.judge_stages]
+            if creating and (config.get("_single") or len(creating) == len(self.active)):
+                raise ConfigError(f"cell {creating[0].id}: {why}; use a human_* strategy")
+            for c in creating:
+                c.skipped = why
+            self.active = [c for c in self.active if not c.skipped]
         self.layout = results_layout(config)  # validates name and every cell id before anything is written
         for c in self.cells:
             self.layout.cell_dir(c.id)
         self.out = self.layout.ensure()
         self.store = ResultsStore(self.out)
+        self.cell_keys: dict[str, list[str]] = {}
         self.stats: dict[str, CellStats] = {c.id: CellStats() for c in self.active}
         self.spent = 0.0
         self.stopped: str | None = None
@@ -172,6 +182,7 @@ class Sweep:
         todo: dict[str, tuple[Cell, JobSpec, dict, int]] = {}
         for cell, spec, payload, n in items:
             owners.setdefault(spec.key, []).append(cell)
+            self.cell_keys.setdefault(cell.id, []).append(spec.key)  # in stage order: the cell's transcript
             st = self.stats[cell.id]
             st.jobs += 1
             st.keys.add(spec.key)
@@ -347,9 +358,29 @@ class Sweep:
                 index[(c.id, a.qid, a.run_id)] = spec.key
         outs = self.dispatch("assign", items)
         label_sets = {c.id: self.label_set(c, nugget_lists, index, outs) for c in self.active}
+        if not self.dry_run:
+            self.write_transcripts()
         self.judging_s = time.perf_counter() - t0
         self.store.close()
         return self.outcome({} if self.dry_run else label_sets)
+
+    def write_transcripts(self) -> None:
+        """Per cell, ``layout.transcripts(cell)``: the transcript records of every job the cell used (relevance,
+        creation, importance, assignment, in that order; a job shared by several cells is in each of their files;
+        a reused job's records come from the store).  Cells whose judge made no job write nothing."""
+        from metaeval.io.jsonl import write_jsonl
+
+        for c in self.active:
+            keys = list(dict.fromkeys(self.cell_keys.get(c.id, [])))
+            if not keys:
+                continue
+            records = []
+            for key in keys:
+                rec = self.store.get(key)
+                out = rec.get("output") if rec else None
+                if isinstance(out, dict):
+                    records.extend(out.get("transcripts", []))
+            write_jsonl(self.layout.transcripts(c.id), records)
 
     def outcome(self, label_sets: dict[str, Any]) -> SweepOutcome:
         ds = self.dataset
