@@ -54,7 +54,11 @@ def sample_codes(samples: Sequence["LabelSet"]) -> tuple["Any", np.ndarray]:
         raise ConfigError(f"self-consistency needs k >= 2 samples; got {len(samples)}")
     base = samples[0].labels[_KEY].reset_index(drop=True)
     codes = [labels_to_codes(samples[0].labels["support"].astype(object).to_numpy())]
+    keys0 = [samples[0].labels[k].to_numpy() for k in _KEY]
     for s in samples[1:]:
+        if len(s.labels) == len(base) and all((s.labels[k].to_numpy() == v).all() for k, v in zip(_KEY, keys0)):
+            codes.append(labels_to_codes(s.labels["support"].astype(object).to_numpy()))  # same rows: no join
+            continue
         lab = s.labels[_KEY + ["support"]].drop_duplicates(_KEY)
         m = base.merge(lab, on=_KEY, how="left")
         if m["support"].isna().any():

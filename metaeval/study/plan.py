@@ -209,14 +209,27 @@ def replay_plan(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", m
                "votes": lambda pil, pool, rng: active.sizes("votes", J=J[pool], V_votes=Vv[pool])}
         return J, {k: fns[k] for k in strategies}
 
-    def arrays(j: "LabelSet | Sequence[LabelSet]", v: np.ndarray | None):
-        from metaeval.planning.consistency import sample_codes
-        from metaeval.planning.labels import votes_from_codes
+    from dataclasses import replace as _replace
 
+    from metaeval.planning.consistency import sample_codes
+    from metaeval.planning.labels import votes_from_codes
+    from metaeval.simulation import labels_to_codes
+
+    key_cols = ("qid", "run_id", "nugget_id")
+    base_judge = first
+    base_arr = label_arrays(base_judge, qids, runs, reference=reference)
+
+    def arrays(j: "LabelSet | Sequence[LabelSet]", v: np.ndarray | None):
         if isinstance(j, (list, tuple)):
             j, v = j[0], votes_from_codes(sample_codes(j)[1])
-        return (label_arrays(j, qids, runs, reference=reference),
-                label_arrays(j, qids, runs, reference=reference, votes=v))
+        same = len(j.labels) == len(base_judge.labels) and all(
+            (j.labels[k].to_numpy() == base_judge.labels[k].to_numpy()).all() for k in key_cols)
+        if not same:  # other rows: pair again by text
+            return (label_arrays(j, qids, runs, reference=reference),
+                    label_arrays(j, qids, runs, reference=reference, votes=v))
+        keep = base_judge.labels["qid"].isin(set(qids)).to_numpy() & base_judge.labels["run_id"].isin(set(runs)).to_numpy()
+        hard = votes_from_codes(labels_to_codes(j.labels["support"].astype(object).to_numpy()))[keep]
+        return _replace(base_arr, votes=hard), _replace(base_arr, votes=hard if v is None else np.asarray(v)[keep])
 
     if judge_sampler is not None:
         draw = lambda rng: build(*arrays(judge_sampler(rng), None))  # noqa: E731
