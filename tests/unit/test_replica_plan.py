@@ -67,3 +67,13 @@ def test_secrets_repr_names_only(monkeypatch):
 
     assert os.environ["OPENAI_API_KEY"] == "sk-very-secret"
     monkeypatch.delenv("OPENAI_API_KEY")
+
+
+def test_judge_spec_prices_are_the_batch_prices_in_batch_mode():
+    """The dry run and the budget price jobs with ``JudgeSpec.prices``: half in batch mode."""
+    from metaeval.judges.catalog import resolve_judge
+
+    dep = {"backend": "openai", "model": "m", "prices": {"input_per_1m": 2.0, "output_per_1m": 8.0}}
+    sync = resolve_judge({"judge": "llm", "deployment": dep})
+    batch = resolve_judge({"judge": "llm", "deployment": {**dep, "mode": "batch"}})
+    assert sync.prices.cost(1000, 100) == pytest.approx(2 * batch.prices.cost(1000, 100))
