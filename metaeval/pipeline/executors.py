@@ -138,6 +138,9 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_en
             kwargs["runtime_env"] = runtime_env
         ray.init(**kwargs)
     else:
+        # when ray was imported before RAY_AUTH_MODE could be set, Ray still enables token auth and logs a notice
+        # on every run: drop that one notice (H6)
+        logging.getLogger("ray._private.authentication.authentication_token_setup").addFilter(_drop_token_auth_notice)
         ray.init(num_cpus=num_cpus or 2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
                  configure_logging=False)
 

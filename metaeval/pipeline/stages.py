@@ -148,57 +148,64 @@ class JudgeWorker:
     async def _relevance(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
         docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p["documents"]]
         grades: list[int | None] = []
-        results, raws = [], []
+        results, raws, units = [], [], []
         for batch in batches(docs, p["batch"]):
             res = await self.judge.grade_relevance(topic, batch)
             results.append(res)
+            units.append([d.docid for d in batch])
             got = list(res.grades) + [None] * (len(batch) - len(res.grades))
             grades.extend(got[: len(batch)])
             if res.status != "ok":
                 raws.append({"reason": res.reason, "raw": res.raw})
         return {"docids": [d.docid for d in docs], "grades": grades, "failed_grades": sum(g is None for g in grades),
-                "failures": raws, "transport_failures": _transport(results), **_stats(results)}
+                "failures": raws, "transport_failures": _transport(results), **_stats(results),
+                "transcripts": _transcripts("relevance", topic.qid, None, results, units)}
 
     async def _create(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
         docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p["documents"]]
         nuggets: list[str] = []
-        results, reasons = [], []
+        results, reasons, units = [], [], []
         for window in batches(docs, p["window"]):
             res = await self.judge.create_nuggets(topic, window, nuggets)
             results.append(res)
+            units.append([d.docid for d in window])
             if res.failed:
                 reasons.append(res.reason or "failed")
             else:
                 nuggets = list(res.nuggets)[: p["max_nuggets"]]
         status = "failed" if results and len(reasons) == len(results) else ("partial" if reasons else "ok")
         return {"nuggets": nuggets, "status": status, "reasons": reasons, "transport_failures": _transport(results),
-                **_stats(results)}
+                **_stats(results), "transcripts": _transcripts("create", topic.qid, None, results, units)}
 
     async def _importance(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
         docs = [Document(docid=d[0], text=d[1], title=d[2]) for d in p.get("documents", [])]
         labels: list[str] = []
-        results, raws = [], []
+        results, raws, units = [], [], []
         for batch in batches(p["nuggets"], p["batch"]):
             res = await self.judge.label_importance(topic, batch, documents=docs or None)
             results.append(res)
+            units.append(list(batch))
             labels.extend(lab.value for lab in res.labels)
             if res.status != "ok":
                 raws.append({"reason": res.reason, "raw": res.raw})
-        return {"importance": labels, "failures": raws, "transport_failures": _transport(results), **_stats(results)}
+        return {"importance": labels, "failures": raws, "transport_failures": _transport(results), **_stats(results),
+                "transcripts": _transcripts("importance", topic.qid, None, results, units)}
 
     async def _assign(self, topic: Topic, p: dict[str, Any]) -> dict[str, Any]:
         a = p["answer"]
         answer = Answer(run_id=a["run_id"], qid=a["qid"], text=a["text"], sentences=tuple(a.get("sentences") or ()))
         labels: list[str] = []
-        results, raws = [], []
+        results, raws, units = [], [], []
         for batch in batches(p["nuggets"], p["batch"]):
             nuggets = [Nugget(text=t, importance=_importance(imp)) for t, imp in batch]
             res = await self.judge.assign(topic, answer, nuggets)
             results.append(res)
+            units.append([t for t, _ in batch])
             labels.extend(lab.value for lab in res.labels)
             if res.status != "ok":
                 raws.append({"reason": res.reason, "raw": res.raw})
-        return {"labels": labels, "failures": raws, "transport_failures": _transport(results), **_stats(results)}
+        return {"labels": labels, "failures": raws, "transport_failures": _transport(results), **_stats(results),
+                "transcripts": _transcripts("assign", topic.qid, a["run_id"], results, units)}
 
     async def aclose(self) -> None:
         await self.judge.aclose()
@@ -213,6 +220,14 @@ def _importance(value: str):
     from metaeval.types import parse_importance
 
     return parse_importance(value)
+
+
+def _transcripts(stage: str, qid: str, run_id: str | None, results: Sequence[Any], units: Sequence[Any]) -> list[dict]:
+    """One transcript record per judge unit (``metaeval.judges.transcript``); the sweep writes a cell's records to
+    ``layout.transcripts(cell)``."""
+    from metaeval.judges.transcript import unit_record
+
+    return [unit_record(r, stage=stage, qid=qid, run_id=run_id, items=u) for r, u in zip(results, units)]
 
 
 def _transport(results: Sequence[Any]) -> int:
