@@ -224,7 +224,7 @@ def _metric_block(metric, data, cands, refused, outer, s, seed) -> dict[str, Any
             candidates[c.name] = {"level": c.level, "status": "failed", "reason": why}
             continue
         candidates[c.name] = {"level": c.level, "status": "ok", "reason": None,
-                              "held_out": _held_out(outer, c.name, metric, errs, data, with_tau=metric == s["metric"])}
+                              "held_out": _held_out(outer, c.name, metric, errs, data)}
     for name, why in refused.items():
         candidates[name] = {"level": "label", "status": "refused", "reason": why}
     chosen, why = choose({c: errs[c] for c in usable}, s["selection"])
@@ -258,9 +258,9 @@ def _mean_se(x: np.ndarray) -> dict[str, float | None]:
 
 def _held_out(outer, name, metric, errs, data, with_tau: bool = True) -> dict[str, Any]:
     """Outer-fold figures of one candidate (runs x folds); tau-b (run level; per-topic average and pooled over the
-    per-answer values) on each fold's held-out topics, averaged over folds, for the primary metric only."""
-    from metaeval.analysis.kendall import tau_b
-    from metaeval.analysis.levels import LevelEngine
+    per-answer values; ``metaeval.analysis.levels.levels_matrix``) on each fold's held-out topics, averaged over
+    folds."""
+    from metaeval.analysis.levels import levels_matrix
 
     err, cover, width, runs_cov, taus = [], [], [], [], {"run": [], "topic_avg": [], "pooled": []}
     for f in outer:
@@ -273,14 +273,10 @@ def _held_out(outer, name, metric, errs, data, with_tau: bool = True) -> dict[st
         runs_cov.append(c)
         cover.append(c[has])
         width.append((p.hi - p.lo)[has])
-        if with_tau and ok.sum() > 2:
-            taus["run"].append(tau_b(t[ok], p.est[ok]))
-        if with_tau and p.answers is not None:
-            H = data.H[metric][f.topics]
-            if H.shape[0] > 0:
-                lv = LevelEngine(H, p.answers, "b").levels(np.ones((1, H.shape[0])))
-                taus["topic_avg"].append(float(lv["topic_avg"][0]))
-                taus["pooled"].append(float(lv["pooled"][0]))
+        if with_tau and p.answers is not None and ok.sum() > 2:
+            lv = levels_matrix(data.H[metric][f.topics], p.answers, x_run=t, y_run=p.est)
+            for k in taus:
+                taus[k].append(float(lv[k]))
     e = np.concatenate(err) if err else np.array([])
     cov = np.concatenate(cover) if cover else np.array([])
     per_run = _nanmean(np.stack(runs_cov), axis=0) if runs_cov and np.isfinite(np.stack(runs_cov)).any() else np.array([np.nan])
