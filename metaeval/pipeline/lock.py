@@ -3,11 +3,14 @@
 The lock file records who holds it (``pid``, ``host``, start time) so a second sweep on the same name fails
 at once with one line naming the holder.  The kernel drops a ``flock`` when its holder dies (``kill -9``
 included), so a lock file left behind by a dead sweep is *stale*: the next sweep takes it over and logs whose it
-was.  The lock is advisory and local to one machine's file system (flock on NFS is not reliable).
+was.  The lock file keeps the list of such killed runs (``interrupted_runs``): the requests they had in flight
+were sent but never stored, so request totals over the folder are lower bounds once the list is non-empty.
+The lock is advisory and local to one machine's file system (flock on NFS is not reliable).
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import logging
@@ -33,6 +36,9 @@ class RunLock:
         self.path = Path(path)
         self._fd: int | None = None
         self.stale: dict[str, Any] | None = None  # the previous holder's record when a stale lock was taken over
+        #: every earlier sweep of this folder that was killed while holding the lock (pid, host, started): their
+        #: requests in flight at the kill were never stored, so request totals over the folder are lower bounds
+        self.interrupted_runs: list[dict[str, Any]] = []
 
     def acquire(self) -> "RunLock":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -47,30 +53,37 @@ class RunLock:
             raise RunLocked(f"{self.path.parent} is in use by another sweep ({who}); wait for it to finish or "
                             f"choose another name=") from None
         previous = _read(fd)
-        if previous:  # the kernel released the lock, so its holder is gone: a stale lock from a killed sweep
-            self.stale = previous
+        history = previous.get("interrupted_runs")
+        self.interrupted_runs = list(history) if isinstance(history, list) else []
+        if previous.get("pid") is not None:  # the kernel released the lock, so its holder is gone: a killed sweep
+            self.stale = {k: previous.get(k) for k in ("pid", "host", "started")}
+            self.interrupted_runs.append(self.stale)
             alive = previous.get("host") == socket.gethostname() and _pid_alive(previous.get("pid"))
             log.warning("%s: taking over a stale lock left by pid %s on %s (started %s)%s", self.path,
                         previous.get("pid"), previous.get("host"), previous.get("started"),
                         "" if not alive else "; that pid is running but does not hold the lock")
         me = {"pid": os.getpid(), "host": socket.gethostname(),
-              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
-        os.fsync(fd)
+              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "interrupted_runs": self.interrupted_runs}
+        _write(fd, me)
         self._fd = fd
+        _HELD.add(self)
         return self
 
-    def release(self) -> None:
-        """Clear the holder record and drop the lock (a clean exit leaves no stale record)."""
+    def release(self, interrupted: bool = False) -> None:
+        """Clear the holder record (keeping the list of interrupted runs) and drop the lock; a clean exit leaves
+        no stale record.  ``interrupted=True`` (a run stopped by Ctrl-C or SIGTERM) puts this run on that list."""
         if self._fd is None:
             return
+        if interrupted:
+            me = _read(self._fd)
+            self.interrupted_runs.append({k: me.get(k) for k in ("pid", "host", "started")})
         try:
-            os.ftruncate(self._fd, 0)
+            _write(self._fd, {"interrupted_runs": self.interrupted_runs})
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+            _HELD.discard(self)
 
     @property
     def held(self) -> bool:
@@ -88,6 +101,26 @@ class RunLock:
                 os.close(self._fd)
             except OSError:
                 pass
+
+
+#: locks held by this process; at exit any still held belong to a run that did not finish (Ctrl-C, SIGTERM, an
+#: error): they are released with the run put on record (``kill -9`` skips this; the next run finds it stale)
+_HELD: set[RunLock] = set()
+
+
+@atexit.register
+def _release_held_at_exit() -> None:
+    for lock in list(_HELD):
+        try:
+            lock.release(interrupted=True)
+        except OSError:  # pragma: no cover - nothing more to do at exit
+            pass
+
+
+def _write(fd: int, rec: dict[str, Any]) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (json.dumps(rec) + "\n").encode(), 0)
+    os.fsync(fd)
 
 
 def _read(fd: int) -> dict[str, Any]:

@@ -141,6 +141,12 @@ class ResultsStore:
         log.warning("%s: %d unreadable line(s) (line %s: %s) moved to %s; their jobs will run again; %d record(s) kept",
                     self.path, len(bad), lines, bad[0]["reason"], self.quarantine_path, self.lines_read)
 
+    @property
+    def interrupted_runs(self) -> list[dict[str, Any]]:
+        """Earlier sweeps of this folder killed while running (``kill -9``, a crash): requests they had in flight
+        were sent but never stored, so the folder's request/token/cost totals are lower bounds when non-empty."""
+        return list(self.lock.interrupted_runs)
+
     def __contains__(self, key: str) -> bool:
         return key in self._records
 

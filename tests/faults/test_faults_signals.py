@@ -4,6 +4,7 @@ duplicated, and no finished job is sent to the server again (checked per answer 
 
 from __future__ import annotations
 
+import json
 import signal
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,6 +26,20 @@ def test_sigkill_midway_then_resume(runs):
     r = runs["sigkill"]
     assert r["rc"] == -signal.SIGKILL
     check_resumed(r)
+    # the rerun took over the killed sweep's lock and keeps it on record: its in-flight requests were never stored,
+    # so the folder's request totals are lower bounds from now on
+    lock = json.loads((r["out"] / ".lock").read_text(encoding="utf-8"))
+    assert "pid" not in lock and len(lock["interrupted_runs"]) == 1
+
+
+def test_clean_stops_release_the_lock_and_put_the_run_on_record(runs):
+    """Ctrl-C / SIGTERM: the lock is released (the rerun finds no stale lock), and the stopped run is on record
+    (requests it had in flight were cancelled unstored: request totals are lower bounds)."""
+    for name in ("sigint", "sigterm"):
+        lock = json.loads((runs[name]["out"] / ".lock").read_text(encoding="utf-8"))
+        assert "pid" not in lock and len(lock["interrupted_runs"]) == 1, (name, lock)
+        assert "stale lock" not in runs[name]["again"].stderr
+    assert "stale lock" in runs["sigkill"]["again"].stderr
 
 
 def test_sigint_stops_cleanly_keeps_finished_jobs_and_resumes(runs):

@@ -136,7 +136,10 @@ def test_a_stale_lock_from_a_killed_sweep_is_detected_and_taken_over(tmp_path, c
     assert lock.stale["pid"] == 999999 and "stale lock" in caplog.text
     assert json.loads((tmp_path / ".lock").read_text())["pid"] == os.getpid()
     lock.release()
-    assert (tmp_path / ".lock").read_text() == ""
+    rec = json.loads((tmp_path / ".lock").read_text())
+    assert "pid" not in rec and [r["pid"] for r in rec["interrupted_runs"]] == [999999]
+    with ResultsStore(tmp_path) as store:  # a clean run after it: the killed one is still on record, nothing new
+        assert store.lock.stale is None and [r["pid"] for r in store.interrupted_runs] == [999999]
 
 
 def test_writes_use_unique_temporary_files_and_leave_none_behind(tmp_path):
