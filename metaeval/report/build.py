@@ -55,6 +55,9 @@ class _Builder:
         sections = [self.s_verdict(verdict), self.s_provenance(), self.s_usage(), self.s_leaderboards(), self.s_tau(),
                     self.s_scatter(), self.s_agreement(), self.s_descriptive(), self.s_calibration(),
                     self.s_disagreements(), self.s_injection()]
+        plan = self.s_plan()
+        if plan is not None:
+            sections.append(plan)
         self.data["problems"] = list(dict.fromkeys(self.res.problems))
         if self.data["problems"]:
             sections.append(Section("problems", "Problems while building the report",
@@ -247,7 +250,11 @@ class _Builder:
         blocks.append(Text(f"For each cell, the {self.worst} topics with the lowest per-topic tau on {self.metric}; within them "
                            "the answers whose rank moves most and the nugget labels behind it."))
         for c in self.active:
-            d = dict((self.res.study_cell(c["cell"]).get("disagreements") or {}).get(self.metric) or {"topics": []})
+            stored = self.res.study_cell(c["cell"]).get("disagreements") or {}
+            if self.metric not in stored and stored:
+                blocks.append(Text(f"{c['cell']}: the study lists disagreements on {', '.join(stored)} only "
+                                   f"(the first of analysis.metrics), not on {self.metric}.", "note"))
+            d = dict(stored.get(self.metric) or {"topics": []})
             d["topics"] = list(d.get("topics") or [])[: self.worst]
             d["cell"] = c["cell"]
             out.append(d)
@@ -276,6 +283,24 @@ class _Builder:
             blocks.append(Detail(f"{c['cell']}", inner))
         self.data["disagreements"] = out
         return Section("disagreements", "Where judge and reference disagree most", blocks)
+
+    def s_plan(self) -> Section | None:
+        """The assessor plan (``metaeval plan --results DIR`` writes ``study/plan.json``), rendered by
+        ``metaeval.report.plan_section``; no section when there is no plan."""
+        path = self.res.layout.study_dir / "plan.json"
+        if not path.exists():
+            return None
+        from metaeval.report.model import Rendered
+        from metaeval.report.plan_section import render_html, render_markdown
+
+        try:
+            plan = self.res.layout.read_json(path)
+            block = Rendered(render_html(plan), render_markdown(plan))
+        except Exception as exc:  # noqa: BLE001 - shown, never hidden
+            self.res.problems.append(f"{path}: cannot render the plan ({type(exc).__name__}: {exc})")
+            return None
+        self.data["plan"] = plan
+        return Section("plan", "Assessor plan", [block])
 
     def s_injection(self) -> Section:
         """Prompt-injection probe results saved beside the sweep (``metaeval probe --out DIR/probe/NAME.json``)."""

@@ -50,7 +50,15 @@ class Detail:
     open: bool = True
 
 
-Block = Union[Table, Figure, Text, Detail]
+@dataclass
+class Rendered:
+    """A block another section module rendered already (its own escaping): HTML and Markdown of the same content."""
+
+    html: str
+    md: str
+
+
+Block = Union[Table, Figure, Text, Detail, Rendered]
 
 
 @dataclass

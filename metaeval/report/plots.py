@@ -69,8 +69,11 @@ def forest(per_cell: dict[str, Any], means: dict[str, tuple[float | None, list |
     """``per_cell``: cell -> DataFrame ``qid, tau``; ``means``: cell -> (topic-average tau, its CI)."""
     cells = list(per_cell)
     qids = sorted({q for t in per_cell.values() for q in t["qid"]})
-    avg = {q: np.nanmean([float(t.set_index("qid")["tau"].get(q, np.nan)) for t in per_cell.values()]) if cells else np.nan
-           for q in qids}
+    taus = np.array([[float(x) for x in t.set_index("qid")["tau"].reindex(qids)] for t in per_cell.values()]).reshape(len(cells), len(qids))
+    defined = ~np.isnan(taus)
+    sums = np.where(defined, taus, 0.0).sum(axis=0)
+    cnt = defined.sum(axis=0)
+    avg = {q: (sums[i] / cnt[i] if cnt[i] else np.nan) for i, q in enumerate(qids)}  # mean over cells where defined
     order = sorted(qids, key=lambda q: (np.nan_to_num(avg[q], nan=-2.0), q))
     note = ""
     if len(order) > max_topics:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from metaeval.report.model import Block, Detail, Figure, Report, Table, Text
+from metaeval.report.model import Block, Detail, Figure, Rendered, Report, Table, Text
 
 CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:0;color:#222;background:#fff;line-height:1.45}
@@ -64,6 +64,8 @@ def _block(b: Block) -> str:
     if isinstance(b, Detail):
         inner = "".join(_block(x) for x in b.blocks)
         return f"<details{' open' if b.open else ''}><summary>{escape(b.summary)}</summary>{inner}</details>"
+    if isinstance(b, Rendered):
+        return b.html
     if isinstance(b, Text):
         if b.kind == "pre":
             return f"<pre>{escape(b.text)}</pre>"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metaeval.report.model import Block, Detail, Figure, Report, Table, Text
+from metaeval.report.model import Block, Detail, Figure, Rendered, Report, Table, Text
 
 
 def _esc(s: str) -> str:
@@ -27,6 +27,8 @@ def _block(b: Block, files_dir: str, level: int) -> list[str]:
         for x in b.blocks:
             out += _block(x, files_dir, level + 1)
         return out
+    if isinstance(b, Rendered):
+        return [b.md, ""]
     if isinstance(b, Text):
         if b.kind == "pre":
             return ["```", b.text, "```", ""]

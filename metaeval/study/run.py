@@ -148,7 +148,7 @@ def analyse(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
 
 
 def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
-    """``calibrate_study`` for each calibratable cell, written to ``cells/<cell>/calibration.json`` (and the fitted
+    """``calibrate_study`` for every cell (against the reference), written to ``cells/<cell>/calibration.json`` (and the fitted
     model, when the workflow returns one, to ``calibration-model.json``).  A failure is recorded, never hidden."""
     ccfg = dict(inp.settings.get("calibration") or {})
     if not ccfg.get("enabled", True) or inp.reference is None:
@@ -159,9 +159,7 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
     settings = {k: v for k, v in ccfg.items() if k not in ("enabled", "seed")}
     settings.setdefault("n_boot", a["bootstrap"])
     out: dict[str, Any] = {}
-    for cid in inp.calibratable:
-        if cid not in inp.label_sets:
-            continue
+    for cid in inp.label_sets:  # every cell: score-level methods need no shared nuggets (label-level ones say so)
         try:
             result = calibrate_study(inp.reference, inp.label_sets[cid], settings, seed=int(ccfg.get("seed", a["seed"])))
         except Exception as exc:  # report, never hide: the cell's summary says why calibration is missing
@@ -178,7 +176,8 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
 
 def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.DataFrame"],
                      ref_scores: "pd.DataFrame | None", calibration: dict[str, Any]) -> dict[str, Any]:
-    """``study/study.json``: per cell and metric, per-topic tau, the raw leaderboard and the disagreements."""
+    """``study/study.json``: per cell and metric, per-topic tau and the raw leaderboard; the disagreements (worst
+    topics with their answers and labels) on the primary metric, the first of ``analysis.metrics``."""
     from metaeval.scoring import METRICS
     from metaeval.study import leaderboard, topics
 
@@ -200,8 +199,9 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
             for m in metrics:
                 tt = topics.per_topic_tau(ref_scores, per, m, a["tau"])
                 cell["per_topic_tau"][m] = topics.tau_records(tt)
-                cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m, shared=shared,
-                                                                queries=inp.topics)
+                if m == metrics[0]:  # the primary metric (analysis.metrics' first): label-level detail costs time
+                    cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m,
+                                                                    shared=shared, queries=inp.topics)
         doc["cells"][cid] = cell
     lay.write_json(lay.study_json, doc, indent=None)
     return doc
