@@ -98,3 +98,13 @@ def test_progress_is_one_line_per_stage_off_a_terminal():
     text = buf.getvalue()
     assert "\r" not in text and text.count("\n") == 1
     assert text.startswith("assign: 3/3 jobs in ") and "cache hits 1" in text and "$0.5000" in text
+
+
+def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir):
+    long = metaeval.load(nuggetizer_dir / "metrics_baseline_rag24.test_gpt_4o_top20.jsonl",
+                         run_map=["metrics_baseline_rag24.test_gpt_4o_top20=gpt4o"])
+    assert set(long["run_id"]) == {"gpt4o"} and set(long.columns) == {"run_id", "qid", "metric", "value"}
+    ref = metaeval.load_dataset("demo").labels
+    judge = ref.with_labels(ref.labels["support"].replace({"partial_support": "support"}), name="lenient")
+    cal = metaeval.calibrate(ref, judge, seed=0, folds=4, n_boot=50)
+    assert "none" in cal["candidates"] and cal["recommendation"] and cal["pairing"]
