@@ -159,8 +159,8 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     cand_scores = [scored(c) for c in cands]
     ref_long = to_long(ref_scores, policy)
     cand_longs = [to_long(c, policy) for c in cand_scores]
-    cand_metrics = [set(pd.unique(cl["metric"])) for cl in cand_longs]
-    common = [m for m in metrics_of(ref_long) if all(m in have for have in cand_metrics)]
+    cand_metrics = [{str(m).lower() for m in pd.unique(cl["metric"])} for cl in cand_longs]
+    common = [m for m in metrics_of(ref_long) if all(str(m).lower() in have for have in cand_metrics)]
     if metrics:
         by_lower = {m.lower(): m for m in common}
         wanted = [by_lower.get(normalize_metric(m), by_lower.get(str(m).strip().lower(), m)) for m in metrics]

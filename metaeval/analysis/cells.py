@@ -97,6 +97,15 @@ class Aligned:
         return int(self.mask.sum())
 
 
+def _resolve(long: pd.DataFrame, metric: str) -> str:
+    """``metric`` as spelled in ``long`` (names match case-insensitively: ``NDCG_cut_10`` = ``ndcg_cut_10``)."""
+    have = pd.unique(long["metric"])
+    if metric in have:
+        return metric
+    same = [m for m in have if str(m).lower() == metric.lower()]
+    return same[0] if same else metric
+
+
 def _cells(long: pd.DataFrame, metric: str) -> pd.Series:
     sel = long[(long["metric"] == metric) & long["value"].notna()]
     return sel.set_index(["qid", "run_id"])["value"]
@@ -118,7 +127,7 @@ def align(reference: pd.DataFrame, candidates: list[pd.DataFrame] | pd.DataFrame
     """
     cands = [candidates] if isinstance(candidates, pd.DataFrame) else list(candidates)
     metric = canonical_metric(metric)
-    sides = [_cells(reference, metric)] + [_cells(c, metric) for c in cands]
+    sides = [_cells(t, _resolve(t, metric)) for t in [reference, *cands]]
     names = ["reference"] + (["candidate"] if len(cands) == 1 else [f"candidate_{k + 1}" for k in range(len(cands))])
     for name, s in zip(names, sides):
         if s.empty:

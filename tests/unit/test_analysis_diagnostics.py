@@ -73,6 +73,10 @@ def test_trec_eval_metric_names_match_in_any_case():
     cand = ref.assign(value=ref["value"] + 0.01)
     res = analyze(ref, cand, metrics=["ndcg_CUT_10"], n_boot=0)
     assert res.tau["metric"].unique().tolist() == ["NDCG_cut_10"]
+    lower = cand.assign(metric="ndcg_cut_10")  # the two sides spell it differently
+    al = align(to_long(ref), [to_long(lower)], "Ndcg_Cut_10")
+    assert al.n_cells == 12
+    assert analyze(ref, lower, n_boot=0).tau["metric"].unique().tolist() == ["NDCG_cut_10"]
 
 
 def test_no_shared_cell_error_lists_ids_of_both_sides():
