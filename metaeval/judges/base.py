@@ -152,6 +152,29 @@ class Judge(abc.ABC):
         """Config and identity for provenance (no secrets)."""
         return {"judge": self.kind, "name": self.name}
 
+    @classmethod
+    def check_config(cls, config: dict[str, Any]) -> None:
+        """Driver-side check of a judge config before any job runs (``metaeval.judges.catalog``); raises
+        ``ConfigError`` naming the option.  Default: options named like ``__init__`` parameters must have the
+        parameter's simple type (float / int / bool / str, optionally ``| None``).  Judges that are cheap to build
+        may override this to build themselves once (catching range errors too)."""
+        import inspect
+
+        kinds = {"float": (int, float), "int": (int,), "bool": (bool,), "str": (str,)}
+        params = inspect.signature(cls.__init__).parameters
+        for key, value in config.items():
+            p = params.get(key)
+            if p is None or not isinstance(p.annotation, str):
+                continue
+            parts = [x.strip() for x in p.annotation.split("|")]
+            if value is None and "None" in parts:
+                continue
+            allowed = tuple(t for x in parts for t in kinds.get(x, ()))
+            if len(parts) > 2 or not allowed or any(x not in kinds and x != "None" for x in parts):
+                continue  # not a simple type: the class checks it itself
+            if isinstance(value, bool) and bool not in allowed or not isinstance(value, allowed):
+                raise ConfigError(f"{key} must be {' or '.join(parts)}, got {value!r}")
+
     def stats(self) -> dict[str, Any]:
         """Running totals (calls, requests, cache hits, retries, failures, tokens, cost); empty for offline judges."""
         return {}

@@ -153,6 +153,10 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
         deployment = Deployment.from_dict(config["deployment"], where=f"{where}: deployment")
     elif kind == "llm":
         raise ConfigError(f"{where}: an llm judge needs a 'deployment' mapping")
+    try:  # options typed by the judge class itself (declared on the class, checked here in the driver)
+        cls.check_config({k: v for k, v in config.items() if k not in (*CATALOG_KEYS, "judge", "deployment")})
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     jname = str(name or config.get("name") or (deployment.name if deployment else kind))
     requires = config.get("requires") or ()
     if isinstance(requires, str) or not all(isinstance(r, str) for r in requires):

@@ -218,6 +218,17 @@ class LexicalJudge(Judge):
                 "relevance_thresholds": {"related": self.t_related, "answer": self.t_answer, "exact": self.t_exact}}
 
     @classmethod
+    def check_config(cls, config: dict[str, Any]) -> None:
+        """Types, then build once (cheap, no resources) so range errors surface in the driver."""
+        super().check_config(config)
+        try:
+            cls.from_config(config)
+        except (TypeError, ValueError) as exc:
+            from metaeval.errors import ConfigError
+
+            raise ConfigError(str(exc)) from None
+
+    @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "LexicalJudge":
         keys = ("support_threshold", "partial_threshold", "vital_share", "max_words", "dedup_jaccard",
                 "relevance_related", "relevance_answer", "relevance_exact", "name")

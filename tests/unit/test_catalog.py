@@ -105,3 +105,22 @@ def test_public_dict_never_holds_objects_or_keys(monkeypatch):
     assert "sk-secret" not in str(pub) and pub["deployment"]["api_key_env"] == "OPENAI_API_KEY"
     sim = resolve_judge("simulated_fig6").with_options(reference=object())
     assert "reference" not in sim.public_dict()
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"support_threshold": "abc"}, "support_threshold must be float, got 'abc'"),
+    ({"max_words": 2.5}, "max_words must be int, got 2.5"),
+    ({"partial_threshold": 0.9, "support_threshold": 0.5}, "need 0 <= partial_threshold <= support_threshold"),
+    ({"name": 3}, "name must be str or None, got 3"),
+])
+def test_judge_options_are_typed_by_the_judge_class(options, message):
+    with pytest.raises(ConfigError, match=message) as exc:
+        resolve_judge({"judge": "lexical", **options})
+    assert str(exc.value).startswith("judge ") and "\n" not in str(exc.value)
+    resolve_judge({"judge": "lexical", "support_threshold": 1, "max_words": 25})  # an int is a fine float
+
+
+def test_llm_options_are_typed_too():
+    dep = {"backend": "openai", "model": "m"}
+    with pytest.raises(ConfigError, match="max_reasks must be int"):
+        resolve_judge({"judge": "llm", "deployment": dep, "max_reasks": "two"})
