@@ -46,7 +46,9 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
     cal = cells["lexical__human_auto"]["calibration"]
     assert cal["selection"]["folds"] == 5 and "none" in cal["candidates"]  # raw is always a candidate
     assert cal == json.loads((tmp_path / "demo" / "cells" / "lexical__human_auto" / "calibration.json").read_text(encoding="utf-8"))
-    assert "calibration" not in cells["lexical__auto_auto"]  # own nuggets: nothing to pair with the reference
+    # own nuggets: no label pairs with the reference, so label-level methods are refused (score-level ones run)
+    assert cells["lexical__auto_auto"]["calibration"]["pairing"]["matched"] == 0
+    assert cells["lexical__auto_auto"]["calibration"]["pairing"]["label_level"] == "refused"
     # the run-level tau recomputed independently from the files: labels.jsonl -> scores -> run means -> scipy
     from scipy.stats import kendalltau
 
