@@ -73,3 +73,29 @@ def test_plan_into_a_results_folder_for_the_report(tmp_path, nist_file, capsys):
     from metaeval.report.plan_section import render_markdown
 
     assert plan["recommendation"] in render_markdown(plan)
+
+
+def test_readme_worked_example_numbers(tmp_path, nist_labels, nist_file, capsys):
+    """The README's worked example: N (median / worst run) and hours do not depend on the resampling, so they must
+    match exactly (the bootstrap range in brackets does depend on --reps and is not checked)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("assessor_plan_run", root / "experiments" / "assessor_plan" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    write_assignments(mod.lexical_labels(nist_labels), tmp_path / "lexical.jl")
+    rc = main(["plan", "--reference", str(nist_file), "--pilot", "8", "--judge", str(tmp_path / "lexical.jl"),
+               "--total-topics", "301", "--metric", "V_strict", "--reps", "20", "--replay-reps", "0",
+               "--out", str(tmp_path / "demo")])
+    assert rc == 0
+    got = capsys.readouterr().out.strip().splitlines()[-1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Planning the assessors"):]
+    want = re.search(r"you need about (\d+)\s+human-labelled topics for the median run, (\d+) for the worst run "
+                     r"\(~(\d+) / (\d+) assessor hours", " ".join(section.split()))
+    have = re.search(r"you need about (\d+) human-labelled topics for the median run, (\d+) for the worst run "
+                     r"\(~(\d+) / (\d+) assessor hours", got)
+    assert want and have and want.groups() == have.groups()
