@@ -100,3 +100,18 @@ def test_nist_vs_figure6_judge_holm_significant_counts_are_reachable(nist_labels
     # the permutation test's Holm count is of the same size as the t test's (120 on this file)
     assert 0.5 * t_sum["n_ref_significant_holm"] <= p_sum["n_ref_significant_holm"] <= 1.5 * t_sum["n_ref_significant_holm"]
     assert table["ref_significant_holm"].sum() == p_sum["n_ref_significant_holm"]
+
+
+def test_hoeffding_shortcut_is_a_valid_upper_bound_and_skips_draws():
+    rng = np.random.default_rng(9)
+    d = rng.normal(1.0, 0.5, (200, 3))  # 200 topics, every difference clearly positive
+    d[:, 2] = rng.normal(0, 1, 200)  # one pair without a difference
+    p, _, info = sign_flip(d, seed=0, n_tests=3)
+    assert info["n_hoeffding"] == 2
+    bound = 2 * np.exp(-d[:, :2].sum(axis=0) ** 2 / (2 * (d[:, :2] ** 2).sum(axis=0)))
+    assert p[:2] == pytest.approx(bound) and (p[:2] < 1e-6).all()
+    assert p[2] > 0.01
+    # the bound holds exactly on a small case (it is never below the exact p)
+    small = np.array([1.0, 2.0, 1.5, 0.5, 2.5, 1.0, 1.2, 0.8])
+    exact = _brute_force_p(small)
+    assert 2 * np.exp(-small.sum() ** 2 / (2 * (small ** 2).sum())) >= exact
