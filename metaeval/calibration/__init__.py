@@ -1,17 +1,18 @@
-"""Label calibration: correct an LLM judge's labels/scores against human labels, validated on held-out topics.
+"""Label calibration: correct an LLM judge's scores against human labels, always evaluated on held-out topics.
 
-Modules:
+Modules (the workflow that ties them together is :mod:`metaeval.study.calibration`):
 
-* ``simulate``: synthetic judges drawn through a confusion matrix (``simulate_support``, ``simulate_judge``);
-* ``pairs``: label sets as flat arrays, expected scores from per-pair credit;
-* ``methods``: registry of correction methods (``posterior``, ``matrix``, ``matrix_unconstrained``,
-  ``ordinal``, ``ppi``), each ``fit_pairs`` -> JSON-ready model -> ``apply_pairs``;
-* ``validate``: leave-topics-out K-fold (``cross_validate``); ``tau``: three-level tau before/after;
-* ``apply``: fit on human-labelled topics, save/load model bundles, corrected leaderboards with CIs;
-* ``strictness``: where the judge is stricter (logit/OLS with topic-cluster SEs, mixed models, indices);
-* ``harness``: the simulation study (``run_study``) behind ``metaeval simulate``.
+* ``pairing``: labels paired by (topic, run, normalised nugget text) with match coverage;
+* ``pairs``: label sets as flat arrays (expected scores from per-pair credit);
+* ``scorelevel``: score-level methods (``none`` = raw, ``ppi``, ``ppi_pp``, ``regression``) and the unclustered
+  ``ppi_mean`` that agrees with ppi-python;
+* ``methods``: label-level methods (``posterior``, ``matrix``, ``matrix_unconstrained``, ``ordinal``);
+* ``crossfit``: outer leave-topics-out folds, nested selection with raw as a candidate;
+* ``raw``: the raw judge leaderboard with topic-bootstrap intervals;
+* ``strictness``: where the judge is stricter; ``harness``: the simulation study behind ``metaeval simulate``.
 
-Heavy modules are imported on use.
+Simulated judges live in the core module :mod:`metaeval.simulation` (re-exported here).  Heavy modules are
+imported on use.
 """
 
 from metaeval.simulation import simulate_judge, simulate_support
