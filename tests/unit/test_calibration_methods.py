@@ -59,6 +59,21 @@ def test_posterior_run_strata_shrink_and_fall_back(nist_labels, sim):
     assert len(model_l["strata"]["edges"]) == 2
     pred = get_method("posterior").apply_pairs(model_l, train, metrics=["a"], rng=np.random.default_rng(0))
     assert np.isfinite(pred.se["a"]).all() and (pred.se["a"] > 0).all()
+    # the fallback itself, by value: fitted without run r0, the run-stratified model scores r0's answers exactly as
+    # the importance-level posterior does (the same model without strata), and a run it has seen differently
+    r0 = 0
+    keep = jp.ans_run != r0
+    fit_on = jp.select_answers(keep)
+    h_fit = h[keep[jp.ans]]
+    post = get_method("posterior")
+    by_run = post.fit_pairs(fit_on, h_fit, strata="run", kappa=20.0)
+    plain = post.fit_pairs(fit_on, h_fit, kappa=20.0)
+    assert jp.run_ids[r0] not in by_run["strata"]["groups"]
+    p_run = post.apply_pairs(by_run, jp, metrics=["v_strict"]).answers["v_strict"]
+    p_imp = post.apply_pairs(plain, jp, metrics=["v_strict"]).answers["v_strict"]
+    unseen = jp.ans_run == r0
+    assert np.allclose(p_run[unseen], p_imp[unseen], equal_nan=True)
+    assert not np.allclose(p_run[~unseen], p_imp[~unseen], equal_nan=True)
 
 
 def test_ordinal_probabilities_match_statsmodels(nist_labels, sim):
