@@ -9,6 +9,8 @@ Benchmarks (registry ``BENCHMARKS``; each is an existing ``benchmarks/bench_*.py
 * ``scoring``: read + score the NIST 927-line file and a 2,500-line resample (each run is itself a median of 5);
 * ``analysis``: full meta-evaluation, 56 topics x 45 runs, 1,000 topic-bootstrap replicates;
 * ``calibration``: the calibrate workflow (5-fold cross-fitting, nested selection of every method) on 56 x 45;
+* ``study`` / ``study16``: the study of one grid cell (reference = NIST 21 x 45, judge = ``testing.relabel.judge_like``)
+  plus its report; ``study16`` repeats the topics 16 times under new ids (14,832 answers) and times the study only;
 * ``client``: 1,721 assignment calls through ``LLMJudge``/``ChatClient`` vs bare ``AsyncOpenAI`` + semaphore(32),
   test server at 200 ms (the script alternates both sides ``--reps`` times and reports medians);
 * ``sweep``: ``metaeval sweep`` human_auto on NIST 21 x 45 (1,721 calls), 100 ms, serial and Ray vs the same
@@ -94,6 +96,13 @@ def _sweep_figures(raw: dict[str, Any]) -> dict[str, float]:
             "ray_start_s": raw["ray_start_s"]}
 
 
+def _study_figures(raw: dict[str, Any]) -> dict[str, float]:
+    out = {"study_s": raw["study_s"], "study_peak_rss_mb": raw["peak_rss_mb"], "answers": raw["answers"]}
+    if raw.get("report_s") is not None:
+        out.update(report_s=raw["report_s"], total_s=raw["total_s"])
+    return out
+
+
 @dataclass(frozen=True)
 class Bench:
     """One benchmark script: how to start it, how to read its figures, and what the table shows."""
@@ -123,6 +132,16 @@ BENCHMARKS: dict[str, Bench] = {
         "benchmarks.bench_calibration", (), _json_file, _calibration_figures, False,
         "calibrate workflow: 5-fold cross-fitting with nested selection of all methods, 56 x 45",
         (("validation_s", "calibration 5-fold with nested selection", "s", ("<=", 30.0)),), json_arg=("--json", "{json}")),
+    "study": Bench(
+        "benchmarks.bench_study", (), _json_file, _study_figures, False,
+        "study of one NIST 21x45 cell (scores, analysis 1,000 bootstrap, cross-validated calibration) + its report",
+        (("total_s", "study + report, one NIST cell", "s", ("<=", 3.0)), ("study_s", "study, one NIST cell", "s", None),
+         ("report_s", "report of that cell", "s", None)), json_arg=("--json", "{json}")),
+    "study16": Bench(
+        "benchmarks.bench_study", ("--scale", "16", "--no-report"), _json_file, _study_figures, False,
+        "study of one cell on NIST x16 (336 topics, 14,832 answers: topics repeated under new ids)",
+        (("study_s", "study, one cell, 16x NIST", "s", ("<=", 20.0)),
+         ("study_peak_rss_mb", "study 16x peak RSS", "MB", ("<=", 1024.0))), json_arg=("--json", "{json}")),
     "client": Bench(
         "benchmarks.bench_client", (), _json_file, _client_figures, True,
         "1,721 assignment calls, 200 ms, concurrency 32: LLMJudge+ChatClient vs AsyncOpenAI+semaphore",
