@@ -6,8 +6,12 @@ For counts ``n_ij`` with ``N = sum n_ij``, ``p_ij = n_ij / N``, row / column mar
 
 * exact agreement ``p_o = sum_i p_ii``.
 * Cohen's kappa (Cohen 1960, Educ. Psychol. Meas. 20:37-46) ``(p_o - p_e) / (1 - p_e)``, ``p_e = sum p_i. p_.i``;
-  linearly weighted kappa (Cohen 1968) with agreement weights ``1 - |i - j| / (K - 1)``.  Both from
-  ``statsmodels.stats.inter_rater.cohens_kappa``; CIs ``kappa +- z_{1-alpha/2} * se`` (asymptotic se).
+  linearly weighted kappa (Cohen 1968) with agreement weights ``w_ij = 1 - |i - j| / (K - 1)``.  Asymptotic
+  standard errors of Fleiss, Cohen & Everitt (1969, Psychol. Bull. 72:323-327), e.g. for the simple kappa
+  ``Var = [sum_i p_ii (1 - (p_i. + p_.i)(1 - k))^2 + (1 - k)^2 sum_{i!=j} p_ij (p_.i + p_j.)^2
+  - (k - p_e (1 - k))^2] / ((1 - p_e)^2 N)``; CIs ``kappa +- z_{1-alpha/2} se``.  Computed here in numpy
+  (importing statsmodels costs seconds); the tests check equality with
+  ``statsmodels.stats.inter_rater.cohens_kappa``.
 * Krippendorff's alpha, ordinal (Krippendorff 2004/2011, "Computing Krippendorff's alpha-reliability"): two
   coders, every unit coded by both; coincidences ``o = n + n'``, ``n_c = sum_k o_ck``, ``n.. = 2N``;
   ``delta^2_ck = (sum_{g=c..k} n_g - (n_c + n_k)/2)^2``; ``alpha = 1 - (n.. - 1) sum o_ck d_ck / sum n_c n_k d_ck``.
@@ -16,7 +20,9 @@ For counts ``n_ij`` with ``N = sum n_ij``, ``p_ij = n_ij / N``, row / column mar
   candidate labels lower (stricter) than the reference.  Wald CI with the multinomial variance
   ``Var = (p_L + p_U - d^2) / N``.
 * Stuart-Maxwell test of marginal homogeneity (Stuart 1955, Biometrika 42:412-416; Maxwell 1970, Br. J.
-  Psychiatry 116:651-655) via ``statsmodels.stats.contingency_tables.SquareTable(...).homogeneity()``.
+  Psychiatry 116:651-655): with ``d = p_.j - p_j.`` and ``V_jj = p_j. + p_.j - 2 p_jj``, ``V_jk = -(p_jk + p_kj)``
+  over the first ``K - 1`` categories, ``X^2 = N d' V^-1 d`` on ``K - 1`` df (as
+  ``statsmodels.stats.contingency_tables.SquareTable(...).homogeneity()``, checked in the tests).
 * The kappa and strictness CIs treat labels as independent; labels of one topic are correlated, so they are
   too narrow for topic-level inference (``metaeval.calibration.strictness`` adds a topic-clustered CI).
 * shifts: every off-diagonal cell as ``from -> to`` with its share of all labels and of its reference row, and
@@ -43,24 +49,49 @@ def _matrix(counts: Any, order: Sequence[str]) -> np.ndarray:
     return m
 
 
+def _simple_kappa(p: np.ndarray) -> tuple[float, float]:
+    r, c = p.sum(axis=1), p.sum(axis=0)
+    pe = float((r * c).sum())
+    if not 1 - pe > 0:
+        return float("nan"), float("nan")
+    k = (float(np.trace(p)) - pe) / (1 - pe)
+    term_a = (np.diag(p) * (1 - (r + c) * (1 - k)) ** 2).sum()
+    b = p * (c[:, None] + r[None, :]) ** 2
+    np.fill_diagonal(b, 0.0)
+    term_b = (1 - k) ** 2 * b.sum()
+    term_c = (k - pe * (1 - k)) ** 2
+    return k, (term_a + term_b - term_c) / (1 - pe) ** 2
+
+
+def _linear_kappa(p: np.ndarray) -> tuple[float, float]:
+    kk = p.shape[0]
+    idx = np.arange(kk)
+    w = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (kk - 1)  # agreement weights
+    r, c = p.sum(axis=1), p.sum(axis=0)
+    pe = np.outer(r, c)
+    agree_wexp = float((w * pe).sum())
+    if not 1 - agree_wexp > 0:
+        return float("nan"), float("nan")
+    k = 1.0 - ((1 - w) * p).sum() / ((1 - w) * pe).sum()
+    w_row = (c[None, :] * w).sum(axis=1)
+    w_col = (r[:, None] * w).sum(axis=0)
+    term_a = (p * (w - (w_col[None, :] + w_row[:, None]) * (1 - k)) ** 2).sum()
+    return float(k), (term_a - (k - agree_wexp * (1 - k)) ** 2) / (1 - agree_wexp) ** 2
+
+
 def kappas(m: np.ndarray, alpha: float = 0.05) -> dict[str, Any]:
-    """Cohen's kappa and linearly weighted kappa with asymptotic CIs (statsmodels)."""
-    from scipy import stats
-    from statsmodels.stats.inter_rater import cohens_kappa
+    """Cohen's kappa and linearly weighted kappa with asymptotic SEs and CIs (module docstring)."""
+    from scipy.special import ndtri
 
-    z = float(stats.norm.ppf(1 - alpha / 2))
+    z = float(ndtri(1 - alpha / 2))
+    m = np.asarray(m, dtype=float)
+    n = m.sum()
     out: dict[str, Any] = {}
-    import warnings
-
-    for key, wt in (("cohen_kappa", None), ("weighted_kappa", "linear")):
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                r = cohens_kappa(m, wt=wt)
-            k, se = float(r.kappa), float(r.std_kappa)
-        except (ZeroDivisionError, ValueError, FloatingPointError):
-            k, se = float("nan"), float("nan")
-        out[key] = k
+    for key, fn in (("cohen_kappa", _simple_kappa), ("weighted_kappa", _linear_kappa)):
+        with np.errstate(all="ignore"):
+            k, v = fn(m / n) if n > 0 else (float("nan"), float("nan"))
+            se = float(np.sqrt(v / n)) if n > 0 and v >= 0 else float("nan")
+        out[key] = float(k)
         out[f"{key}_se"] = se
         out[f"{key}_ci"] = [k - z * se, k + z * se]
     return out
@@ -87,7 +118,7 @@ def krippendorff_alpha_ordinal(m: Any) -> float:
 
 def strictness_index(m: Any, alpha: float = 0.05) -> dict[str, float]:
     """``P(cand < ref) - P(cand > ref)`` with its Wald CI (rows = reference, columns = candidate, lowest first)."""
-    from scipy import stats
+    from scipy.special import ndtri
 
     m = np.asarray(m, dtype=float)
     n = m.sum()
@@ -97,36 +128,36 @@ def strictness_index(m: Any, alpha: float = 0.05) -> dict[str, float]:
     p_up = np.triu(m, 1).sum() / n
     d = p_low - p_up
     se = np.sqrt(max(p_low + p_up - d * d, 0.0) / n)
-    z = float(stats.norm.ppf(1 - alpha / 2))
+    z = float(ndtri(1 - alpha / 2))
     return {"strictness_index": float(d), "strictness_ci": [float(d - z * se), float(d + z * se)],
             "p_lower": float(p_low), "p_higher": float(p_up)}
 
 
 def stuart_maxwell(m: np.ndarray) -> dict[str, float]:
-    """Stuart-Maxwell marginal homogeneity test (statistic from statsmodels ``SquareTable.homogeneity``; the
-    p-value is ``chi2.sf(stat, K - 1)``, exact in the far tail where ``1 - cdf`` rounds to 0).
+    """Stuart-Maxwell marginal homogeneity test (module docstring); p from ``chi2.sf(stat, K - 1)``, exact in
+    the far tail where ``1 - cdf`` rounds to 0.
 
     With no off-diagonal count the margins are identical and the statistic is 0/0: reported as 0 with p = 1.
-    Otherwise NaN where the covariance is singular.
+    NaN where the covariance is singular.
     """
-    import warnings
+    from scipy.special import chdtrc
 
-    from statsmodels.stats.contingency_tables import SquareTable
-
+    m = np.asarray(m, dtype=float)
     df = len(m) - 1
     if not (m - np.diag(np.diag(m))).any():
         return {"stuart_maxwell_stat": 0.0, "stuart_maxwell_df": df, "stuart_maxwell_p": 1.0}
+    n = m.sum()
+    p = m / n
+    row, col = p.sum(axis=1)[:-1], p.sum(axis=0)[:-1]
+    q = p[:-1, :-1]
+    d = col - row
+    v = -(q + q.T)
+    np.fill_diagonal(v, row + col - 2 * np.diag(q))
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = SquareTable(m, shift_zeros=False).homogeneity()
-        from scipy.stats import chi2
-
-        # p from the survival function: statsmodels' 1 - cdf rounds p-values below ~1e-16 to 0.0
-        return {"stuart_maxwell_stat": float(r.statistic), "stuart_maxwell_df": int(r.df),
-                "stuart_maxwell_p": float(chi2.sf(r.statistic, r.df))}
-    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
+        stat = float(n * d @ np.linalg.solve(v, d))
+    except np.linalg.LinAlgError:
         return {"stuart_maxwell_stat": float("nan"), "stuart_maxwell_df": df, "stuart_maxwell_p": float("nan")}
+    return {"stuart_maxwell_stat": stat, "stuart_maxwell_df": df, "stuart_maxwell_p": float(chdtrc(df, stat))}
 
 
 def shifts(m: np.ndarray, order: Sequence[str]) -> pd.DataFrame:

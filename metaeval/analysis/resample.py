@@ -83,13 +83,14 @@ def centered_ci(reps: np.ndarray, alpha: float = 0.05, theta: float | None = Non
 
     Uses the bootstrap only for the spread and shape; the interval is for the tau a collection of this many
     topics gives and is not moved by the bootstrap's own bias (see the module docstring).  Limits are clipped
-    to tau's range [-1, 1].
+    to tau's range [-1, 1] (both of them: with an estimate at 1 and replicates below it, the shifted lower
+    limit would otherwise exceed 1).
     """
     reps = _clean(reps)
     if reps.size == 0 or theta is None or np.isnan(theta):
         return (float("nan"), float("nan"))
     lo, hi = percentile_ci(reps - (reps.mean() - theta), alpha)
-    return (max(-1.0, lo), min(1.0, hi))
+    return (min(max(-1.0, lo), 1.0), max(min(1.0, hi), -1.0))  # both limits inside tau's range
 
 
 def bca_ci(reps: np.ndarray, alpha: float = 0.05, theta: float | None = None,

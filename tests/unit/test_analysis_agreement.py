@@ -56,6 +56,27 @@ def test_small_matrix_hand_values():
     json.dumps(res)  # JSON-ready
 
 
+def test_kappas_and_stuart_maxwell_equal_statsmodels_on_random_tables():
+    """Our numpy kappas (Fleiss, Cohen & Everitt 1969 SEs) and Stuart-Maxwell equal statsmodels exactly."""
+    from statsmodels.stats.contingency_tables import SquareTable
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    rng = np.random.default_rng(11)
+    tables = [np.asarray(FIG6_COUNTS[k]) for k in FIG6_COUNTS] + [rng.integers(0, 40, (3, 3)) + np.diag(rng.integers(5, 80, 3))
+                                                                  for _ in range(30)]
+    for m in tables:
+        res = confusion_agreement(m, alpha=0.1)
+        for key, wt in (("cohen_kappa", None), ("weighted_kappa", "linear")):
+            ref = cohens_kappa(m, wt=wt)
+            assert res[key] == pytest.approx(float(ref.kappa), rel=1e-12, abs=1e-12)
+            assert res[f"{key}_se"] == pytest.approx(float(ref.std_kappa), rel=1e-10)
+        sm = SquareTable(m, shift_zeros=False).homogeneity()
+        assert res["stuart_maxwell_stat"] == pytest.approx(float(sm.statistic), rel=1e-10)
+    z = 1.6448536269514722  # alpha = 0.1
+    assert res["cohen_kappa_ci"] == pytest.approx([res["cohen_kappa"] - z * res["cohen_kappa_se"],
+                                                   res["cohen_kappa"] + z * res["cohen_kappa_se"]])
+
+
 def test_stuart_maxwell_and_strictness_direction():
     from statsmodels.stats.contingency_tables import SquareTable
 

@@ -97,3 +97,15 @@ def test_paired_p_value_inverts_the_percentile_interval():
     res = paired_bootstrap(_aligned(x, a, b), n_boot=400, seed=1)
     for r in res.itertuples():
         assert (r.p_value < 0.05) == (r.ci_low > 0 or r.ci_high < 0)
+
+
+def test_centered_interval_stays_inside_tau_range():
+    """Estimate 1, replicates mostly 0.99 with a few 0: the recentred replicates are 1.0198 above the 2.5%
+    quantile, so an interval clipped only at its upper end would read [1.02, 1.00]."""
+    from metaeval.analysis.resample import centered_ci, percentile_ci
+
+    reps = np.array([0.0] * 4 + [0.99] * 196)
+    shifted = percentile_ci(reps - (reps.mean() - 1.0))
+    assert shifted[0] > 1.0  # the unclipped lower limit
+    assert centered_ci(reps, 0.05, 1.0) == (1.0, 1.0)
+    assert centered_ci(-reps, 0.05, -1.0) == (-1.0, -1.0)
