@@ -393,7 +393,9 @@ class RayExecutor:
         fill()
         while in_flight or any(pending.values()):
             refs = list(in_flight) + list(probes)
-            done, _ = ray.wait(refs, num_returns=1, timeout=1.0) if refs else ([], [])
+            done, rest = ray.wait(refs, num_returns=1, timeout=1.0) if refs else ([], [])
+            if done and rest:  # everything else already finished too: one round trip instead of one per job
+                done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
             for ref in done:
                 if ref in probes:
                     rep = probes.pop(ref)

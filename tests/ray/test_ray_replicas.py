@@ -33,6 +33,9 @@ def test_replicas_share_the_deployment_concurrency(ray_runtime):
     got: dict[str, dict] = {}
     ex = RayExecutor(make_echo_worker, {"w": {"name": "w", "replicas": 3}}, {"w": 5})
     try:
+        # a replica gets work once its actor is constructed; on a loaded machine the third may come up after a
+        # short run has ended, so wait for all three here (what is tested is how work is shared)
+        ray_runtime.get([r.handle.where.remote() for r in ex._start("w")])
         ex.run(jobs, lambda j, r: got.__setitem__(j.key, r))
     finally:
         ex.shutdown()
@@ -52,6 +55,7 @@ def test_replica_that_dies_for_good_hands_its_jobs_over(ray_runtime):
     got: dict[str, object] = {}
     calls: list[str] = []
     ex = RayExecutor(make_echo_worker, {"w": {"name": "w", "replicas": 2}}, {"w": 4}, max_job_retries=2)
+    ray.get([r.handle.where.remote() for r in ex._start("w")])  # both constructed before the run
 
     def on_result(job, res):
         calls.append(job.key)

@@ -1,0 +1,195 @@
+"""Benchmark at the ceiling: bare SDK vs metaeval (serial, Ray local, two-node Ray cluster) at 32/64/128 in flight.
+
+Workload: the NIST TREC 2024 RAG human_auto assignment (927 answers, 1,721 calls in windows of 10 nuggets)
+against the wire-compatible test server in its own process at ``--latency`` (default 200 ms).  Every measurement
+is its own Python process, so each row has two figures:
+
+* ``judging`` - inside the process: the bare script's ``asyncio.gather`` under a semaphore, or the sweep's
+  judging phase (``Sweep.run().judging_s``: job building, dispatch, results store, label sets).  Ray's own
+  start-up (``init_ray``: a local runtime, or joining the cluster) is timed apart and NOT included, nor is the
+  ``openai`` import (the bare script imports it before its timer starts too);
+* ``process`` - the whole process, from ``exec`` to exit (imports, dataset, Ray start, judging, shutdown).
+
+Runtimes: ``baseline`` (``openai.AsyncOpenAI`` + ``asyncio.Semaphore(C)``), ``serial``, ``ray_local`` (one async
+actor, ``max_concurrency`` C), ``cluster`` (a two-node loopback cluster started here, ``metaeval.testing.cluster``:
+two replicas pinned one per node, C split between them; its start-up is reported once).  Ratios are against the
+baseline at the same concurrency, one run each unless ``--reps``.  Timing figures are only meaningful on an
+otherwise idle machine.
+
+    .venv/bin/python -m benchmarks.bench_scale [--latency 0.2] [--concurrency 32,64,128]
+        [--runtimes baseline,serial,ray_local,cluster] [--reps 1] [--limit N] [--json]
+
+``--limit N`` uses the first N answers' lines of the NIST file (a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIMES = ("baseline", "serial", "ray_local", "cluster")
+
+
+def nist_source(limit: int | None, tmp: Path) -> Path:
+    from metaeval.paths import shared_data_dir
+
+    nist = shared_data_dir() / "trec-rag-2024" / "nugget_assignment.20241108.jl"
+    if not limit:
+        return nist
+    part = tmp / "nist-part.jl"
+    with open(nist, encoding="utf-8") as src, open(part, "w", encoding="utf-8") as dst:
+        for i, line in enumerate(src):
+            if i >= limit:
+                break
+            dst.write(line)
+    return part
+
+
+# ---------------------------------------------------------------------------- one measurement (child process)
+def one_baseline(url: str, source: Path, conc: int) -> dict:
+    from benchmarks.bench_client import run_baseline
+    from metaeval.io.assignments import read_assignments
+    from metaeval.types import Answer, Topic
+
+    labels = read_assignments(source, name="nist")
+    texts = {(r.qid, r.run_id): r.answer_text for r in labels.answers.itertuples()}
+    work = []
+    for (qid, run), grp in labels.labels.groupby(["qid", "run_id"], sort=True, observed=True):
+        nug = grp.sort_values("nugget_id")["nugget"].tolist()
+        for s in range(0, len(nug), 10):
+            work.append((Topic(qid, labels.topics[qid]), Answer(run, qid, texts[(qid, run)]), nug[s:s + 10]))
+    return {"judging_s": asyncio.run(run_baseline(url, work, conc)), "calls": len(work)}
+
+
+def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | None, root: str) -> dict:
+    from metaeval.commands.compose import compose_sweep
+    from metaeval.pipeline.sweep import Sweep
+
+    overrides = ["grid=single", "judge=testserver", "strategy=human_auto", f"dataset.source={source}",
+                 "dataset=trec-rag-2024", f"judge.deployment.base_url={url}/v1",
+                 f"judge.deployment.limits.concurrency={conc}", f"results_dir={root}", "name=bench",
+                 "calibration.enabled=false", "analysis.bootstrap=0", "sweep.progress=false",
+                 "runtime=ray_cluster" if runtime == "cluster" else f"runtime={runtime}"]
+    if runtime == "cluster":
+        overrides += [f"runtime.address={address}", "+judge.deployment.resources=[{head_node:0.001},{worker_node:0.001}]"]
+    config, cells = compose_sweep(overrides)
+    importlib.import_module("openai")  # the SDK import is outside both judging figures (the bare script's too)
+
+    ray_start = 0.0
+    if runtime != "serial":
+        from metaeval.pipeline.executors import cluster_runtime_env, init_ray
+
+        t = time.perf_counter()
+        rt = config.get("runtime", {})
+        init_ray(rt.get("address"), rt.get("num_cpus"), cluster_runtime_env() if rt.get("address") else None)
+        ray_start = time.perf_counter() - t
+    out = Sweep(config, cells).run()
+    judging = out.judging_s if hasattr(out, "judging_s") else out["judging_s"]
+    return {"judging_s": judging, "ray_start_s": ray_start}
+
+
+def child(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--one", choices=RUNTIMES, required=True)
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--conc", type=int, required=True)
+    ap.add_argument("--address", default=None)
+    a = ap.parse_args(argv)
+    if a.one == "baseline":
+        res = one_baseline(a.url, Path(a.source), a.conc)
+    else:
+        with tempfile.TemporaryDirectory() as root:
+            res = one_sweep(a.url, Path(a.source), a.conc, a.one, a.address, root)
+    print("RESULT " + json.dumps(res), flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------------------- the table (parent process)
+def measure(runtime: str, url: str, source: Path, conc: int, address: str | None, env: dict) -> dict:
+    cmd = [sys.executable, "-m", "benchmarks.bench_scale", "--one", runtime, "--url", url, "--source", str(source),
+           "--conc", str(conc)] + (["--address", address] if address else [])
+    t = time.perf_counter()
+    res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    wall = time.perf_counter() - t
+    if res.returncode != 0:
+        raise SystemExit(f"{runtime} at {conc}: exit {res.returncode}\n{res.stderr[-3000:]}")
+    line = [x for x in res.stdout.splitlines() if x.startswith("RESULT ")][-1]
+    return {**json.loads(line[7:]), "process_s": wall}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--one" in argv:
+        return child(argv)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.2)
+    ap.add_argument("--concurrency", default="32,64,128")
+    ap.add_argument("--runtimes", default=",".join(RUNTIMES))
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    runtimes = [r for r in args.runtimes.split(",") if r]
+    bad = sorted(set(runtimes) - set(RUNTIMES))
+    if bad:
+        raise SystemExit(f"unknown runtime(s) {bad}; choose from {RUNTIMES}")
+    concs = [int(c) for c in args.concurrency.split(",")]
+    from benchmarks.bench_client import start_server
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+    source = nist_source(args.limit, tmp)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    cluster, cluster_start = None, None
+    proc, url = start_server(args.latency)
+    rows: dict[tuple[str, int], list[dict]] = {}
+    try:
+        if "cluster" in runtimes:
+            from metaeval.testing.cluster import LoopbackCluster
+
+            t = time.perf_counter()
+            cluster = LoopbackCluster(tmp).start()
+            cluster_start = time.perf_counter() - t
+            env = {**cluster.env, "PYTHONPATH": env["PYTHONPATH"]}
+        for conc in concs:
+            for _ in range(args.reps):
+                for rt in runtimes:
+                    rows.setdefault((rt, conc), []).append(
+                        measure(rt, url, source, conc, cluster.address if rt == "cluster" and cluster else None, env))
+    finally:
+        proc.kill()
+        if cluster is not None:
+            cluster.stop()
+    med = {k: {f: statistics.median(r[f] for r in v) for f in ("judging_s", "process_s")} for k, v in rows.items()}
+    starts = {k: statistics.median(r.get("ray_start_s", 0.0) for r in v) for k, v in rows.items()}
+    print(f"NIST human_auto assignment{f' (first {args.limit} lines)' if args.limit else ''}, test server latency "
+          f"{args.latency * 1000:.0f} ms, {args.reps} run(s) each (medians); ratios vs the bare script at the same concurrency")
+    print(f"{'runtime':<10} {'in flight':>9} {'judging s':>10} {'x bare':>7} {'process s':>10} {'x bare':>7} {'ray start s':>12}")
+    for conc in concs:
+        base = med.get(("baseline", conc))
+        for rt in runtimes:
+            m = med[(rt, conc)]
+            rj = f"{m['judging_s'] / base['judging_s']:.3f}" if base else "-"
+            rp = f"{m['process_s'] / base['process_s']:.3f}" if base else "-"
+            st = f"{starts[(rt, conc)]:.2f}" if rt in ("ray_local", "cluster") else ""
+            print(f"{rt:<10} {conc:>9} {m['judging_s']:10.2f} {rj:>7} {m['process_s']:10.2f} {rp:>7} {st:>12}")
+    if cluster_start is not None:
+        print(f"two-node cluster start (ray start head + worker, once): {cluster_start:.1f} s")
+    if args.json:
+        print(json.dumps({"rows": {f"{k[0]}@{k[1]}": v for k, v in rows.items()}, "latency_s": args.latency,
+                          "cluster_start_s": cluster_start}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""A real multi-node Ray cluster on loopback for tests and benchmarks: ``ray start`` processes this code started.
+
+Each node is one ``ray start`` (head: custom resource ``head_node``; worker: ``worker_node``), run in its own
+process group (``start_new_session``) with every port chosen free, a private ``--temp-dir`` and 1 CPU each.
+Stopping (or killing a node mid-run) signals exactly that process group and the processes it spawned (the raylet
+starts its workers in process groups of their own, so descendants are found through /proc) - never ``ray stop``,
+which would end every Ray process on the machine.  Linux only (/proc).
+
+    cluster = LoopbackCluster(Path("/tmp/x")).start()   # ~30 s on a loaded 2-core machine
+    ... runtime=ray_cluster runtime.address={cluster.address}, env=cluster.env ...
+    cluster.kill("worker"); cluster.stop()
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def node_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"  # needed on these machines for multi-node clusters
+    env["RAY_AUTH_MODE"] = "disabled"  # the driver (a subprocess with the same env) must agree with the nodes
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def _procs() -> dict[int, tuple[int, int]]:
+    """pid -> (ppid, pgid) of every live (non-zombie) process, from /proc."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            out[int(d.name)] = (int(fields[1]), int(fields[2]))
+    return out
+
+
+def group_pids(pgid: int) -> list[int]:
+    """Live processes of a node: its process group ``pgid`` and all their descendants (the raylet starts its
+    worker processes in process groups of their own)."""
+    procs = _procs()
+    found = {pid for pid, (_, g) in procs.items() if g == pgid}
+    grew = True
+    while grew:
+        more = {pid for pid, (pp, _) in procs.items() if pp in found and pid not in found}
+        found |= more
+        grew = bool(more)
+    return sorted(found)
+
+
+class LoopbackCluster:
+    def __init__(self, root: Path):
+        self.root = root
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.temp_dir = f"/tmp/rayh8_{self.port}"  # short: Ray's unix socket paths must stay < 108 bytes
+        self.groups: dict[str, int] = {}
+        #: the environment of the nodes; a driver must use it too (same RAY_AUTH_MODE)
+        self.env = node_env()
+
+    def _ports(self) -> list[str]:
+        return ["--node-manager-port", str(free_port()), "--object-manager-port", str(free_port()),
+                "--dashboard-agent-listen-port", str(free_port()), "--dashboard-agent-grpc-port", str(free_port()),
+                "--runtime-env-agent-port", str(free_port()), "--metrics-export-port", str(free_port()),
+                "--worker-port-list", ",".join(str(free_port()) for _ in range(12))]
+
+    def _start(self, name: str, args: list[str]) -> None:
+        log = open(self.root / f"{name}.log", "w")
+        proc = subprocess.Popen([RAY, "start", "--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats",
+                                 "--object-store-memory", str(100 * 1024 * 1024), *self._ports(), *args],
+                                stdout=log, stderr=subprocess.STDOUT, env=node_env(), start_new_session=True)
+        self.groups[name] = proc.pid  # session leader: its pid is the group id the node's processes keep
+        rc = proc.wait(timeout=180)
+        if rc != 0:
+            self.stop()
+            raise RuntimeError(f"ray start ({name}) failed: {(self.root / f'{name}.log').read_text()[-2000:]}")
+
+    def start(self) -> "LoopbackCluster":
+        self._start("head", ["--head", f"--port={self.port}", "--include-dashboard=false",
+                             f"--temp-dir={self.temp_dir}",
+                             '--resources={"head_node": 1}'])
+        self._start("worker", [f"--address={self.address}", '--resources={"worker_node": 1}'])
+        return self
+
+    def kill(self, name: str) -> None:
+        """SIGKILL every process of node ``name`` (its process group) and wait until they are gone."""
+        pgid = self.groups.get(name)
+        if pgid is None:
+            return
+        for pid in group_pids(pgid):  # the group and the workers it spawned (found before anything dies)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 20
+        while group_pids(pgid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        for name in ("worker", "head"):
+            self.kill(name)
