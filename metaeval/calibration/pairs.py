@@ -25,6 +25,7 @@ import numpy as np
 
 from metaeval.scoring import METRICS
 from metaeval.simulation import labels_to_codes
+from metaeval.types import IMPORTANCE_LEVELS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -39,7 +40,7 @@ METRIC_SPEC: dict[str, tuple[str, bool]] = {
     "w_strict": ("weighted", True), "w": ("weighted", False),
 }
 FAMILIES: tuple[str, ...] = ("vital", "all", "weighted")
-IMP_CODES = {"vital": 0, "okay": 1, "FAILED": 2}
+IMP_CODES = {name: i for i, name in enumerate(IMPORTANCE_LEVELS)}  # vital 0, okay 1, FAILED 2
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 
 METHOD_NAMES = ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained", "ordinal")
+#: = metaeval.simulation.JUDGE_KINDS (a test checks); spelled out so that ``metaeval --help`` imports no numpy
+JUDGE_KINDS = ("fig6", "run_bias", "topic_difficulty", "length_strictness", "resampled")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from metaeval.simulation import JUDGE_KINDS
-
     p = sub.add_parser(
         "simulate",
         help="simulation study: judges that break the methods' assumptions; bias cut, RMSE, coverage, CI width",
@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.io import load_labels
     from metaeval.io.jsonl import to_jsonable
     from metaeval.scoring import METRICS, normalize_metric
-    from metaeval.simulation import JUDGE_KINDS
 
     if args.reps < 2:
         raise ConfigError(f"--reps {args.reps}: need at least 2")

@@ -32,10 +32,10 @@ from metaeval.calibration.methods.base import (MODEL_VERSION, ArrayPrediction, C
                                                expected_credit_prediction, register)
 from metaeval.calibration.pairs import METRICS, Pairs
 from metaeval.errors import ConfigError
-from metaeval.types import SUPPORT_ORDER
+from metaeval.types import IMPORTANCE_LEVELS, SUPPORT_LEVELS, SUPPORT_ORDER
 
-JUDGE_ORDER = list(SUPPORT_ORDER) + ["FAILED"]
-IMP_ORDER = ["vital", "okay", "FAILED"]
+JUDGE_ORDER = list(SUPPORT_LEVELS)  # not_support, partial_support, support, FAILED (codes 0..3)
+IMP_ORDER = list(IMPORTANCE_LEVELS)  # vital, okay, FAILED (codes 0..2, as pairs.IMP_CODES)
 
 
 def judge_codes4(sup: np.ndarray) -> np.ndarray:
