@@ -70,6 +70,10 @@ def _instance_factory(obj: Any) -> type:
         def from_config(cls, config: Mapping[str, Any]) -> Any:
             return obj
 
+        @classmethod
+        def check_config(cls, config: Mapping[str, Any]) -> None:
+            """A registered object takes no options: nothing to check."""
+
     _Bound.__name__ = f"Registered[{type(obj).__name__}]"
     return _Bound
 
@@ -81,6 +85,10 @@ def _no_arg_factory(judge_cls: type) -> type:
         @classmethod
         def from_config(cls, config: Mapping[str, Any]) -> Any:
             return judge_cls()
+
+        @classmethod
+        def check_config(cls, config: Mapping[str, Any]) -> None:
+            """Built with no arguments: nothing to check."""
 
     return _Factory
 
