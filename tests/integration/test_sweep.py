@@ -60,6 +60,15 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
         judge = run_scores(score_answers(read_assignments(tmp_path / "demo" / "cells" / cid / "labels.jsonl"))).set_index("run_id")["v_strict"]
         want = kendalltau(ref.loc[judge.index], judge, variant="b").statistic
         assert abs(cells[cid]["analysis"]["metrics"]["v_strict"]["run"]["tau"] - want) < 1e-12, cid
+        # per-topic mean (over topics where tau is defined) and pooled tau from the same files, with scipy
+        per_ref = score_answers(load_dataset("demo").labels).set_index(["qid", "run_id"])["v_strict"]
+        per_j = score_answers(read_assignments(tmp_path / "demo" / "cells" / cid / "labels.jsonl")).set_index(["qid", "run_id"])["v_strict"]
+        both = per_ref.to_frame("r").join(per_j.to_frame("j"), how="inner").dropna()
+        taus = [kendalltau(g["r"], g["j"], variant="b").statistic for _, g in both.groupby(level="qid")]
+        taus = [t for t in taus if math.isfinite(t)]
+        block = cells[cid]["analysis"]["metrics"]["v_strict"]
+        assert abs(block["topic_avg"]["tau"] - sum(taus) / len(taus)) < 1e-9, cid
+        assert abs(block["pooled"]["tau"] - kendalltau(both["r"], both["j"], variant="b").statistic) < 1e-9, cid
     study = json.loads((tmp_path / "demo" / "study" / "study.json").read_text(encoding="utf-8"))
     assert set(study["cells"]) == {c for c in cells if not cells[c].get("skipped")}
     # label agreement exists where nuggets are shared, not where the judge made its own
