@@ -170,6 +170,7 @@ def load_dataset(name_or_path: str | os.PathLike) -> Dataset:
         else:
             ds = _load_published(p)
             ds.provenance = _provenance(ds.extras.pop("_paths"), source=str(p.resolve()))
+            _check_known(ds.provenance["files"])
             return ds
     else:
         from metaeval.io import detect_format
@@ -379,6 +380,21 @@ def _paths_of(p: Path) -> list[Path]:
     if p.is_dir():
         return [p / fn for fn in FOLDER_FILES if (p / fn).is_file()]
     return [p]
+
+
+def _check_known(files: list[dict[str, Any]]) -> None:
+    """Files of a track folder that the registry knows by name are checked against its digests: ``verified`` is
+    True when they match, False when they differ (a warning names the file), None for unknown names."""
+    known = {f.filename: f for e in REGISTRY.values() for f in e.files if f.has_checksum}
+    for rec in files:
+        spec = known.get(rec["filename"])
+        if spec is None:
+            continue
+        ok = (not spec.md5 or spec.md5 == rec["md5"]) and (not spec.sha256 or spec.sha256 == rec["sha256"])
+        rec["verified"] = ok
+        if not ok:
+            log.warning("%s: differs from the registry's copy of %s (md5 %s, expected %s)", rec["path"], spec.filename,
+                        rec["md5"], spec.md5)
 
 
 def _provenance(paths: list[Path], source: str) -> dict[str, Any]:
