@@ -97,15 +97,11 @@ class ChatClient:
         return min(max(retry_after or 0.0, expo), lm.max_backoff_s)
 
     def _estimate_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
-        chars = sum(len(m["content"]) for m in messages)
-        return chars // 4 + int(self.deployment.params.get("max_tokens", 512) or 512)
+        """Tokens to reserve against ``tpm``: the messages (``config.estimate_tokens``) plus ``max_tokens``."""
+        from metaeval.judges.config import estimate_tokens
 
-    def estimate(self, messages: Sequence[Mapping[str, str]]) -> dict[str, Any]:
-        """A dry-run estimate for one call: input tokens ~ characters / 4, output at most ``max_tokens``
-        (default 512), and the cost bound from the deployment's prices.  Nothing is sent."""
-        inp = sum(len(m["content"]) for m in messages) // 4
-        out = int(self.deployment.params.get("max_tokens", 512) or 512)
-        return {"input_tokens": inp, "max_output_tokens": out, "max_cost_usd": self.deployment.prices.cost(inp, out)}
+        text = "".join(m["content"] for m in messages)
+        return estimate_tokens(text) + int(self.deployment.params.get("max_tokens", 512) or 512)
 
     # ------------------------------------------------------------------ the call
     async def complete(
@@ -131,6 +127,7 @@ class ChatClient:
             deployment=dep.name, backend=dep.backend, model=dep.model, params=params,
             prompt_id=prompt.get("prompt_id"), prompt_version=prompt.get("prompt_version"),
             prompt_sha=prompt.get("prompt_sha"), message_hash=key, sample_index=sample_index, reask=reask,
+            messages=msgs,
         )
         self.stats.calls += 1
         t0 = time.perf_counter()
@@ -139,8 +136,9 @@ class ChatClient:
                 return self._offline_miss(key, base, t0)
             return await self._send(key, msgs, params, base, t0)
         inflight = self._inflight.setdefault(asyncio.get_running_loop(), {})
+        aget = getattr(self.cache, "aget", None)  # a remote cache (Ray cache actor proxy) is awaited
         while True:
-            hit = self.cache.get(key)
+            hit = await aget(key) if aget is not None else self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return CallTrace(
@@ -210,15 +208,20 @@ class ChatClient:
             clean = redact(reply.text, self._secret)
             if clean != reply.text:
                 reply = dataclasses.replace(reply, text=clean)
-        cost = dep.prices.cost(reply.input_tokens, reply.output_tokens)
+        cost = dep.effective_prices.cost(reply.input_tokens, reply.output_tokens)  # batch prices in mode: batch
         self.stats.input_tokens += reply.input_tokens
         self.stats.output_tokens += reply.output_tokens
         self.stats.cost_usd += cost
         if self.cache is not None:
-            self.cache.put(key, {
+            record = {
                 "text": reply.text, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
                 "finish_reason": reply.finish_reason, "model": reply.model,
-            }, deployment=dep.name, url=dep.base_url)
+            }
+            aput = getattr(self.cache, "aput", None)
+            if aput is not None:
+                await aput(key, record)
+            else:
+                self.cache.put(key, record, deployment=dep.name, url=dep.base_url)
         return CallTrace(
             **base, raw_output=reply.text, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
             cost_usd=cost, latency_s=latency, cache_hit=False, retries=retries, retry_events=tuple(events),
