@@ -153,8 +153,12 @@ class Sweep:
         self.layout = results_layout(config)  # validates name and every cell id before anything is written
         for c in self.cells:
             self.layout.cell_dir(c.id)
-        self.out = self.layout.ensure()
-        self.store = ResultsStore(self.out)
+        if self.dry_run:  # a dry run writes nothing: it reads what is stored (done jobs are not counted) if anything
+            self.out = self.layout.root
+            self.store = _ReadOnlyStore(self.layout.job_records() if self.layout.jobs.is_file() else {})
+        else:
+            self.out = self.layout.ensure()
+            self.store = ResultsStore(self.out)
         self.cell_keys: dict[str, list[str]] = {}
         self.stats: dict[str, CellStats] = {c.id: CellStats() for c in self.active}
         self.spent = 0.0
@@ -451,6 +455,22 @@ class Sweep:
                 row["relevance"] = self.relevance_counts[c.id]
             rows.append(row)
         return rows
+
+
+class _ReadOnlyStore:
+    """The store a dry run reads: stored job records by key; nothing can be written."""
+
+    def __init__(self, records: dict[str, dict[str, Any]]):
+        self._records = records
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._records.get(key)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - a dry run dispatches nothing
+        raise RuntimeError("a dry run stores nothing")
+
+    def close(self) -> None:
+        pass
 
 
 def run_sweep(config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None) -> SweepOutcome:

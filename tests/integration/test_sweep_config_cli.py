@@ -67,6 +67,7 @@ def test_a_users_conf_folder_outside_the_clone(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     row = next(x for x in res.stdout.splitlines() if x.startswith("myjudge__human_auto"))
     assert row.split()[1] == "64"  # 64 demo answers x ceil(<=10 human nuggets / 10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["conf"]  # a dry run writes nothing
     cfg = yaml.safe_load(cli("sweep", "--cfg", "job", "grid=single", cwd=tmp_path).stdout)
     assert cfg["judge"]["support_threshold"] == 0.95
     listed = cli("judge", "list", cwd=tmp_path)
@@ -152,6 +153,8 @@ def test_dry_run_counts_match_the_calls_made(tmp_path, strategy, relevance):
         assert srv.counts["requests"] == 0
         real = cli("sweep", *common)
         assert real.returncode == 0, real.stderr[-2000:]
+        again = cli("sweep", "--dry-run", *common)  # stored jobs are not counted again
+        assert again.returncode == 0 and _dry_calls(again.stdout, "testserver__v1__" + strategy)[0] == 0
     cell = "testserver__v1__" + strategy
     est, bound = _dry_calls(dry.stdout, cell)
     jobs = [json.loads(x) for x in (tmp_path / "dry" / "jobs.jsonl").read_text(encoding="utf-8").splitlines()]
