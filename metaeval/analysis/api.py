@@ -106,6 +106,17 @@ class AnalysisResult:
         return paths
 
 
+def _describe_shared(labels: Any, topics: Any, runs: Any, other: str) -> dict[str, Any]:
+    """Table 4 statistics of ``labels`` on the given topics and runs (those shared with ``other``), with a note."""
+    from metaeval.analysis.descriptive import describe_labels
+
+    topics, runs = sorted(set(topics)), sorted(set(runs))
+    n_t, n_r = len(labels.qids), len(labels.run_ids)
+    sub = labels if (n_t <= len(topics) and n_r <= len(runs)) else labels.subset(qids=topics, run_ids=runs)
+    return {**describe_labels(sub), "shared_note": f"on the {len(topics)} topics and {len(runs)} runs shared with "
+                                                   f"{other} (this side has {n_t} topics, {n_r} runs)"}
+
+
 def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
     keys = ("n", "exact_agreement", "cohen_kappa", "weighted_kappa", "krippendorff_alpha", "strictness_index",
             "stuart_maxwell_stat", "stuart_maxwell_p")
@@ -135,7 +146,6 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     ``kendall@k``; ``min_topics``: below this many common topics the diagnostics flag ``too_few_topics``.
     """
     from metaeval.analysis.agreement import confusion_frame, label_agreement
-    from metaeval.analysis.descriptive import describe_labels
     from metaeval.scoring import normalize_metric
     from metaeval.types import LabelSet
 
@@ -172,7 +182,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         raise ConfigError("reference and candidates share no metric")
 
     tau_rows, cell_rows, flip_rows, pair_frames, blocks = [], [], [], [], {}
-    heavy_rows, rank_frames = [], []
+    heavy_rows, rank_frames, shared_topics, shared_runs = [], [], [], []
     for k, (cname, cl) in enumerate(zip(cnames, cand_longs)):
         block: dict[str, Any] = {"name": cname, "metrics": {}}
         for metric in common:
@@ -226,12 +236,10 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
             except ConfigError as exc:  # different nugget sets (e.g. judge-created nuggets): no label-level agreement
                 block["labels_note"] = str(exc)
         block["descriptive"] = None
-        if isinstance(cands[k], LabelSet):  # on the topics shared with the reference only
-            shared = sorted(set(al.topics))
-            cset = cands[k] if set(cands[k].qids) <= set(shared) else cands[k].subset(qids=shared)
-            block["descriptive"] = {**describe_labels(cset), "topics_note":
-                                    f"on the {len(shared)} topics shared with the reference "
-                                    f"(candidate has {len(cands[k].qids)})"}
+        shared_topics.append(set(al.topics))
+        shared_runs.append(set(al.runs))
+        if isinstance(cands[k], LabelSet):  # on the topics and runs shared with the reference only
+            block["descriptive"] = _describe_shared(cands[k], al.topics, al.runs, "reference")
         blocks[cname] = block
 
     paired = []
@@ -244,14 +252,18 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
                     paired.append(df.assign(candidate_a=cnames[a], candidate_b=cnames[b]))
     paired_df = pd.concat(paired, ignore_index=True) if paired else pd.DataFrame()
 
-    desc_rows = ([{"role": "reference", **describe_labels(ref)}] if isinstance(ref, LabelSet) else []) + [
+    ref_desc = None
+    if isinstance(ref, LabelSet):  # on the topics and runs every candidate shares with it
+        ref_desc = _describe_shared(ref, set.intersection(*shared_topics), set.intersection(*shared_runs),
+                                    "every candidate" if len(cands) > 1 else "the candidate")
+    desc_rows = ([{"role": "reference", **ref_desc}] if ref_desc is not None else []) + [
         {"role": "candidate", **b["descriptive"]} for b in blocks.values() if b["descriptive"] is not None]
     agreements = {n: b["labels"] for n, b in blocks.items() if b["labels"] is not None}
     doc: dict[str, Any] = {
         "reference": ref_name, "candidates": blocks, "metrics_analysed": common, "variant": variant,
         "n_boot": n_boot, "seed": seed, "alpha": alpha, "ci_method": ci_method, "flip_test": flip_test,
         "scoring_policy": policy.as_dict() if hasattr(policy, "as_dict") else None,
-        "reference_descriptive": describe_labels(ref) if isinstance(ref, LabelSet) else None,
+        "reference_descriptive": ref_desc,
         "paired": paired_df.to_dict(orient="records") if len(paired_df) else [],
     }
     if len(blocks) == 1:  # the single-candidate layout: the block's keys at the top level too

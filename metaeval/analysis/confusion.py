@@ -9,7 +9,7 @@ For counts ``n_ij`` with ``N = sum n_ij``, ``p_ij = n_ij / N``, row / column mar
   linearly weighted kappa (Cohen 1968) with agreement weights ``w_ij = 1 - |i - j| / (K - 1)``.  Asymptotic
   standard errors of Fleiss, Cohen & Everitt (1969, Psychol. Bull. 72:323-327), e.g. for the simple kappa
   ``Var = [sum_i p_ii (1 - (p_i. + p_.i)(1 - k))^2 + (1 - k)^2 sum_{i!=j} p_ij (p_.i + p_j.)^2
-  - (k - p_e (1 - k))^2] / ((1 - p_e)^2 N)``; CIs ``kappa +- z_{1-alpha/2} se``.  Computed here in numpy
+  - (k - p_e (1 - k))^2] / ((1 - p_e)^2 N)``; CIs ``kappa +- z_{1-alpha/2} se`` clipped to [-1, 1].  Computed here in numpy
   (importing statsmodels costs seconds); the tests check equality with
   ``statsmodels.stats.inter_rater.cohens_kappa``.
 * Krippendorff's alpha, ordinal (Krippendorff 2004/2011, "Computing Krippendorff's alpha-reliability"): two
@@ -18,7 +18,7 @@ For counts ``n_ij`` with ``N = sum n_ij``, ``p_ij = n_ij / N``, row / column mar
   Checked against the ``krippendorff`` package in the tests.
 * strictness index ``P(cand < ref) - P(cand > ref) = sum_{j<i} p_ij - sum_{j>i} p_ij``: positive = the
   candidate labels lower (stricter) than the reference.  Wald CI with the multinomial variance
-  ``Var = (p_L + p_U - d^2) / N``.
+  ``Var = (p_L + p_U - d^2) / N``, clipped to [-1, 1].
 * Stuart-Maxwell test of marginal homogeneity (Stuart 1955, Biometrika 42:412-416; Maxwell 1970, Br. J.
   Psychiatry 116:651-655): with ``d = p_.j - p_j.`` and ``V_jj = p_j. + p_.j - 2 p_jj``, ``V_jk = -(p_jk + p_kj)``
   over the first ``K - 1`` categories, ``X^2 = N d' V^-1 d`` on ``K - 1`` df (as
@@ -93,7 +93,7 @@ def kappas(m: np.ndarray, alpha: float = 0.05) -> dict[str, Any]:
             se = float(np.sqrt(v / n)) if n > 0 and v >= 0 else float("nan")
         out[key] = float(k)
         out[f"{key}_se"] = se
-        out[f"{key}_ci"] = [k - z * se, k + z * se]
+        out[f"{key}_ci"] = [max(-1.0, k - z * se), min(1.0, k + z * se)]  # kappa <= 1: clipped to [-1, 1]
     return out
 
 
@@ -129,7 +129,7 @@ def strictness_index(m: Any, alpha: float = 0.05) -> dict[str, float]:
     d = p_low - p_up
     se = np.sqrt(max(p_low + p_up - d * d, 0.0) / n)
     z = float(ndtri(1 - alpha / 2))
-    return {"strictness_index": float(d), "strictness_ci": [float(d - z * se), float(d + z * se)],
+    return {"strictness_index": float(d), "strictness_ci": [max(-1.0, float(d - z * se)), min(1.0, float(d + z * se))],
             "p_lower": float(p_low), "p_higher": float(p_up)}
 
 

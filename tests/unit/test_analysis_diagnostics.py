@@ -61,6 +61,8 @@ def test_analyze_reports_top_heavy_diagnostics_and_case_insensitive_metrics(nist
     assert len(res.rankings) == 45 and {"reference_rank", "candidate_rank"} <= set(res.rankings.columns)
     # the candidate's descriptive statistics cover the 5 shared topics, not more
     assert res.json["descriptive"]["candidate"]["topics"] == 5
+    assert res.json["descriptive"]["reference"]["topics"] == 5  # the reference on the same shared topics
+    assert "5 topics and 45 runs shared" in res.json["descriptive"]["reference"]["shared_note"]
     lower = analyze(nist_labels, judge, metrics=["v_strict"], n_boot=0)
     assert lower.tau["tau"].tolist() == pytest.approx(res.tau["tau"].tolist())
 
