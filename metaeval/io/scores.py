@@ -76,15 +76,40 @@ def write_table(df: "pd.DataFrame", path: str | os.PathLike) -> None:
         raise
 
 
+def _is_nuggetizer_metrics(path: str) -> bool:
+    """True when the first record has ``qid`` and ``*_score`` fields and no ``run_id`` (a nuggetizer metrics file)."""
+    import json
+
+    from metaeval.io.jsonl import iter_lines
+
+    lines = iter_lines(path)
+    try:
+        first = next((ln for _, ln in lines if ln.strip()), "")
+    except FormatError:
+        return False
+    finally:
+        lines.close()
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and "qid" in obj and "run_id" not in obj and any(k.endswith("_score") for k in obj)
+
+
 def read_score_table(path: str | os.PathLike) -> "pd.DataFrame":
-    """Read a long score table (``run_id, qid, metric, value``) or a per-answer wide table (``run_id, qid`` plus
-    one column per metric, as ``metaeval score`` writes) and return the long form.
+    """Read a long score table (``run_id, qid, metric, value``), a per-answer wide table (``run_id, qid`` plus
+    one column per metric, as ``metaeval score`` writes) or a castorini/nuggetizer metrics file (one run, named
+    after the file) and return the long form.
 
     Raises ``FormatError`` naming the missing column, or the first row whose value is not a number.
     """
     import pandas as pd
 
     path = str(path)
+    if _kind(path) in ("jsonl", "json") and _is_nuggetizer_metrics(path):  # castorini/nuggetizer's metrics file
+        from metaeval.io.metrics import read_metrics_long
+
+        return read_metrics_long(path)
     df = read_table(path)
     for col in ("run_id", "qid"):
         if col not in df.columns:

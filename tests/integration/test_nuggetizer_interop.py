@@ -46,6 +46,10 @@ def test_metrics_long_table_matches_file(nuggetizer_dir):
     first = _lines(nuggetizer_dir / METRICS)[0]
     got = long[(long.qid == first["qid"]) & (long.metric == "v_strict")]["value"].item()
     assert got == first["strict_vital_score"]
+    from metaeval.io.scores import read_score_table
+
+    table = read_score_table(nuggetizer_dir / METRICS)  # wherever a score table is read, a metrics file is too
+    assert len(table) == 6 * 301 and set(table["run_id"]) == {"metrics_baseline_rag24.test_gpt_4o_top20"}  # the file stem
 
 
 @pytest.fixture(scope="module")
