@@ -69,13 +69,14 @@ class _Composer:
         self._ctx.__exit__(*exc)
 
     def compose(self, overrides: list[str], hydra: bool = False):
+        import yaml
         from hydra import compose
         from hydra.errors import HydraException
         from omegaconf.errors import OmegaConfBaseException
 
         try:
             return compose(config_name="config", overrides=[*overrides, *self._fallback], return_hydra_config=hydra)
-        except (HydraException, OmegaConfBaseException) as exc:
+        except (HydraException, OmegaConfBaseException, yaml.YAMLError) as exc:  # a broken user file too
             raise ConfigError(f"config: {_one_line(exc)}") from None
 
 

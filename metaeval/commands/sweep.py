@@ -27,7 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-m", "--multirun", action="store_true",
                    help="Hydra sweep syntax: judge=a,b prompt=... strategy=x,y become one grid sweep over their product")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--offline", action="store_true",
+                   help="replay from the response cache only: a job whose reply is not cached fails instead of "
+                   "calling the model (same as sweep.offline=true)")
     p.set_defaults(func=run, accepts_overrides=True)
+    p.epilog = ("exit status: 0 done; 2 bad input or settings (one line); 3 stopped by sweep.budget_usd; "
+                "4 a cell's FAILED labels exceed sweep.max_failed_rate (everything stored; a rerun retries the failed "
+                "jobs); 130 interrupted; 143 terminated (SIGTERM)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         overrides = multirun_overrides(overrides)
     if args.dry_run:
         overrides.append("sweep.dry_run=true")
+    if args.offline:
+        overrides.append("sweep.offline=true")
     config, cells = compose_sweep(overrides, config_dir=args.config_dir)
     if args.cfg:
         import yaml
@@ -56,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         print(yaml.safe_dump(public_config(config, with_judges=args.cfg == "all"), sort_keys=False), end="")
         return 0
     dry = bool(config["sweep"].get("dry_run"))
+    if config["sweep"].get("offline"):  # read by every ChatClient (local Ray actors inherit it); not a job identity
+        import os
+
+        os.environ["METAEVAL_OFFLINE"] = "1"
     prepare_run(config, cells, overrides, dry_run=dry)  # every check before anything is written
     from metaeval.commands.progress import stage_progress  # a bar on a terminal, one line per stage otherwise
 
@@ -81,7 +93,14 @@ def run(args: argparse.Namespace) -> int:
     if summary.get("stopped"):
         print(f"stopped early: {summary['stopped']}")
         return 3
-    return 0
+    import sys
+
+    from metaeval.pipeline.health import EXIT_FAILED_RATE, failed_rate_problems
+
+    problems = failed_rate_problems(summary.get("cells", []), float(config["sweep"].get("max_failed_rate", 0.5)))
+    for line in problems:  # everything is stored; the run still must not look like a success
+        print(f"metaeval sweep: {line}", file=sys.stderr)
+    return EXIT_FAILED_RATE if problems else 0
 
 
 def public_config(config: dict, with_judges: bool = False) -> dict:

@@ -94,6 +94,9 @@ class Deployment:
     params: Mapping[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     prices: Prices = field(default_factory=Prices)
+    #: explicit deployment revision / namespace: part of the response-cache key (the URL is not); set it when one
+    #: model name is served by different servers or weights, so their replies never share cache entries
+    revision: str | None = None
     #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/executors.py)
     replicas: int = 1
     #: Ray resources per actor ({num_gpus: 1, ...}); a list gives one mapping per replica (pins replicas to nodes)
@@ -104,6 +107,8 @@ class Deployment:
     batch: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.revision is not None and (not isinstance(self.revision, str) or not self.revision):
+            raise ConfigError(f"deployment {self.name!r}: revision must be a non-empty string or null, got {self.revision!r}")
         if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 1:
             raise ConfigError(f"deployment {self.name!r}: replicas must be an integer >= 1, got {self.replicas!r}")
         res = self.resources
