@@ -91,17 +91,18 @@ class AnalysisResult:
         """Write ``analysis.json`` and one CSV per non-empty table into ``out_dir``; returns the paths."""
         import json
 
+        from metaeval.io.atomic import atomic_open, atomic_write_text
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "analysis.json"]
-        tmp = paths[0].with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(to_jsonable(self.json), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        os.replace(tmp, paths[0])
+        atomic_write_text(paths[0], json.dumps(to_jsonable(self.json), indent=2, allow_nan=False) + "\n")
         for name in ("tau", "cells", "flips", "flip_pairs", "paired", "agreement", "confusion", "descriptive",
                      "top_heavy", "rankings"):
             df = getattr(self, name)
             if len(df):
-                df.to_csv(out / f"{name}.csv", index=False)
+                with atomic_open(out / f"{name}.csv", "w") as fh:
+                    df.to_csv(fh, index=False)
                 paths.append(out / f"{name}.csv")
         return paths
 
