@@ -172,3 +172,13 @@ def test_dry_run_counts_match_the_calls_made(tmp_path, strategy, relevance):
             assert per_stage[stage] >= made[stage], stage
     else:
         assert not bound and per_stage == made and est == sum(made.values())
+
+
+@pytest.mark.parametrize("args", [("judge", "check", "gpt-4o"), ("probe", "--judge", "gpt-4o", "--answers", "2")])
+def test_judge_check_and_probe_resolve_like_the_sweep(args, tmp_path):
+    """`judge check NAME` and `probe --judge NAME` go through the same catalog: a config name resolves, and the
+    missing key is the same one line before anything is built or sent."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    line = one_error_line(cli(*args, env=env, cwd=tmp_path))
+    assert "environment variable OPENAI_API_KEY is not set" in line and "gpt-4o" in line
+    assert list(tmp_path.iterdir()) == []
