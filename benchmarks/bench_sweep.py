@@ -42,10 +42,9 @@ def sweep_once(url: str, runtime: str, root: str, concurrency: int) -> tuple[flo
         "sweep.progress=false",
     ])
     sw = Sweep(config, cells)
-    sw.evaluate = lambda label_sets, t0: {"judging_s": sw.judging_s}  # time the judging phase only
-    out = sw.run()
+    out = sw.run()  # the pipeline stops at label sets: this times the judging phase only
     calls = sum(s.judge_calls for s in sw.stats.values())  # units; a few are cache hits (identical prompts)
-    return out["judging_s"], calls
+    return out.judging_s, calls
 
 
 def main(argv=None) -> int:
