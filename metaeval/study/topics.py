@@ -46,19 +46,26 @@ def per_topic_tau(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metr
 
     from metaeval.analysis.kendall import get_variant
 
-    j = joined_scores(ref_scores, judge_scores, metric).dropna(subset=["reference", "judge"])
-    if not len(j):
-        return pd.DataFrame({"qid": [], "tau": [], "n_runs": []})
-    x = j.pivot_table(index="qid", columns="run_id", values="reference", aggfunc="first").sort_index()
-    y = j.pivot_table(index="qid", columns="run_id", values="judge", aggfunc="first").reindex(index=x.index, columns=x.columns)
-    xm, ym = x.to_numpy(float, copy=True), y.to_numpy(float, copy=True)
+    qids = sorted(set(map(str, ref_scores["qid"])) & set(map(str, judge_scores["qid"])))
+    runs = sorted(set(map(str, ref_scores["run_id"])) | set(map(str, judge_scores["run_id"])))
+    qi, ri = pd.Index(qids), pd.Index(runs)
+
+    def matrix(df: "pd.DataFrame") -> np.ndarray:
+        m = np.full((len(qids), len(runs)), np.nan)
+        q = qi.get_indexer(df["qid"].astype(str))
+        r = ri.get_indexer(df["run_id"].astype(str))
+        ok = q >= 0
+        m[q[ok], r[ok]] = df[metric].to_numpy(float)[ok]
+        return m
+
+    xm, ym = matrix(ref_scores), matrix(judge_scores)
     bad = np.isnan(xm) | np.isnan(ym)
     xm[bad], ym[bad] = np.nan, np.nan
     n = (~bad).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        tau = np.asarray(get_variant(variant).batch(xm, ym), dtype=float)
+        tau = np.asarray(get_variant(variant).batch(xm, ym), dtype=float) if len(qids) else np.zeros(0)
     tau = np.where(n >= 2, tau, np.nan)
-    return pd.DataFrame({"qid": [str(q) for q in x.index], "tau": tau, "n_runs": n.astype(int)})
+    return pd.DataFrame({"qid": qids, "tau": tau, "n_runs": n.astype(int)})
 
 
 def tau_records(tt: "pd.DataFrame") -> list[dict[str, Any]]:
