@@ -46,13 +46,11 @@ def defaulted_cells(per_answer: Any, metric: str) -> set[tuple[str, str]] | None
 
 
 def _ranks(v: np.ndarray) -> np.ndarray:
-    """Rank 1 = highest; ties share the lowest rank; NaN stays NaN."""
-    from scipy.stats import rankdata
-
-    out = np.full(len(v), np.nan)
+    """Rank 1 = highest; ties share the lowest rank (``scipy.stats.rankdata(-v, method="min")``); NaN stays NaN."""
     ok = ~np.isnan(v)
-    if ok.any():
-        out[ok] = rankdata(-v[ok], method="min")
+    above = (v[ok][None, :] > v[ok][:, None]).sum(axis=1)  # runs strictly better
+    out = np.full(len(v), np.nan)
+    out[ok] = 1.0 + above
     return out
 
 

@@ -24,6 +24,17 @@ def test_rankings_by_hand():
     assert list(df["candidate_rank"]) == [3, 2, 1] and list(df["rank_change"]) == [2, 0, -2]
 
 
+def test_ranks_equal_scipy_min_method():
+    from scipy.stats import rankdata
+
+    from metaeval.analysis.diagnostics import _ranks
+
+    v = np.array([0.3, np.nan, 0.5, 0.3, 0.1, 0.5])
+    got = _ranks(v)
+    ok = ~np.isnan(v)
+    assert got[ok] == pytest.approx(rankdata(-v[ok], method="min")) and np.isnan(got[1])
+
+
 def test_flags_too_few_topics_all_tied_and_defaulted():
     x = np.array([[0.9, 0.5, 0.1], [0.7, 0.5, 0.3]])
     y = np.full((2, 3), 0.4)
