@@ -503,6 +503,8 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
         if fitted is None or "failed" in fitted:
             raise ConfigError(f"the model file has no usable fitted {name!r} (have {', '.join(sorted(model['models']))})")
         if name in SCORE_LEVEL:
+            if m not in fitted:
+                raise ConfigError(f"the model's {name!r} was fitted for {', '.join(fitted)}, not {m}")
             r = apply_score_method(fitted[m], J[m], level)
             est, lo, hi = r.est, r.lo, r.hi
             if name == "none":  # raw: topic-bootstrap percentile interval
