@@ -157,6 +157,9 @@ def test_long_vectors_use_the_n_log_n_path_with_the_same_values():
     assert kendall(x, y, "b") == pytest.approx(float(k.tau_b_batch(x, y)), abs=1e-12)
     assert kendall(x, y, "a") == pytest.approx(float(k.tau_a_batch(x, y)), abs=1e-12)
     assert np.isnan(kendall(np.ones(500), y[:500], "b"))
+    cont_x, cont_y = rng.random(3000), rng.random(3000)  # ~3000 distinct values: the scipy path
+    assert kendall(cont_x, cont_y, "b") == pytest.approx(stats.kendalltau(cont_x, cont_y).statistic, abs=1e-12)
+    assert kendall(cont_x, cont_y, "a") == pytest.approx(float(k.tau_a_batch(cont_x, cont_y)), abs=1e-12)
 
 
 @pytest.mark.parametrize("variant", ["b", "a", "ap", "ap_sym", "ap_b"])
