@@ -193,3 +193,33 @@ def test_ppi_mean_agrees_with_ppi_python(lam):
     assert theta == pytest.approx(float(np.ravel(ref_theta)[0]), abs=1e-6)
     assert lo == pytest.approx(float(np.ravel(ref_lo)[0]), abs=1e-6)
     assert hi == pytest.approx(float(np.ravel(ref_hi)[0]), abs=1e-6)
+
+
+def test_outer_fold_predictions_ignore_their_own_human_labels(small):
+    """Out-of-fold by construction: changing the human labels of one topic leaves the predictions for that topic's
+    fold unchanged (every fitted model that scores the fold was fitted without it)."""
+    from metaeval.calibration.crossfit import crossfit
+    from metaeval.study.calibration import _Data, _label_candidate, _score_candidate
+
+    judge = simulate_judge(small, seed=4, name="sim")
+
+    def folds(reference):
+        data = _Data(reference, judge, ["v_strict"])
+        cands = [_score_candidate(m, data, ["v_strict"], 0.95) for m in ("none", "ppi", "ppi_pp", "regression")]
+        cands.append(_label_candidate("posterior", data, ["v_strict"], 0.95, {}, 0))
+        return data, crossfit(cands, data.labelled, data.truth, ["v_strict"], folds=3, inner_folds=2, seed=0)
+
+    data, before = folds(small)
+    target = small.qids[0]
+    lab = small.labels.copy()
+    flip = lab["qid"] == target
+    lab.loc[flip, "support"] = "support"
+    changed = small.subset(name="changed")
+    changed.labels = lab
+    _, after = folds(changed)
+    t_idx = data.qids.index(target)
+    for fb, fa in zip(before, after):
+        same = t_idx in fb.topics
+        for name in ("ppi", "ppi_pp", "regression", "posterior"):
+            eq = np.allclose(fb.preds[name]["v_strict"].est, fa.preds[name]["v_strict"].est, equal_nan=True)
+            assert eq == same, (name, fb.fold)  # unchanged on the held-out fold, changed where the topic trained
