@@ -68,7 +68,7 @@ def test_sentinel_key_reaches_the_wire_and_nothing_else(tmp_path):
         assert res.returncode == 0, res.stderr[-3000:]
         served, rejected = srv.counts["requests"], srv.counts["401"]
     assert served > 50 and rejected == 0  # every request carried the sentinel (the server accepts nothing else)
-    rep = _metaeval("-vv", "report", str(results / "sec"), "--bootstrap", "50", env_key=key)
+    rep = _metaeval("-vv", "report", str(results / "sec"), env_key=key)
     assert rep.returncode == 0, rep.stderr[-3000:]
     logs = results / "logs"
     logs.mkdir()
@@ -132,11 +132,17 @@ def test_wrong_key_401_never_prints_or_stores_the_key(wrong_key_runs):
     assert _files_containing(r["results"], _needles(r["key"])) == []
 
 
-def test_sweep_with_every_call_401_ends_without_traceback(wrong_key_runs):
-    """Every label FAILED (all calls 401): the sweep still ends cleanly (this once raised KeyError 'cohen_kappa' in
-    the agreement table)."""
-    out = wrong_key_runs["sweep"].stdout + wrong_key_runs["sweep"].stderr
+def test_sweep_with_every_call_401_ends_without_traceback_and_exits_4(wrong_key_runs):
+    """Every label FAILED (all calls 401): the sweep ends cleanly (this once raised KeyError 'cohen_kappa' in the
+    agreement table), stores everything and exits 4 (sweep.max_failed_rate)."""
+    sw = wrong_key_runs["sweep"]
+    out = sw.stdout + sw.stderr
     assert "Traceback" not in out, out[-3000:]
+    # every label FAILED: everything is stored, one line names the cell, and the exit status says the run is useless
+    assert sw.returncode == 4, (sw.returncode, out[-3000:])
+    lines = [x for x in sw.stderr.splitlines() if "labels FAILED" in x]
+    assert len(lines) == 1 and "max_failed_rate" in lines[0] and "100%" in lines[0], sw.stderr[-2000:]
+    assert (wrong_key_runs["results"] / "bad" / "jobs.jsonl").exists()
 
 
 def test_missing_key_variable_stops_before_any_request(tmp_path):
