@@ -10,7 +10,7 @@ candidate scores ``y[t, r]``:
 * **pooled**: ``tau`` over all cells at once (every (topic, run) pair is one item).
 
 All three are computed from topic multiplicity weights ``w`` (ones for the observed data), so the point
-estimates and the topic-bootstrap replicates of :mod:`metaeval.analysis.bootstrap` run through the same code:
+estimates and the topic-bootstrap replicates of :mod:`metaeval.analysis.resample` run through the same code:
 run means become ``sum_t w_t x[t,r] / sum_t w_t``, the topic average a ``w``-weighted mean of per-topic taus, and
 the pooled tau a quadratic form (:mod:`metaeval.analysis.pooled`).
 
@@ -207,9 +207,9 @@ def tau_levels(reference: Any, candidate: Any, metric: str = "v_strict", variant
     """Kendall's tau of ``candidate`` against ``reference`` at the run, per-topic-average and pooled levels.
 
     ``reference`` / ``candidate``: a LabelSet, a per-answer wide score table (``score_answers``) or a long table
-    ``run_id, qid, metric, value``.  ``variant``: ``b`` (default), ``a``, ``ap`` or ``ap_sym``
+    ``run_id, qid, metric, value``.  ``variant``: ``b`` (default), ``a``, ``ap``, ``ap_sym`` or ``ap_b``
     (:data:`metaeval.analysis.kendall.TAU_VARIANTS`).  ``n_boot > 0`` adds topic-bootstrap CIs (``ci_method``:
-    ``percentile``, ``centered`` or ``bca``; :mod:`metaeval.analysis.bootstrap` explains why the run-level
+    ``percentile``, ``centered`` or ``bca``; :mod:`metaeval.analysis.resample` explains why the run-level
     percentile interval can miss the estimate).  ``policy``: the scoring policy used for LabelSet inputs.
     """
     al = align(to_long(reference, policy), [to_long(candidate, policy)], metric)
