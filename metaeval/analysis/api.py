@@ -141,7 +141,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     """Meta-evaluate ``candidates`` (one or a list) against ``reference``; see the module docstring.
 
     ``metrics``: defaults to every metric both sides have (the six nugget metrics for label sets).
-    ``variant``: tau variant (``b``, ``a``, ``ap``, ``ap_sym``); ``n_boot``: topic-bootstrap replicates (0 = no
+    ``variant``: tau variant (``b``, ``a``, ``ap``, ``ap_sym``, ``ap_b``); ``n_boot``: topic-bootstrap replicates (0 = no
     CIs, no paired test); ``seed``: bootstrap seed; ``ci_method``: ``percentile``, ``centered`` or ``bca``;
     ``flip_test``: reference's paired test over topics (``t`` or ``permutation``); ``top_k``: the k of
     ``kendall@k``; ``min_topics``: below this many common topics the diagnostics flag ``too_few_topics``.
