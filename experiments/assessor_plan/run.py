@@ -107,7 +107,7 @@ def main() -> None:
                     d = OUT / f"plan_{name}_T301"
                     d.mkdir(exist_ok=True)
                     (d / "plan.json").write_text(json.dumps(p, indent=2), encoding="utf-8")
-                    (d / "plan.md").write_text(render_markdown(p) + "\n", encoding="utf-8")
+                    (d / "plan.md").write_text(render_markdown(p, heading=True, plot=None) + "\n", encoding="utf-8")
                 if T == 301:
                     plots.append(p)
             key = f"{name}_T{T}"

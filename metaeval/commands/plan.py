@@ -131,7 +131,8 @@ def _write(plan: dict, out: str, plot_format: str) -> None:
 
     os.makedirs(out, exist_ok=True)
     atomic_write_text(os.path.join(out, "plan.json"), json.dumps(plan, indent=2, allow_nan=False) + "\n")
-    atomic_write_text(os.path.join(out, "plan.md"), render_markdown(plan) + "\n")
+    atomic_write_text(os.path.join(out, "plan.md"),
+                      render_markdown(plan, heading=True, plot=f"plan_curves.{plot_format}") + "\n")
     write_plot(plan, os.path.join(out, f"plan_curves.{plot_format}"))
 
 

@@ -46,9 +46,16 @@ def _budget_line(plan: dict[str, Any]) -> str:
             f"({b['seconds_source']}) + {b['nugget_hours_per_topic']:g} h nugget work per topic.")
 
 
-def render_markdown(plan: dict[str, Any]) -> str:
-    """The plan section as Markdown."""
-    out = ["## Assessor plan", "", f"**{plan['recommendation']}**", "", _what(plan), "", _budget_line(plan), ""]
+PLOT = "study/plan_curves.svg"  # where ``metaeval plan --results`` draws it, relative to the results folder
+
+
+def render_markdown(plan: dict[str, Any], heading: bool = False, plot: str | None = PLOT) -> str:
+    """The plan section as Markdown (``heading``: start with "## Assessor plan"; ``plot``: relative link to the
+    curves drawn by :func:`write_plot`, None for none)."""
+    out = (["## Assessor plan", ""] if heading else []) + [f"**{plan['recommendation']}**", "", _what(plan), "",
+                                                          _budget_line(plan), ""]
+    if plot:
+        out += [f"![labelled topics vs half-width]({plot})", ""]
     head, rows = curve_table(plan)
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -82,11 +89,14 @@ def render_markdown(plan: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def render_html(plan: dict[str, Any]) -> str:
-    """The plan section as an HTML fragment (escaped)."""
+def render_html(plan: dict[str, Any], heading: bool = False, plot: str | None = PLOT) -> str:
+    """The plan section as an HTML fragment (escaped); arguments as :func:`render_markdown`."""
     e = html.escape
-    parts = ["<section id='plan'><h2>Assessor plan</h2>", f"<p><strong>{e(plan['recommendation'])}</strong></p>",
-             f"<p>{e(_what(plan))}</p>", f"<p>{e(_budget_line(plan))}</p>"]
+    parts = ["<section id='plan'>" + ("<h2>Assessor plan</h2>" if heading else ""),
+             f"<p><strong>{e(plan['recommendation'])}</strong></p>", f"<p>{e(_what(plan))}</p>",
+             f"<p>{e(_budget_line(plan))}</p>"]
+    if plot:
+        parts.append(f"<p><img src='{e(plot)}' alt='labelled topics vs half-width' style='max-width:100%'></p>")
     head, rows = curve_table(plan)
     parts.append("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>")
     parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]

@@ -105,8 +105,17 @@ def test_plan_section_renders_from_the_dict_only(tmp_path):
 
     plan = _plan_dict()
     md = ps.render_markdown(plan)
-    assert "about 120 topics" in md and "| 10 | 20 | 0.050 | 0.049 |" in md and "q<1>" in md
+    assert md.startswith("**for") and "about 120 topics" in md and "| 10 | 20 | 0.050 | 0.049 |" in md and "q<1>" in md
     html = ps.render_html(plan)
     assert "q&lt;1&gt;" in html and "nist &lt;b&gt;" in html and "<b>" not in html
     out = ps.write_plot(plan, tmp_path / "c.svg")
     assert out.read_text(encoding="utf-8").lstrip().startswith("<?xml")
+
+
+def test_plan_section_heading_and_plot_link_are_options():
+    from metaeval.report import plan_section as ps
+
+    plan = _plan_dict()
+    assert ps.render_markdown(plan, heading=True).startswith("## Assessor plan")
+    assert "](study/plan_curves.svg)" in ps.render_markdown(plan)
+    assert "<img" not in ps.render_html(plan, plot=None) and "<h2>" not in ps.render_html(plan)
