@@ -49,7 +49,7 @@ class SweepSettings:
 @dataclass(frozen=True)
 class RuntimeSettings:
     name: str = _f("serial", "str")
-    executor: str = _f("serial", "choice", choices=("serial", "ray"))
+    executor: str = _f("serial", "choice", choices=("auto", "serial", "ray"))
     address: str | None = _f(None, "str", null=True)
     num_cpus: int | None = _f(None, "int", ge=1, null=True)
     max_job_retries: int = _f(3, "int", ge=0)

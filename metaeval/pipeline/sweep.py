@@ -171,7 +171,7 @@ class Sweep:
     # ------------------------------------------------------------------ dispatch
     def _executor(self):
         rt = self.config.get("runtime", {})
-        kind = rt.get("executor", "serial")
+        kind = resolve_executor(rt.get("executor", "serial"), [c.judge for c in self.active])
         if kind not in EXECUTORS:
             raise ConfigError(f"runtime.executor={kind!r}; expected one of {', '.join(EXECUTORS)}")
         configs = {c.worker_id: c.judge for c in self.active}  # typed JudgeSpecs: the workers build from them
@@ -455,6 +455,15 @@ class Sweep:
                 row["relevance"] = self.relevance_counts[c.id]
             rows.append(row)
         return rows
+
+
+def resolve_executor(kind: str, judges: Sequence[Any]) -> str:
+    """``runtime.executor=auto`` (the default runtime): Ray when some judge calls a model server through a deployment
+    (network-bound calls, where actors per deployment pay off), else the in-process asyncio executor - offline
+    judges (lexical, simulated, embedding, local LLM) would only pay Ray's start-up (seconds on 2 cores)."""
+    if kind != "auto":
+        return kind
+    return "ray" if any(getattr(j, "deployment", None) is not None for j in judges) else "serial"
 
 
 class _ReadOnlyStore:

@@ -30,10 +30,11 @@ def one_error_line(res: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("runtime", ["ray_local", "serial"])
+@pytest.mark.parametrize("runtime", [None, "ray_local", "serial"])
 def test_missing_key_exits_2_naming_the_variable_and_writes_nothing(tmp_path, runtime):
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    res = cli("sweep", "grid=single", "judge=gpt-4o", "strategy=human_auto", "name=nokey", f"runtime={runtime}",
+    rt = [f"runtime={runtime}"] if runtime else []  # None: the default runtime (auto -> Ray for an API judge)
+    res = cli("sweep", "grid=single", "judge=gpt-4o", "strategy=human_auto", "name=nokey", *rt,
               f"results_dir={tmp_path / 'results'}", "--no-progress", env=env, timeout=120)
     line = one_error_line(res)
     assert "OPENAI_API_KEY" in line and "gpt-4o" in line

@@ -29,7 +29,13 @@ def test_default_grid_is_offline_judges_by_two_strategies():
     config, cells = compose_sweep([])
     ids = {c.id for c in cells}
     assert {"lexical__auto_auto", "lexical__human_auto", "lexical_strict__human_auto", "simulated_fig6__human_auto"} <= ids
-    assert config["runtime"]["executor"] == "ray" and config["dataset"]["name"] == "demo"
+    assert config["runtime"]["executor"] == "auto" and config["dataset"]["name"] == "demo"
+    from metaeval.pipeline.sweep import resolve_executor
+
+    assert resolve_executor("auto", [c.judge for c in cells]) == "serial"  # offline judges: no Ray start-up
+    _, api = compose_sweep(["grid=single", "judge=gpt-4o"])
+    assert resolve_executor("auto", [c.judge for c in api]) == "ray"  # a model server: one actor per deployment
+    assert resolve_executor("ray", [c.judge for c in cells]) == "ray"
     for c in cells:
         assert "deployment" not in c.judge_config  # no API judge in the default job
 
