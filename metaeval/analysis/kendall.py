@@ -197,13 +197,40 @@ def tau_ap_sym_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 @_chunked
-def _tau_ap0_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _tau_ap(x, y, 0.0)
-
-
 def tau_ap_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """tau_AP-b (Urbano & Marrero 2017): mean of both directions, pairs tied in the other ranking credited 0."""
-    return 0.5 * (_tau_ap0_batch(x, y) + _tau_ap0_batch(y, x))
+    """tau_AP-b (Urbano & Marrero 2017): mean of both directions, pairs tied in the other ranking credited 0.
+
+    With credit 0 both directions share the numerator ``c_i = #{j : x_j > x_i and y_j > y_i}``; only the
+    denominators differ (``#{y_j > y_i}`` and ``#{x_j > x_i}``), so one pass over the items gives both.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"reference and candidate shapes differ: {x.shape} vs {y.shape}")
+    lead = x.shape[:-1]
+    ok = ~(np.isnan(x) | np.isnan(y))
+    sums = {d: np.zeros(lead) for d in ("tx", "ux", "ty", "uy")}
+
+    def add(c, px, py, present):
+        for key, p in (("y", py), ("x", px)):  # direction "y": positions from y (tau_AP0(y | x)); "x": reverse
+            used = (p > 0) & present
+            sums[f"t{key}"] += np.where(used, 2.0 * c / np.maximum(p, 1) - 1.0, 0.0).sum(axis=-1) if c.ndim > len(lead) \
+                else np.where(used, 2.0 * c / np.maximum(p, 1) - 1.0, 0.0)
+            sums[f"u{key}"] += used.sum(axis=-1) if c.ndim > len(lead) else used
+
+    n = x.shape[-1]
+    with np.errstate(invalid="ignore"):
+        if int(np.prod(lead)) * n * n <= _SMALL:
+            ax = (x[..., None, :] > x[..., :, None]) & ok[..., None, :]
+            ay = (y[..., None, :] > y[..., :, None]) & ok[..., None, :]
+            add(np.count_nonzero(ax & ay, axis=-1), np.count_nonzero(ax, axis=-1), np.count_nonzero(ay, axis=-1), ok)
+        else:
+            for i in range(n):
+                ax = (x > x[..., i:i + 1]) & ok
+                ay = (y > y[..., i:i + 1]) & ok
+                add(np.count_nonzero(ax & ay, axis=-1), np.count_nonzero(ax, axis=-1), np.count_nonzero(ay, axis=-1),
+                    ok[..., i])
+    return 0.5 * (_div(sums["ty"], sums["uy"]) + _div(sums["tx"], sums["ux"]))
 
 
 @dataclass(frozen=True)
