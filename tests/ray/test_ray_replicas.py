@@ -40,6 +40,7 @@ def test_replicas_share_the_deployment_concurrency(ray_runtime):
     finally:
         ex.shutdown()
     assert sorted(got, key=int) == [str(i) for i in range(24)]
+    assert ex.remote_calls == 24  # 50 ms jobs: one job per remote call
     pids = {v["pid"] for v in got.values()}
     assert len(pids) == 3  # three actors did the work
     # concurrency 5 split 2+2+1: no actor ever ran more than its share at once
@@ -72,3 +73,26 @@ def test_replica_that_dies_for_good_hands_its_jobs_over(ray_runtime):
     assert sorted(calls, key=int) == [str(i) for i in range(16)]  # each job reported exactly once
     assert all(isinstance(v, dict) for v in got.values()), got
     assert len({v["pid"] for v in got.values()}) == 2  # both ran jobs before the kill
+
+
+def test_cheap_jobs_go_out_in_chunks(ray_runtime):
+    """Jobs that cost the actor nothing (an offline judge) are sent in chunks: far fewer remote calls than jobs,
+    the same results, each reported once, never more than the deployment's concurrency running at once."""
+    n = 600
+    jobs = [Job(key=str(i), worker_id="w", stage="assign", payload={"i": i, "sleep": 0.0}) for i in range(n)]
+    got: dict[str, dict] = {}
+    calls: list[str] = []
+
+    def on_result(job, res):
+        calls.append(job.key)
+        got[job.key] = res
+
+    ex = RayExecutor(make_echo_worker, {"w": {"name": "w"}}, {"w": 8})
+    try:
+        ex.run(jobs, on_result)
+    finally:
+        ex.shutdown()
+    assert sorted(calls, key=int) == [str(i) for i in range(n)]
+    assert all(got[str(i)]["i"] == i for i in range(n))
+    assert ex.remote_calls < n / 4, ex.remote_calls
+    assert max(v["peak"] for v in got.values()) <= 8

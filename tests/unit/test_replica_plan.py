@@ -77,3 +77,22 @@ def test_judge_spec_prices_are_the_batch_prices_in_batch_mode():
     sync = resolve_judge({"judge": "llm", "deployment": dep})
     batch = resolve_judge({"judge": "llm", "deployment": {**dep, "mode": "batch"}})
     assert sync.prices.cost(1000, 100) == pytest.approx(2 * batch.prices.cost(1000, 100))
+
+
+def test_ray_client_address_without_the_extra_is_one_config_error():
+    """``ray://`` needs ``ray[client]`` (not installed by ``ray``): one ConfigError line pointing at the GCS address."""
+    import ray
+
+    from metaeval.pipeline.executors import init_ray
+
+    if ray.is_initialized():  # pragma: no cover - another test's runtime in this process
+        pytest.skip("a Ray runtime is already up in this process")
+    try:
+        import ray.util.client.server  # noqa: F401
+        has_client = __import__("importlib").util.find_spec("grpc") is not None
+    except ImportError:
+        has_client = False
+    if has_client:
+        pytest.skip("the Ray Client extra is installed here")
+    with pytest.raises(ConfigError, match="GCS address HOST:PORT"):
+        init_ray("ray://127.0.0.1:1")
