@@ -30,10 +30,12 @@ def one_error_line(res: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("runtime", [None, "ray_local", "serial"])
+@pytest.mark.parametrize("runtime", [None, "ray_local", "serial", "ray_cluster"])
 def test_missing_key_exits_2_naming_the_variable_and_writes_nothing(tmp_path, runtime):
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     rt = [f"runtime={runtime}"] if runtime else []  # None: the default runtime (auto -> Ray for an API judge)
+    if runtime == "ray_cluster":  # no cluster is contacted: the check comes first
+        rt.append("runtime.address=127.0.0.1:1")
     res = cli("sweep", "grid=single", "judge=gpt-4o", "strategy=human_auto", "name=nokey", *rt,
               f"results_dir={tmp_path / 'results'}", "--no-progress", env=env, timeout=120)
     line = one_error_line(res)
