@@ -39,6 +39,6 @@ def test_readme_python_block_runs(line, code, shared_data, tmp_path, monkeypatch
     if "analyze(" in code:
         assert "pooled" in out and "\\begin{tabular}" in out
     if "sweep(" in code:
-        assert "contains__human_auto" in out and (work / "results" / "python-api-demo" / "summary.json").is_file()
+        assert "overlap__human_auto" in out and (work / "results" / "python-api-demo" / "summary.json").is_file()
     if "leaderboard(" in code and "sweep(" not in code:
         assert "ldilab_gpt_4o" in out.splitlines()[1] and "0.66659" in out  # the check value 0.6666
