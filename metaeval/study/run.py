@@ -196,8 +196,9 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
         cell: dict[str, Any] = {"shares_reference_nuggets": shared, "per_topic_tau": {}, "disagreements": {}}
         cell["leaderboard"] = leaderboard.raw_leaderboards(ls, ref_runs, metrics, n_boot=a["bootstrap"], seed=a["seed"])
         if ref_scores is not None:
+            taus = topics.per_topic_taus(ref_scores, per, metrics, a["tau"])
             for m in metrics:
-                tt = topics.per_topic_tau(ref_scores, per, m, a["tau"])
+                tt = taus[m]
                 cell["per_topic_tau"][m] = topics.tau_records(tt)
                 if m == metrics[0]:  # the primary metric (analysis.metrics' first): label-level detail costs time
                     cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m,

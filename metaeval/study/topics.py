@@ -17,7 +17,7 @@ two runs answered it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -39,33 +39,43 @@ def joined_scores(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metr
 
 
 def per_topic_tau(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metric: str, variant: str = "b") -> "pd.DataFrame":
-    """``qid, tau, n_runs`` (tau NaN where undefined), sorted by qid.  All topics at once: the (topic x run)
+    """``qid, tau, n_runs`` (tau NaN where undefined), sorted by qid; see :func:`per_topic_taus`."""
+    return per_topic_taus(ref_scores, judge_scores, [metric], variant)[metric]
+
+
+def per_topic_taus(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metrics: Sequence[str],
+                   variant: str = "b") -> dict[str, "pd.DataFrame"]:
+    """Per metric, ``qid, tau, n_runs`` for the topics both sides scored.  All topics at once: the (topic x run)
     matrices of both sides go through the analysis' batch tau (``metaeval.analysis.kendall.get_variant``), with
-    runs missing on either side left out of their topic."""
+    runs missing on either side left out of their topic (``n_runs`` counts the runs used)."""
     import pandas as pd
 
     from metaeval.analysis.kendall import get_variant
 
-    qids = sorted(set(map(str, ref_scores["qid"])) & set(map(str, judge_scores["qid"])))
-    runs = sorted(set(map(str, ref_scores["run_id"])) | set(map(str, judge_scores["run_id"])))
+    rq, rr = ref_scores["qid"].astype(str).to_numpy(), ref_scores["run_id"].astype(str).to_numpy()
+    jq, jr = judge_scores["qid"].astype(str).to_numpy(), judge_scores["run_id"].astype(str).to_numpy()
+    qids = sorted(set(rq) & set(jq))
+    runs = sorted(set(rr) | set(jr))
     qi, ri = pd.Index(qids), pd.Index(runs)
-
-    def matrix(df: "pd.DataFrame") -> np.ndarray:
-        m = np.full((len(qids), len(runs)), np.nan)
-        q = qi.get_indexer(df["qid"].astype(str))
-        r = ri.get_indexer(df["run_id"].astype(str))
-        ok = q >= 0
-        m[q[ok], r[ok]] = df[metric].to_numpy(float)[ok]
-        return m
-
-    xm, ym = matrix(ref_scores), matrix(judge_scores)
-    bad = np.isnan(xm) | np.isnan(ym)
-    xm[bad], ym[bad] = np.nan, np.nan
-    n = (~bad).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = np.asarray(get_variant(variant).batch(xm, ym), dtype=float) if len(qids) else np.zeros(0)
-    tau = np.where(n >= 2, tau, np.nan)
-    return pd.DataFrame({"qid": qids, "tau": tau, "n_runs": n.astype(int)})
+    pos = {side: (qi.get_indexer(q), ri.get_indexer(r)) for side, q, r in (("ref", rq, rr), ("judge", jq, jr))}
+    batch = get_variant(variant).batch
+    out = {}
+    for metric in metrics:
+        mats = []
+        for side, df in (("ref", ref_scores), ("judge", judge_scores)):
+            q, r = pos[side]
+            ok = q >= 0
+            m = np.full((len(qids), len(runs)), np.nan)
+            m[q[ok], r[ok]] = df[metric].to_numpy(float)[ok]
+            mats.append(m)
+        xm, ym = mats
+        bad = np.isnan(xm) | np.isnan(ym)
+        xm[bad], ym[bad] = np.nan, np.nan
+        n = (~bad).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = np.asarray(batch(xm, ym), dtype=float) if len(qids) else np.zeros(0)
+        out[metric] = pd.DataFrame({"qid": qids, "tau": np.where(n >= 2, tau, np.nan), "n_runs": n.astype(int)})
+    return out
 
 
 def tau_records(tt: "pd.DataFrame") -> list[dict[str, Any]]:
