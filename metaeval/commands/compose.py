@@ -181,7 +181,7 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     if not cells:
         raise ConfigError("the grid is empty")
     config["judges"] = {j.name: j.public_dict() for j in judges}
-    config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid") for o in overrides)
+    config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid.") for o in overrides)
     config["_single"] = not (judge_names or optional) and not grid.get("prompts") and not grid.get("strategies")
     if config.get("name") in (None, ""):
         config["name"] = default_name(config, cells)

@@ -114,3 +114,5 @@ def test_default_names():
     cfg, _ = compose_sweep(["grid=single", "judge=lexical", "dataset=trec-rag-2024"])
     assert cfg["name"] == f"{cfg['dataset']['name']}-lexical-human_auto" and cfg["name"].startswith("trec-rag-2024")
     assert compose_sweep(["grid.optional_judges=[]"])[0]["name"].startswith("demo-demo_offline-")
+    assert compose_sweep(["grid=api_judges"])[0]["name"] == "demo-api_judges"
+    assert compose_sweep(["grid=demo_local_llm", "dataset=trec-rag-2024"])[0]["name"] == "trec-rag-2024-demo_local_llm"
