@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference", required=True, metavar="REF", help="reference labels, score table or trec_eval folder")
     p.add_argument("--candidate", required=True, nargs="+", metavar="CAND", help="one or more candidates (same kinds)")
     p.add_argument("--metrics", nargs="+", metavar="M", help="metrics to analyse (default: all on every side), e.g. V_strict A_strict")
-    p.add_argument("--tau", default="b", choices=["b", "a", "ap", "ap_sym"], help="tau variant: b (default, as scipy), a, ap (Yilmaz et al. 2008, candidate|reference), ap_sym")
+    p.add_argument("--tau", default="b", choices=["b", "a", "ap", "ap_sym", "ap_b"], help="tau variant: b (default, as scipy), a, ap (Yilmaz et al. 2008, candidate|reference), ap_sym, ap_b (tau_AP-b, Urbano & Marrero 2017)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="topic-bootstrap replicates (default 1000; 0 = no CIs)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
