@@ -113,6 +113,8 @@ def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: boo
     """The driver's checks, in order, before any job runs: results folder name and cell ids (slugs inside
     results_dir), every judge (unknown stage, missing extra, API-key variable unless a dry run), the folder's
     dataset/grid fingerprint.  Only then (not for a dry run) are the overrides and the composed config saved."""
+    from pathlib import Path
+
     import yaml
 
     from metaeval.layout import results_layout
@@ -127,7 +129,10 @@ def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: boo
     if dry_run:
         return
     ds = config.get("dataset") or {}
-    dataset_fp = content_hash([ds.get("name"), ds.get("source"), ds.get("nuggets")])
+    def where(p):  # the same file named relatively or absolutely is the same dataset
+        return str(Path(p).resolve()) if p and Path(p).exists() else p
+
+    dataset_fp = content_hash([ds.get("name"), where(ds.get("source")), where(ds.get("nuggets"))])
     grid_fp = content_hash(sorted(c.id for c in cells))
     layout.check_fingerprint(dataset_fp, grid_fp, write=False)
     layout.ensure()
