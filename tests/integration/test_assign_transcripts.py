@@ -52,3 +52,27 @@ def test_assign_llm_judge_writes_transcripts_and_uses_the_cache(tmp_path, monkey
         assert c["latency_s"] >= 0 and c["model"] == "test-model" and c["error"] is None
     text = (tmp_path / "a.transcripts.jsonl").read_text(encoding="utf-8") + out.read_text(encoding="utf-8")
     assert KEY not in text and "Authorization" not in text and "api_key" not in text.lower().replace("api_key_env", "")
+
+
+def test_assignment_replies_index_the_judges_words_per_pair(tmp_path, monkeypatch):
+    """What a report needs for a disagreement: the judge's raw reply and label for (topic, run, nugget)."""
+    from metaeval.io.transcripts import assignment_replies, read_transcripts
+
+    monkeypatch.setenv("METAEVAL_TRANSCRIPT_KEY", KEY)
+    nuggets = tmp_path / "nuggets.jsonl"
+    nuggets.write_text((DEMO_DIR / "nuggets.jsonl").read_text(encoding="utf-8").splitlines(True)[0], encoding="utf-8")
+    with ChatTestServer(expected_key=KEY) as srv:
+        cfg = tmp_path / "judge.yaml"
+        cfg.write_text(f"backend: openai\nname: srv\nmodel: test-model\nbase_url: {srv.openai_base_url}\n"
+                       "api_key_env: METAEVAL_TRANSCRIPT_KEY\n")
+        out = tmp_path / "a.jsonl"
+        assert main(["assign", "--nuggets", str(nuggets), "--answers", str(DEMO_DIR / "runs.jsonl"), "--judge",
+                     str(cfg), "--out", str(out), "--no-cache"]) == 0
+    idx = assignment_replies(read_transcripts(tmp_path / "a.transcripts.jsonl"))
+    recs = _lines(out)
+    assert len(idx) == sum(len(r["nuggets"]) for r in recs)
+    for r in recs:
+        for i, n in enumerate(r["nuggets"]):
+            said = idx[(r["qid"], r["run_id"], n["text"])]
+            assert said["label"] == n["assignment"] and said["position"] == i % 10 + 1
+            assert said["raw_reply"] and said["prompt"] == "assign@v1" and said["model"] == "test-model"
