@@ -31,7 +31,7 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
     paths = {"html": lay.report_html, "md": lay.report_md, "json": lay.report_json, "files": files}
     lay.write_text(paths["html"], render_html(rep))
     lay.write_text(paths["md"], render_md(rep, "report_files"))
-    lay.write_text(paths["json"], json.dumps(to_jsonable(rep.data), indent=1, allow_nan=False) + "\n")
+    lay.write_text(paths["json"], json.dumps(to_jsonable(rep.data), allow_nan=False) + "\n")  # C encoder: no indent
     return paths
 
 
