@@ -22,6 +22,7 @@ import numpy as np
 from metaeval.analysis.kendall import _div, get_variant
 
 _CHUNK_ELEMENTS = 4_000_000
+_GLOBAL_GRID = 4_000_000  # topics x distinct x values x distinct y values below which one dense grid is used
 
 
 def _position_table(local: np.ndarray, k: int) -> np.ndarray:
@@ -70,14 +71,21 @@ class PooledKernel:
         k2 = len(combos)
         self.C = np.bincount(self.topic * k2 + self.combo, minlength=self.n_topics * k2).reshape(self.n_topics, k2)
         self.C = self.C.astype(float)  # C[t, combo]: cells of topic t with that (x, y) value pair
-        starts = np.searchsorted(self.topic, np.arange(self.n_topics + 1))  # cells are ordered by topic
-        self._local = [self._topic_grid(starts[u], starts[u + 1]) for u in range(self.n_topics)]
+        self._local_grids: list | None = None
         if kind == "pairs":
             self._pairs_blocks()
         elif kind == "ap":
             self._ap_cache: dict[tuple[bool, float], tuple[np.ndarray, np.ndarray]] = {}
         else:
             raise ValueError(f"unknown pooled kernel {kind!r}")
+
+    @property
+    def _local(self) -> list:
+        """Per topic: its distinct x / y codes and count grid (built on first use)."""
+        if self._local_grids is None:
+            starts = np.searchsorted(self.topic, np.arange(self.n_topics + 1))  # cells are ordered by topic
+            self._local_grids = [self._topic_grid(starts[u], starts[u + 1]) for u in range(self.n_topics)]
+        return self._local_grids
 
     def _topic_grid(self, lo: int, hi: int):
         """A topic's distinct (global) x / y codes and its count grid over them; None for an empty topic."""
@@ -89,8 +97,27 @@ class PooledKernel:
         np.add.at(h, (cx.ravel(), cy.ravel()), 1.0)
         return vx, vy, h
 
+    @staticmethod
+    def _signed_cumsum(a: np.ndarray, axis: int) -> np.ndarray:
+        """``out[..., k, ...] = sum_l sign(k - l) a[..., l, ...]`` along ``axis`` (in place on a cumulative sum)."""
+        c = np.cumsum(a, axis=axis)
+        last = np.take(c, [-1], axis=axis)
+        c *= 2.0
+        c -= a
+        c -= last  # (sum below) - (sum above) = 2 cumsum - a - total
+        return c
+
     def _pairs_blocks(self) -> None:
         t_count = self.n_topics
+        if t_count * self.kx * self.ky <= _GLOBAL_GRID:  # all topics at once on the global value grid
+            h = np.bincount((self.topic * self.kx + self.xcode) * self.ky + self.ycode,
+                            minlength=t_count * self.kx * self.ky).reshape(t_count, self.kx, self.ky).astype(float)
+            grid = self._signed_cumsum(self._signed_cumsum(h, 1), 2)  # grid[u, a, b] = sum sign(a-c) sign(b-d) h[u,c,d]
+            del h
+            self.M = self.C @ grid[:, self.cx, self.cy].T
+            self.X = self._tie_blocks(self.xcode, self.kx)
+            self.Y = self._tie_blocks(self.ycode, self.ky)
+            return
         g = np.zeros((self.C.shape[1], t_count))  # g[combo, u] = sum_{j in u} sign(dx) sign(dy)
         for u, loc in enumerate(self._local):
             if loc is None:

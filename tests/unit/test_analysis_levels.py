@@ -234,3 +234,16 @@ def test_pooled_kernel_fast_blocks_equal_brute_force():
             xx = np.concatenate([x[i][ok[i]] for i in rep])
             yy = np.concatenate([y[i][ok[i]] for i in rep])
             assert got[b] == pytest.approx(kendall(xx, yy, variant), abs=1e-12), variant
+
+
+def test_pooled_blocks_global_grid_equals_per_topic_grids(monkeypatch):
+    import metaeval.analysis.pooled as pooled
+
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 6, (9, 8)) / 5.0
+    y = np.clip(x + rng.integers(-2, 3, (9, 8)) / 5.0, 0, 1)
+    x[2, 3] = np.nan
+    fast = PooledKernel(x, y, "pairs")
+    monkeypatch.setattr(pooled, "_GLOBAL_GRID", 0)
+    slow = PooledKernel(x, y, "pairs")
+    assert fast.M == pytest.approx(slow.M) and fast.X == pytest.approx(slow.X) and fast.Y == pytest.approx(slow.Y)
