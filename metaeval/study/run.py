@@ -196,6 +196,12 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
         cell: dict[str, Any] = {"shares_reference_nuggets": shared, "per_topic_tau": {}, "disagreements": {}}
         cell["leaderboard"] = leaderboard.raw_leaderboards(ls, ref_runs, metrics, n_boot=a["bootstrap"], seed=a["seed"])
         if ref_scores is not None:
+            from metaeval.study import bias  # per-run judge-minus-reference bias; strictness by importance (H9)
+
+            cell["bias"] = bias.run_bias(ref_scores, per, metrics, n_boot=a["bootstrap"], seed=a["seed"])
+            if shared:
+                cell["strictness_by_importance"] = bias.strictness_by_importance(inp.reference, ls, n_boot=a["bootstrap"],
+                                                                                 seed=a["seed"])
             taus = topics.per_topic_taus(ref_scores, per, metrics, a["tau"])
             for m in metrics:
                 tt = taus[m]
