@@ -73,7 +73,10 @@ def _load(args: argparse.Namespace):
         sampler = ((lambda rng: simulate_sampling_judge(reference, k, conf, alpha=alpha, seed=rng)) if k > 1
                    else (lambda rng: simulate_judge(reference, conf, seed=rng)))
     else:
-        judges = [load_labels(j) for j in args.judge]
+        from pathlib import Path
+
+        # a sweep cell folder is named by its cell id (its file is always labels.jsonl)
+        judges = [load_labels(j, name=Path(j).name if Path(j).is_dir() else None) for j in args.judge]
     if args.pilot:
         qids = reference.qids
         if not 3 <= args.pilot <= len(qids):

@@ -37,7 +37,9 @@ def _what(plan: dict[str, Any]) -> str:
             f"{p['runs']} runs; the judge labelled {p['judge_topics']} topics and the plan assumes a track of "
             f"{p['total_topics']} judged topics. Half-widths are {plan['level']:.0%} and medians over runs, for the error of "
             f"the PPI-calibrated run mean against the human run mean on the same topics; resampled = topic bootstrap "
-            f"({plan['curves'][plan['metric']]['reps']} worlds, seed {plan['seed']}).")
+            f"({plan['curves'][plan['metric']]['reps']} worlds, seed {plan['seed']})."
+            + (f" {plan['curves'][plan['metric']]['runs_dropped']} run(s) without an answer on every pilot topic are left out "
+               f"of the curves." if plan['curves'][plan['metric']].get('runs_dropped') else ""))
 
 
 def _budget_line(plan: dict[str, Any]) -> str:
