@@ -20,7 +20,7 @@ share it upgrades); ``identical`` flags the common case of a candidate that copi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -76,15 +76,19 @@ def join_labels(reference: Any, candidate: Any, max_examples: int = 5) -> tuple[
 
 def count_matrix(ref: pd.Series, cand: pd.Series, order: tuple[str, ...]) -> tuple[np.ndarray, dict[str, int]]:
     """``K x K`` counts of (reference, candidate) label pairs over ``order``; FAILED / unknown counted apart."""
-    idx = {k: i for i, k in enumerate(order)}
-    ri = ref.astype(str).map(idx)
-    ci = cand.astype(str).map(idx)
-    ok = ri.notna() & ci.notna()
-    m = np.zeros((len(order), len(order)), dtype=np.int64)
-    np.add.at(m, (ri[ok].astype(int).to_numpy(), ci[ok].astype(int).to_numpy()), 1)
-    failed = {"reference": int((ri.isna() & ci.notna()).sum()), "candidate": int((ci.isna() & ri.notna()).sum()),
-              "both": int((ri.isna() & ci.isna()).sum())}
+    ri = codes(ref, order)
+    ci = codes(cand, order)
+    ok = (ri >= 0) & (ci >= 0)
+    k = len(order)
+    m = np.bincount(ri[ok] * k + ci[ok], minlength=k * k).reshape(k, k).astype(np.int64)
+    failed = {"reference": int(((ri < 0) & (ci >= 0)).sum()), "candidate": int(((ci < 0) & (ri >= 0)).sum()),
+              "both": int(((ri < 0) & (ci < 0)).sum())}
     return m, failed
+
+
+def codes(labels: Any, order: Sequence[str]) -> np.ndarray:
+    """Position of each label in ``order`` (-1 for FAILED or anything else), vectorised (hash lookup)."""
+    return pd.Index(list(order), dtype=object).get_indexer(np.asarray(labels, dtype=object)).astype(np.int64)
 
 
 def importance_agreement(joined: pd.DataFrame, alpha: float = 0.05) -> dict[str, Any] | None:

@@ -29,15 +29,16 @@ def per_topic_counts(joined: pd.DataFrame, order: Sequence[str], ref: str = "sup
                      cand: str = "support_cand") -> tuple[list[str], np.ndarray]:
     """``(topics, C)`` with ``C[t, i, j]`` = pairs of topic ``t`` labelled ``order[i]`` by the reference and
     ``order[j]`` by the candidate (pairs with a label outside ``order``, e.g. FAILED, are left out)."""
-    index = {lab: k for k, lab in enumerate(order)}
-    r = joined[ref].astype(object).map(index)
-    c = joined[cand].astype(object).map(index)
-    ok = r.notna() & c.notna()
-    topics = sorted(joined.loc[ok, "qid"].unique().tolist())
-    t_index = {q: k for k, q in enumerate(topics)}
-    t = joined.loc[ok, "qid"].map(t_index).to_numpy(dtype=int)
+    from metaeval.analysis.agreement import codes
+
+    r = codes(joined[ref], order)
+    c = codes(joined[cand], order)
+    ok = (r >= 0) & (c >= 0)
+    qid = joined["qid"].astype(str).to_numpy(dtype=object)[ok]
+    topics, t = np.unique(qid, return_inverse=True)
+    topics = [str(q) for q in topics]
     k = len(order)
-    flat = (t * k + r[ok].to_numpy(dtype=int)) * k + c[ok].to_numpy(dtype=int)
+    flat = (t.ravel() * k + r[ok]) * k + c[ok]
     counts = np.bincount(flat, minlength=len(topics) * k * k).reshape(len(topics), k, k).astype(float)
     return topics, counts
 
