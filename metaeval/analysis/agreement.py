@@ -172,12 +172,14 @@ def _blank(out: dict[str, Any]) -> None:
 
 
 def confusion_frame(agreement: dict[str, Any], candidate: str = "candidate") -> pd.DataFrame:
-    """Tidy rows ``candidate, reference_label, candidate_label, count, row_share`` of an agreement dict."""
+    """Tidy rows ``candidate, reference_label, candidate_label, count, row_share, coverage_note`` of an agreement
+    dict (``coverage_note``: "on k of n pairs (nugget texts differ)" below 95% coverage, else None)."""
     order = agreement["order"]
+    note = (agreement.get("coverage") or {}).get("note")
     rows = []
     for i, a in enumerate(order):
         for j, b in enumerate(order):
             rows.append({"candidate": candidate, "reference_label": a, "candidate_label": b,
                          "count": agreement["confusion"][i][j],
-                         "row_share": agreement["confusion_row_normalised"][i][j]})
+                         "row_share": agreement["confusion_row_normalised"][i][j], "coverage_note": note})
     return pd.DataFrame(rows)

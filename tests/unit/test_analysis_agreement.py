@@ -162,6 +162,10 @@ def test_coverage_note_below_95_percent_and_statistics_na_below_50_percent():
         assert np.isnan(few[key]), key
     assert np.isnan(few["cohen_kappa_ci"]).all() and "n/a" in few["statistics_note"]
     assert few["confusion"] == [[0, 0, 0], [0, 0, 0], [0, 0, 1]]  # the counts stay
+    from metaeval.analysis.agreement import confusion_frame
+
+    assert set(confusion_frame(part)["coverage_note"]) == {"on 36 of 40 pairs (nugget texts differ)"}
+    assert confusion_frame(full)["coverage_note"].isna().all()
     half = label_agreement(ref, _tiny("c", _pairs("c", 40, 20)), n_boot=50)  # exactly 50%: still computed
     assert half["coverage"]["statistics"] and np.isfinite(half["cohen_kappa"])
 
