@@ -56,9 +56,9 @@ SCENARIOS = {
                   {**limits(max_retries=6), "max_backoff_s": 1.0}),
     # a 5xx storm: the first 100 requests all answer 500; 3 attempts per call, so some calls run out
     "storm_5xx": ({"schedule": lambda n: STORM if n < 100 else Faults()}, limits(max_retries=2)),
-    # 20% of requests hang (for 60 s: far beyond any timeout, so a hang is unmistakable on a loaded machine); the
+    # 20% of requests hang (for 15 s: five times the timeout, so a hang is unmistakable on a loaded machine); the
     # client times out after 3 s and retries (up to 8 times: all 9 attempts of one call hang with p = 0.2^9)
-    "hang": ({"faults": Faults(p_hang=0.2, hang_s=60.0, seed=3)}, limits(max_retries=8, timeout_s=3.0)),
+    "hang": ({"faults": Faults(p_hang=0.2, hang_s=15.0, seed=3)}, limits(max_retries=8, timeout_s=3.0)),
     # 30% of connections are dropped mid-request
     "drop": ({"faults": Faults(p_drop=0.3, seed=5)}, limits(max_retries=6)),
     # half the replies are prose without a list

@@ -76,9 +76,11 @@ def test_wrong_key_is_permanent_and_not_retried(backend):
 @pytest.mark.parametrize("fault,kind", [("p_429", "rate_limit"), ("p_500", "server"), ("p_hang", "timeout"),
                                         ("p_drop", "connection"), ("p_bad_json", "bad_response")])
 def test_transient_faults_are_retried_and_traced(backend, fault, kind):
-    faults = Faults(**{fault: 1.0}, hang_s=1.0, retry_after="7")
+    faults = Faults(**{fault: 1.0}, hang_s=5.0, retry_after="7")
     with ChatTestServer(faults=faults) as srv:
-        client = ChatClient(deployment(backend, srv, max_retries=2, timeout_s=0.3))
+        # a hang (5 s) is cut by a 1 s timeout; every other fault answers at once and gets 10 s, so a slow, loaded
+        # machine cannot turn a 429 or a 500 into a timeout
+        client = ChatClient(deployment(backend, srv, max_retries=2, timeout_s=1.0 if kind == "timeout" else 10.0))
         with pytest.raises(CallFailed) as info:
             run(client)
         # the SDKs' own retries are off: exactly 1 + max_retries requests reached the server
