@@ -177,7 +177,11 @@ def test_unreachable_server_jobs_are_failed_and_retried_on_rerun(tmp_path):
         port = s.getsockname()[1]  # nothing listens here once the socket is closed
     common = ["runtime=serial", "grid=single", "judge=testserver", "strategy=human_auto", "calibration.enabled=false",
               "analysis.bootstrap=0", "judge.deployment.limits.max_retries=0", "name=dead", "+report.enabled=false"]
-    sweep(tmp_path, f"judge.deployment.base_url=http://127.0.0.1:{port}/v1", *common)
+    res = sweep(tmp_path, f"judge.deployment.base_url=http://127.0.0.1:{port}/v1", *common, check=False)
+    # every label FAILED: everything is stored, but the run does not look like a success (exit 4, one line per cell)
+    assert res.returncode == 4, res.stderr[-3000:]
+    lines = [ln for ln in res.stderr.splitlines() if "max_failed_rate" in ln or "FAILED" in ln]
+    assert len(lines) == 1 and "testserver__v1__human_auto" in lines[0], res.stderr[-3000:]
     s = summary(tmp_path, "dead")
     (cell,) = s["cells"]
     assert cell["failed_labels"] == cell["labels"] > 0 and cell["stats"]["failed_jobs"] == 64
