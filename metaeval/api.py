@@ -38,8 +38,8 @@ def _run_map(run_map: Any) -> dict[str, str]:
 
 
 def load(source: Any, *, name: str | None = None, run_map: Any = None, format: str | None = None) -> Any:
-    """Labels or scores from ``source``: a ``LabelSet`` for an assignment file (NIST / nuggetizer) or a folder with
-    ``labels.jsonl``; the long score table ``run_id, qid, metric, value`` for a nuggetizer metrics file, a score
+    """Labels or scores from ``source``: a ``LabelSet`` for an assignment file (NIST / nuggetizer), a folder with
+    ``labels.jsonl`` (a sweep cell) or a track folder as published (its assignment file); the long score table ``run_id, qid, metric, value`` for a nuggetizer metrics file, a score
     table or a folder of ``trec_eval -q`` files.  Objects are passed through (renamed by ``run_map``)."""
     from metaeval.io.runmap import rename_runs
 
@@ -50,6 +50,8 @@ def load(source: Any, *, name: str | None = None, run_map: Any = None, format: s
             from metaeval.io import load_labels
 
             obj = load_labels(p, format=format, name=name)
+        elif p.is_dir() and _has_assignment_file(p):  # a track folder as published: its human labels
+            obj = load_dataset(p).labels
         elif format == "metrics":
             from metaeval.io.metrics import read_metrics_long
 
@@ -59,6 +61,20 @@ def load(source: Any, *, name: str | None = None, run_map: Any = None, format: s
         if name and hasattr(obj, "name"):
             obj.name = name
     return rename_runs(obj, _run_map(run_map))
+
+
+def _has_assignment_file(folder: Path) -> bool:
+    from metaeval.errors import FormatError
+    from metaeval.io import detect_format
+
+    for f in folder.iterdir():
+        if f.is_file() and f.suffix in (".jl", ".jsonl", ".gz"):
+            try:
+                if detect_format(f) == "assignments":
+                    return True
+            except FormatError:
+                continue
+    return False
 
 
 def _load_input(p: Path) -> Any:

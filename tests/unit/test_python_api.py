@@ -108,3 +108,8 @@ def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir
     judge = ref.with_labels(ref.labels["support"].replace({"partial_support": "support"}), name="lenient")
     cal = metaeval.calibrate(ref, judge, seed=0, folds=4, n_boot=50)
     assert "none" in cal["candidates"] and cal["recommendation"] and cal["pairing"]
+
+
+def test_load_a_track_folder_as_published(shared_data):
+    labels = metaeval.load(shared_data / "trec-rag-2024")  # NIST's export inside, under its own name
+    assert len(labels.labels) == 13158 and len(labels.run_ids) == 45
