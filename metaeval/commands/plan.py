@@ -23,6 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "k judge samples - the judge's self-consistency.",
     )
     p.add_argument("--reference", required=True, help="human assignment labels on the pilot topics (NIST format)")
+    p.add_argument("--after", metavar="PLAN_JSON", help="instead of planning: the calibrated leaderboard after assessors "
+                   "labelled topics in this plan's order (--reference = pilot + new labels, --judge = all topics)")
     p.add_argument("--judge", action="append", help="judge assignment labels on all topics; repeat for k samples of one judge")
     p.add_argument("--simulate-judge", metavar="CONFUSION", help="instead of --judge: a simulated judge drawn from the "
                    "reference through a confusion (paper-fig6-edits, paper-fig6-manual, or a JSON file)")
@@ -108,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
                 "replay_reps": args.replay_reps, "replay_pilot": args.replay_pilot, "nugget_hours_per_topic": nh}
     if args.seconds_per_label is not None:
         settings["seconds_per_label"] = args.seconds_per_label
+    if args.after:
+        return _after(args)
     if not args.out and not args.results:
         raise ConfigError("plan needs --out DIR and/or --results RESULTS_DIR")
     reference, judges, sampler = _load(args)
@@ -164,3 +168,32 @@ def _print(plan: dict, outs: list[str]) -> None:
         print(plan["consistency"]["line"])
     print("wrote " + "; ".join(f"{os.path.join(o, 'plan.json')}, plan.md, plan_curves.*" for o in outs))
     print(plan["recommendation"])
+
+
+def _after(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from metaeval.errors import ConfigError
+    from metaeval.io import load_labels
+    from metaeval.study.plan import calibrated_after_plan
+
+    if not args.judge or len(args.judge) != 1:
+        raise ConfigError("plan --after needs exactly one --judge FILE (the judge's labels on all topics)")
+    try:
+        with open(args.after, encoding="utf-8") as fh:
+            plan = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{args.after}: cannot read the plan ({exc})") from exc
+    if plan.get("schema") != "metaeval.plan/1":
+        raise ConfigError(f"{args.after}: field 'schema' is {plan.get('schema')!r}, expected 'metaeval.plan/1'")
+    res = calibrated_after_plan(plan, load_labels(args.reference), load_labels(args.judge[0]),
+                                (args.metric or [None])[0])
+    print(f"{res['metric']}: {res['pilot_topics']} pilot + {res['new_topics']} new human-labelled topics; {res['note']}")
+    for i, r in enumerate(res["rows"][:20], start=1):
+        print(f"{i:3d}  {r['run_id']:<40s} calibrated {r['calibrated']:.4f}  judge {r['judge']:.4f}")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "calibrated_after_plan.json"), "w", encoding="utf-8") as fh:
+            json.dump(res, fh, indent=2)
+    return 0

@@ -101,6 +101,41 @@ def hajek_rectifier(delta: np.ndarray, pi: np.ndarray) -> np.ndarray:
     return (np.where(ok, delta, 0.0) * w[:, None]).sum(0) / (ok * w[:, None]).sum(0)
 
 
+def stratified_ppi(H: np.ndarray, J: np.ndarray, pilot: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Calibrated run means after following the plan: the pilot topics are one stratum (all labelled), the other
+    topics a second stratum of which the labelled ones (finite rows of ``H``) were taken in the plan's
+    sequential-Poisson order with ``sizes`` (one per topic; pilot entries ignored):
+
+        theta_r = mean_T J_r + (sum_{t in pilot} Delta_rt + |R| * Hajek_R(Delta_r)) / T
+
+    with ``Hajek_R`` over the labelled non-pilot topics at inclusion probabilities ``inclusion(sizes_R, n_R)``
+    (0 when none is labelled yet, i.e. only the pilot rectifies).  ``H``: (T, R) with NaN rows for unlabelled
+    topics; ``J``: (T, R) judge scores on all topics.  With equal sizes this is ordinary PPI over all labelled
+    topics weighted by stratum size."""
+    H, J = np.asarray(H, dtype=float), np.asarray(J, dtype=float)
+    pilot = np.asarray(pilot, dtype=bool)
+    labelled = np.isfinite(H).all(1)
+    if not labelled[pilot].all():
+        raise ConfigError("every pilot topic needs human labels")
+    T = H.shape[0]
+    rest = ~pilot
+    D = H - J
+    total = np.where(pilot[:, None], D, 0.0).sum(0)
+    lab_rest = labelled & rest
+    n = int(lab_rest.sum())
+    if n:
+        u = np.asarray(sizes, dtype=float)[rest]
+        pi_rest = inclusion(u, n)
+        pi = np.zeros(T)
+        pi[rest] = pi_rest
+        total = total + rest.sum() * hajek_rectifier(D[lab_rest], pi[lab_rest])
+    elif not pilot.any():
+        raise ConfigError("no labelled topic")
+    else:
+        total = total + rest.sum() * D[pilot].mean(0)
+    return J.mean(0) + total / T
+
+
 def rank_topics(u: np.ndarray, qids: Sequence[str], rng: np.random.Generator, exclude: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The assessors' list: unlabelled topics in sequential-Poisson order, each with its size and the
     inclusion probability it has when the first ``k`` topics of the list are labelled."""

@@ -23,7 +23,7 @@ def score_frame_matrix(scores: "pd.DataFrame", metric: str, qids: Sequence[str],
     if metric not in scores.columns:
         raise ConfigError(f"metric {metric!r} is not a score column (have {', '.join(map(str, scores.columns))})")
     wide = scores.pivot_table(index="qid", columns="run_id", values=metric, aggfunc="mean")
-    return wide.reindex(index=list(qids), columns=list(runs)).to_numpy(dtype=float)
+    return np.array(wide.reindex(index=list(qids), columns=list(runs)).to_numpy(dtype=float))  # writable copy
 
 
 def score_matrix(labels: "LabelSet", metric: str, qids: Sequence[str] | None = None,

@@ -298,3 +298,41 @@ def _majority_scores(samples, codes, metric, qids, runs) -> np.ndarray:
     maj = np.where(tie, codes[0], maj)
     lab = samples[0].with_labels(codes_to_labels(maj), name=f"{samples[0].name}~majority")
     return score_matrix(lab, metric, qids, runs)[2]
+
+
+def calibrated_after_plan(plan: dict[str, Any], reference: "LabelSet", judge: "LabelSet", metric: str | None = None) -> dict[str, Any]:
+    """The calibrated leaderboard once assessors have labelled topics in the plan's order: stratified PPI with
+    the plan's pilot as one stratum and Hajek weights for the rest (``planning.active.stratified_ppi``).
+
+    ``reference``: human labels on the pilot and the newly labelled topics; ``judge``: the judge's labels on all
+    topics.  Says whether the labelled topics are a prefix of the plan's list (the weights assume it)."""
+    from metaeval.io.jsonl import to_jsonable
+    from metaeval.planning.active import stratified_ppi
+    from metaeval.planning.matrices import common_runs, score_matrix
+
+    metric = metric or plan["metric"]
+    runs = common_runs(reference, judge)
+    qids = judge.qids
+    pilot_q = set(plan["pilot"]["qids"])
+    order = [r["qid"] for r in plan["next_topics"]["list"]]
+    size = {r["qid"]: r["size"] for r in plan["next_topics"]["list"]}
+    unknown = [q for q in qids if q not in pilot_q and q not in size]
+    if unknown:
+        raise ConfigError(f"{len(unknown)} judge topic(s) are neither in the plan's pilot nor in its list (e.g. {unknown[0]}); "
+                          "was the plan made for these labels?")
+    _, _, H = score_matrix(reference, metric, qids, runs)
+    _, _, J = score_matrix(judge, metric, qids, runs)
+    have_h = set(reference.qids)
+    H[[q not in have_h for q in qids]] = np.nan
+    keep = np.isfinite(J).all(0) & np.isfinite(H[[q in have_h for q in qids]]).all(0)
+    labelled_new = [q for q in order if q in have_h]
+    prefix = labelled_new == order[: len(labelled_new)]
+    est = stratified_ppi(H[:, keep], J[:, keep], np.array([q in pilot_q for q in qids]),
+                         np.array([size.get(q, 0.0) for q in qids]))
+    rows = sorted(({"run_id": r, "calibrated": float(e), "judge": float(np.mean(J[:, i]))}
+                   for r, e, i in zip(np.array(runs)[keep], est, np.flatnonzero(keep))), key=lambda x: -x["calibrated"])
+    return to_jsonable({"metric": metric, "pilot_topics": len(pilot_q), "new_topics": len(labelled_new),
+                        "in_plan_order": prefix, "runs_left_out": int((~keep).sum()), "rows": rows,
+                        "note": ("labelled topics follow the plan's order" if prefix else
+                                 "labelled topics are NOT the first ones of the plan's list: the Hajek weights assume they "
+                                 "are, so this estimate may be biased")})

@@ -99,3 +99,31 @@ def test_readme_worked_example_numbers(tmp_path, nist_labels, nist_file, capsys)
     have = re.search(r"you need about (\d+) human-labelled topics for the median run, (\d+) for the worst run "
                      r"\(~(\d+) / (\d+) assessor hours", got)
     assert want and have and want.groups() == have.groups()
+
+
+def test_after_plan_leaderboard(tmp_path, nist_labels, nist_file, capsys):
+    """Follow the plan: label its first topics; with every topic labelled the calibrated means are the human means."""
+    from metaeval.scoring import run_scores, score_answers
+    from metaeval.simulation import simulate_judge
+    from metaeval.study.plan import calibrated_after_plan
+
+    judge = simulate_judge(nist_labels, seed=2, name="j")
+    write_assignments(judge, tmp_path / "judge.jl")
+    rc = main(["plan", "--reference", str(nist_file), "--judge", str(tmp_path / "judge.jl"), "--pilot", "6", "--reps", "20",
+               "--replay-reps", "0", "--metric", "v_strict", "--out", str(tmp_path / "p")])
+    assert rc == 0
+    plan = json.loads((tmp_path / "p" / "plan.json").read_text(encoding="utf-8"))
+    order = [r["qid"] for r in plan["next_topics"]["list"]]
+    first = nist_labels.subset(qids=plan["pilot"]["qids"] + order[:4])
+    write_assignments(first, tmp_path / "h4.jl")
+    rc = main(["plan", "--after", str(tmp_path / "p" / "plan.json"), "--reference", str(tmp_path / "h4.jl"),
+               "--judge", str(tmp_path / "judge.jl"), "--out", str(tmp_path / "a")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "6 pilot + 4 new" in out and "follow the plan's order" in out
+    res = calibrated_after_plan(plan, nist_labels, judge)
+    human = run_scores(score_answers(nist_labels)).set_index("run_id")["v_strict"]
+    assert res["new_topics"] == 15 and res["runs_left_out"] == 2
+    for r in res["rows"]:
+        assert r["calibrated"] == pytest.approx(human[r["run_id"]], abs=1e-12)
+    skipped = calibrated_after_plan(plan, nist_labels.subset(qids=plan["pilot"]["qids"] + order[1:3]), judge)
+    assert skipped["in_plan_order"] is False and "NOT" in skipped["note"]

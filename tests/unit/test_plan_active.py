@@ -155,3 +155,25 @@ def test_reverse_confusion_pairs_by_text_not_position():
     assert (arr.human >= 0).sum() == 4            # "something else" has no human label
     P, n = reverse_confusion(arr, prior=0.0)
     assert n == 4 and P[2] == pytest.approx([0.0, 0.0, 1.0])
+
+
+def test_stratified_ppi_hand_values():
+    H = np.array([[0.5, 0.2], [0.4, 0.6], [0.9, 0.1], [np.nan, np.nan]])
+    J = np.array([[0.3, 0.2], [0.4, 0.4], [0.5, 0.3], [0.2, 0.6]])
+    pilot = np.array([True, False, False, False])
+    sizes = np.array([0.0, 1.0, 3.0, 1.0])   # pilot entry ignored
+    pi = active.inclusion(np.array([1.0, 3.0, 1.0]), 2)
+    d1, d2 = H[1] - J[1], H[2] - J[2]
+    hajek = (d1 / pi[0] + d2 / pi[1]) / (1 / pi[0] + 1 / pi[1])
+    expect = J.mean(0) + ((H[0] - J[0]) + 3 * hajek) / 4
+    assert active.stratified_ppi(H, J, pilot, sizes) == pytest.approx(expect)
+    # everything labelled, equal sizes: the human mean exactly
+    Hf = H.copy()
+    Hf[3] = [0.3, 0.3]
+    assert active.stratified_ppi(Hf, J, pilot, np.ones(4)) == pytest.approx(Hf.mean(0))
+    # only the pilot: its rectifier for all topics
+    Hp = np.full_like(H, np.nan)
+    Hp[0] = H[0]
+    assert active.stratified_ppi(Hp, J, pilot, sizes) == pytest.approx(J.mean(0) + (H[0] - J[0]))
+    with pytest.raises(ConfigError):
+        active.stratified_ppi(Hp, J, np.array([False, True, False, False]), sizes)
