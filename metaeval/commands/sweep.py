@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config-dir", action="append", metavar="DIR",
                    help="a config folder overlaying the package's (and ./conf); repeatable")
     p.add_argument("--dry-run", action="store_true", help="print calls, tokens and estimated cost per cell; send nothing")
-    p.add_argument("--cfg", nargs="?", const="job", choices=("job", "all"),
+    p.add_argument("--cfg", nargs="?", const="job", metavar="{job,all}",
                    help="print the composed configuration (YAML) and exit (job: the job config; all: with the "
                    "resolved judges of the grid)")
     p.add_argument("--info", action="store_true", help="print the config search path and each group's options; exit")
@@ -41,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
 
     overrides = list(args.overrides or [])
+    if args.cfg not in (None, "job", "all"):  # `--cfg key=value ...`: argparse took the first override as its value
+        if "=" not in args.cfg:
+            raise ConfigError(f"--cfg {args.cfg}: expected job or all")
+        overrides.insert(0, args.cfg)
+        args.cfg = "job"
     bad = [o for o in overrides if o.startswith("-")]
     if bad:
         raise ConfigError(f"unknown option {bad[0]} (overrides are key=value)")

@@ -103,6 +103,8 @@ def test_cfg_job_prints_the_composed_yaml():
     assert cfg["sweep"]["assign_batch"] == 5 and cfg["name"] == "demo" and cfg["judge"]["judge"] == "lexical"
     assert cfg["grid"]["judges"] == ["lexical", "lexical_strict", "simulated_fig6"]
     assert not any(k.startswith("_") for k in cfg)
+    single = yaml.safe_load(cli("sweep", "--cfg", "grid=single", "judge=gpt-4o").stdout)  # --cfg before overrides
+    assert single["grid"]["judges"] is None and single["judge"]["deployment"]["model"] == "gpt-4o"
     info = cli("sweep", "--info")
     assert info.returncode == 0 and "config search path" in info.stdout and "judge:" in info.stdout
 
