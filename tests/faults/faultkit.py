@@ -40,11 +40,22 @@ class RecordingServer(ChatTestServer):
     (``schedule(n) -> Faults``: bursts and storms).  The switch and the fault draw happen in one event-loop step
     (the body is already read when the parent reads it again), so request ``n`` gets ``schedule(n)`` exactly."""
 
-    def __init__(self, *args: Any, schedule: Callable[[int], Faults] | None = None, **kw: Any):
+    def __init__(self, *args: Any, schedule: Callable[[int], Faults] | None = None, hold_from: int | None = None,
+                 **kw: Any):
         super().__init__(*args, **kw)
         self.schedule = schedule
         self.log: list[dict[str, Any]] = []
         self._n = 0
+        #: requests from number ``hold_from`` on wait at the door until ``release()``: a run is stopped at a known
+        #: point (event-driven kill windows instead of wall-clock ones)
+        self.hold_from = hold_from
+        self._gate: asyncio.Event | None = None
+
+    def release(self) -> None:
+        """Let every held request (and all later ones) through."""
+        self.hold_from = None
+        if self._gate is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._gate.set)
 
     async def _common(self, request: Any, flavour: str) -> Any:
         raw = await request.read()
@@ -59,6 +70,10 @@ class RecordingServer(ChatTestServer):
                  "answer": answer_of(msgs), "reask": sum(m.get("role") == "user" for m in msgs) > 1}
         self.log.append(entry)
         try:
+            if self.hold_from is not None and n >= self.hold_from:  # logged on arrival, then held
+                if self._gate is None:
+                    self._gate = asyncio.Event()
+                await self._gate.wait()
             resp, body, text = await super()._common(request, flavour)
         except asyncio.CancelledError:
             entry["status"] = "drop"
@@ -245,8 +260,11 @@ CONCURRENCY = 4
 
 
 def interrupted_then_resumed(root: Path, name: str, sig: int, extra: list[str], wait_s: float = 60) -> dict:
-    """Run a sweep, send ``sig`` once >= 20 of its 64 jobs are stored, then rerun it to completion."""
-    srv = RecordingServer(faults=Faults(latency_s=0.1)).start()
+    """Run a sweep, send ``sig`` once >= 20 of its 64 jobs are stored, then rerun it to completion.
+
+    The server holds every request from the 25th on until the signal has been sent, so the signal always lands
+    with 20-25 jobs stored and at most ``CONCURRENCY`` requests in flight, however slow the machine."""
+    srv = RecordingServer(faults=Faults(latency_s=0.02), hold_from=25).start()
     tree: dict[int, str] = {}
     try:
         overrides = [*extra, *limits(concurrency=CONCURRENCY)]
@@ -263,6 +281,7 @@ def interrupted_then_resumed(root: Path, name: str, sig: int, extra: list[str], 
                 os.kill(proc.pid, sig)  # the driver only, as `kill -INT PID`
             stdout, stderr = proc.communicate(timeout=60)
             stop_s = time.monotonic() - t_sig
+            srv.release()
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
