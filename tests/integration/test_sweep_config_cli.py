@@ -116,6 +116,8 @@ def test_cfg_job_prints_the_composed_yaml():
     ("sweep.budget_usd=abc", "sweep.budget_usd must be a number >= 0"),
     ("sweep.budget_usd=-3", "sweep.budget_usd must be a number >= 0"),
     ("name=../x", "name"),
+    ("name=''", "name must be a non-empty string"),
+    ("judge.name=../../x", "not a valid name"),
 ])
 def test_bad_settings_exit_2_with_one_line(tmp_path, override, key):
     line = one_error_line(cli("sweep", override, "runtime=serial", f"results_dir={tmp_path}", "--no-progress"))
