@@ -39,7 +39,7 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
     lines += [
         f"Kendall's tau (tau-b) on {metric.upper() if metric != 'v_strict' else 'V_strict'} with 95% topic-bootstrap CIs:",
         "",
-        "| cell | judge calls | model requests | cache hits | failed labels | cost (USD) | run-level tau | per-topic tau | pooled tau | calibration (best held-out MAE) |",
+        "| cell | judge calls | model requests | cache hits | failed labels | cost (USD) | run-level tau | per-topic tau | pooled tau | calibration: selected method, held-out run MAE raw -> calibrated |",
         "|---|---:|---:|---:|---:|---:|---|---|---|---|",
     ]
     for c in summary.get("cells", []):
@@ -69,6 +69,8 @@ def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
     sel = cal.get("selection")
     if isinstance(sel, dict) and sel.get("method"):
         err, raw = (sel.get("held_out_mae") or {}).get("mean"), (sel.get("raw_mae") or {}).get("mean")
+        if sel["method"] == "none":
+            return f"none (raw kept): {raw:.3f}" if isinstance(raw, (int, float)) else "none (raw kept)"
         if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
             return f"{sel['method']}: {raw:.3f} -> {err:.3f}"
         return str(sel["method"])
