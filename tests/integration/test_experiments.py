@@ -55,7 +55,7 @@ def test_paper_rag24_descriptive_table(nist_labels):
         computed[f"simulated {profile}, seed 0"] = describe_labels(simulate_judge(nist_labels, profile, seed=0))
     for source, d in computed.items():
         got = [str(d["topics"])] + [fmt(d[c], ".2f") for c in TABLE4_COLUMNS[1:]]
-        assert rows[source] == got, source
+        assert same_within_last_digit(" | ".join(rows[source]), " | ".join(got)), (source, rows[source], got)
     paper = {"1a": "1a_autonuggets_edits__manualassign", "1b": "1b_manualnuggets__manualassign",
              "3a": "3a_autonuggets_edits__autoassign", "3b": "3b_manualnuggets__autoassign"}
     for tag, key in paper.items():
@@ -73,7 +73,8 @@ def test_paper_rag24_seed0_tau_with_ci(nist_labels):
         if key not in cache:
             cache[key] = tau_levels(nist_labels, judges[profile], metric=METRIC[metric], n_boot=1000, seed=0)
         t = cache[key]
-        assert [fmt(getattr(t, level), ".3f"), fmt(t.ci[level][0], ".3f"), fmt(t.ci[level][1], ".3f")] == [tau, lo, hi], (profile, metric, level)
+        got = [fmt(getattr(t, level), ".3f"), fmt(t.ci[level][0], ".3f"), fmt(t.ci[level][1], ".3f")]
+        assert same_within_last_digit(" | ".join([tau, lo, hi]), " | ".join(got)), (profile, metric, level, got)
 
 
 def test_paper_rag24_tau_over_seeds(nist_labels):
@@ -96,14 +97,15 @@ def test_paper_rag24_tau_over_seeds(nist_labels):
         pv = KENDALL_TAU[PROFILES[profile]][metric][("run", "topic_avg", "pooled").index(level)]
         assert paper == f"{pv:.3f} ({PROFILES[profile][:2]})"
         got = [fmt(v.mean(), ".3f"), fmt(v.std(ddof=1), ".3f"), fmt(v.min(), ".3f"), fmt(v.max(), ".3f"), fmt(pv - v.mean(), ".3f")]
-        assert got == [mean, sd, lo, hi, gap], (profile, metric, level)
+        assert same_within_last_digit(" | ".join([mean, sd, lo, hi, gap]), " | ".join(got)), (profile, metric, level, got)
 
 
 _NUM = re.compile(r"[-+]?\d+\.\d+")
 
 
 def same_within_last_digit(expected: str, printed: str) -> bool:
-    """Equal text (whitespace collapsed) and every decimal number within one unit of its last printed digit."""
+    """Equal text (whitespace collapsed) and every decimal number within one unit of its last printed digit (a
+    near-tie or a last-bit difference between machines may flip the printed digit; more than one unit may not)."""
     ea, pa = _NUM.findall(expected), _NUM.findall(printed)
     ta = [" ".join(t.split()) for t in _NUM.split(expected)]
     tb = [" ".join(t.split()) for t in _NUM.split(printed)]
@@ -208,6 +210,6 @@ def test_strictness_study_agreement_and_confusion(strictness_cells):
                g(ag["strictness_index"]), f"[{g(ag['strictness_ci'][0])}, {g(ag['strictness_ci'][1])}]",
                f"[{g(clus['ci_cluster'][0])}, {g(clus['ci_cluster'][1])}]", g(ag["p_lower"]), g(ag["p_higher"]),
                g(ag["stuart_maxwell_stat"]), g(ag["stuart_maxwell_p"])]
-        assert agreement[cell] == got, cell
+        assert same_within_last_digit(" | ".join(agreement[cell]), " | ".join(got)), (cell, agreement[cell], got)
         for i, label in enumerate(("not_support", "partial_support", "support")):
             assert confusion[(cell, label)] == ag["confusion"][i], (cell, label)
