@@ -165,6 +165,11 @@ def _label_candidate(name: str, data: _Data, metrics: Sequence[str], level: floa
 
 
 # --------------------------------------------------------------------------- the workflow
+def _source(ls: "LabelSet") -> str:
+    """The file a label set was read from (its name when it was made in memory), for error messages."""
+    return str((ls.provenance or {}).get("path") or ls.name)
+
+
 def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str, Any] | None, *, seed: int) -> dict[str, Any]:
     """Calibrate ``judge`` against ``reference`` (see the module docstring); JSON-ready dict."""
     from metaeval.calibration.crossfit import crossfit
@@ -177,8 +182,8 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
     pairing = data.pairing.summary(s["min_coverage"])
     n_lab = len(data.labelled)
     if n_lab < 2:
-        raise ConfigError(f"calibrate: {reference.name} and {judge.name} share {n_lab} topic(s) with answers on both "
-                          "sides; need at least 2 human-labelled topics")
+        raise ConfigError(f"calibrate: {_source(reference)} and {_source(judge)} share {n_lab} topic(s) with answers on "
+                          "both sides; need at least 2 human-labelled topics")
     folds = min(s["folds"], n_lab)
     cands, refused = [], {}
     for name in s["methods"]:
