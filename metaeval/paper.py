@@ -7,8 +7,11 @@ against ``../shared/data/paper/great-nugget-recall.json``.
 
 from __future__ import annotations
 
-#: Label order of the confusion matrices (rows = human ManualAssign, columns = LLM AutoAssign).
-FIG6_ORDER: tuple[str, ...] = ("not_support", "partial_support", "support")
+from metaeval.types import SUPPORT_ORDER
+
+#: Label order of the confusion matrices (rows = human ManualAssign, columns = LLM AutoAssign): the library's
+#: one support order, ``metaeval.types.SUPPORT_ORDER``.
+FIG6_ORDER: tuple[str, ...] = SUPPORT_ORDER
 
 #: Figure 6 confusion counts, rows = human label, columns = GPT-4o AutoAssign label.
 FIG6_COUNTS: dict[str, list[list[int]]] = {
