@@ -210,9 +210,11 @@ class BatchCollector:
     async def _submit(self, group: list[tuple[str, ChatRequest]]) -> None:
         try:
             bid = await self.backend.submit(group)
-        except (TransientError, PermanentError) as exc:
+        except Exception as exc:  # noqa: BLE001 - every waiting request must hear about it, never hang
+            err = exc if isinstance(exc, (TransientError, PermanentError)) else TransientError(
+                "bad_response", f"batch submission failed: {type(exc).__name__}: {exc}"[:300])
             for cid, _ in group:
-                self._fail(cid, exc)
+                self._fail(cid, err)
             return
         self.journal.write({"event": "submitted", "batch": bid, "provider": self.backend.name,
                             "custom_ids": [cid for cid, _ in group]})
@@ -232,6 +234,17 @@ class BatchCollector:
             self._pollers[bid] = self._spawn(self._poll(bid))
 
     async def _poll(self, bid: str) -> None:
+        try:
+            await self._poll_until_ended(bid)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug or an odd reply must fail the waiting requests, not hang them
+            self._pollers.pop(bid, None)
+            err = TransientError("bad_response", f"batch {bid}: {type(exc).__name__}: {exc}"[:300])
+            for cid in list(self.journal.batches.get(bid, {}).get("custom_ids", ())):
+                self._fail(cid, err)
+
+    async def _poll_until_ended(self, bid: str) -> None:
         s = self.settings
         delay, errors = s.poll_s, 0
         while True:
