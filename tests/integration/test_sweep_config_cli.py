@@ -117,10 +117,10 @@ def test_cfg_job_prints_the_composed_yaml():
     ("sweep.budget_usd=-3", "sweep.budget_usd must be a number >= 0"),
     ("name=../x", "name"),
     ("name=''", "name must be a non-empty string"),
-    ("judge.name=../../x", "not a valid name"),
+    ("grid=single judge.name=../../x", "not a valid name"),  # the single judge's name names its cell
 ])
 def test_bad_settings_exit_2_with_one_line(tmp_path, override, key):
-    line = one_error_line(cli("sweep", override, "runtime=serial", f"results_dir={tmp_path}", "--no-progress"))
+    line = one_error_line(cli("sweep", *override.split(), "runtime=serial", f"results_dir={tmp_path}", "--no-progress"))
     assert key in line
     assert list(tmp_path.iterdir()) == []
 
