@@ -1,6 +1,7 @@
-"""``metaeval report RESULTS_DIR [--thresholds FILE] [--strict] [--print]``: the calibration report of a sweep.
+"""``metaeval report RESULTS_DIR [--thresholds FILE] [--strict] [--print] [--latex]``: the calibration report of a sweep.
 
-Writes ``report.html`` (self-contained), ``report.md`` (+ ``report_files/``) and ``report.json`` into RESULTS_DIR.
+Writes ``report.html`` (self-contained), ``report.md`` (+ ``report_files/``) and ``report.json`` into RESULTS_DIR;
+``--latex`` also writes the main tables as LaTeX booktabs tables into ``RESULTS_DIR/report_latex/``.
 The report renders what the sweep's study wrote (every resampled figure uses the sweep's ``analysis.bootstrap``
 and ``analysis.seed``); it never reloads the dataset, fits or resamples.
 Exit status: 0; with ``--strict`` 1 when any grid cell fails a verdict threshold.
@@ -16,8 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "report",
         help="write report.html/.md/.json for a sweep's results folder, with a pass/fail verdict per cell",
         description="Build the calibration report of a sweep's results folder (the one holding summary.json): "
-        "provenance, calls/cost, raw and calibrated leaderboards, tau at three levels, per-topic forest plot, "
-        "scatter plots, confusion matrices and strictness, descriptive statistics, held-out calibration, the "
+        "a plain-language summary with the verdict and its reasons, tau at three levels, per-topic forest plot, "
+        "per-run bias, scatter plots, confusion matrices, strictness (also by nugget importance), raw and calibrated "
+        "leaderboards, descriptive statistics, held-out calibration, the "
         "topics where judge and reference disagree most, and a verdict against thresholds.",
     )
     p.add_argument("results_dir", metavar="RESULTS_DIR", help="a sweep's results folder (<results_dir>/<name>/)")
@@ -26,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "failure rate <= 1%%; see conf/report/thresholds.yaml)")
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell fails a threshold (for CI pipelines)")
     p.add_argument("--print", dest="print_", action="store_true", help="print the verdict and main tables as plain text")
+    p.add_argument("--latex", action="store_true",
+                   help="also write the main tables as LaTeX (booktabs) files into RESULTS_DIR/report_latex/")
     p.add_argument("--metric", help="metric of the tables and plots (default: the thresholds' metric, v_strict)")
     p.set_defaults(func=run)
 
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--metric {args.metric!r}: expected one of {', '.join(METRICS)}")
     from metaeval.report.write import write_report
 
-    rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric)
+    rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric, latex=args.latex)
     if args.print_:
         from metaeval.report.render_text import render_text
 
@@ -50,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     v = rep.verdict
     print(f"verdict: {'PASS' if v['passed'] else 'FAIL'} ({v['n_passed']} cell(s) pass, {v['n_failed']} fail)")
     print(f"wrote {paths['html']}, {paths['md']}, {paths['json']} ({len(rep.figures)} figures in {paths['files']})")
+    if "latex" in paths:
+        print(f"wrote LaTeX tables to {paths['latex']} (\\input tables.tex; needs \\usepackage{{booktabs}})")
     if args.strict and not v["passed"]:
         return 1
     return 0

@@ -11,7 +11,7 @@ from typing import Any
 from metaeval.errors import ConfigError
 from metaeval.report import plots, tables, verdict as verdict_mod
 from metaeval.report.load import Results, load_results
-from metaeval.report.model import Detail, Figure, Report, Section, Table, Text, fmt, fmt_ci
+from metaeval.report.model import Detail, Figure, Items, Report, Section, Table, Text, fmt, fmt_ci
 from metaeval.report.provenance import collect
 
 log = logging.getLogger(__name__)
@@ -52,12 +52,10 @@ class _Builder:
     def build(self) -> Report:
         verdict = verdict_mod.evaluate(self.res.cells, self.th)
         self.data["verdict"] = verdict
-        sections = [self.s_verdict(verdict), self.s_provenance(), self.s_usage(), self.s_leaderboards(), self.s_tau(),
-                    self.s_scatter(), self.s_agreement(), self.s_descriptive(), self.s_calibration(),
-                    self.s_disagreements(), self.s_injection()]
-        plan = self.s_plan()
-        if plan is not None:
-            sections.append(plan)
+        sections = [self.s_summary(verdict), self.s_verdict(verdict), self.s_tau(), self.s_bias(), self.s_scatter(),
+                    self.s_agreement(), self.s_descriptive(), self.s_leaderboards(), self.s_calibration(),
+                    self.s_disagreements(), self.s_usage(), self.s_injection(), self.s_plan(), self.s_provenance()]
+        sections = [s for s in sections if s is not None]  # no empty sections
         self.data["problems"] = list(dict.fromkeys(self.res.problems))
         if self.data["problems"]:
             sections.append(Section("problems", "Problems while building the report",
@@ -68,6 +66,20 @@ class _Builder:
         return rep
 
     # ------------------------------------------------------------------ sections
+    def s_summary(self, v: dict[str, Any]) -> Section:
+        """First: the verdict with its reasons, then one plain-language sentence per cell (H9)."""
+        bar = self.th.get("min_run_tau_low")
+        bar = 0.8 if bar is None else float(bar)
+        lines = verdict_mod.plain_summary(self.res.cells, self.res.study.get("cells") or {}, self.metric, bar)
+        self.data["summary"] = {"verdict": verdict_mod.headline(v), "cells": lines}
+        blocks: list = [Text(verdict_mod.headline(v), "pass" if v["passed"] else "fail")]
+        if lines:
+            blocks.append(Items(lines))
+        blocks.append(Text(f"On {self.metric}; intervals are 95% topic-bootstrap CIs ({_s(self.n_boot)} resamples), "
+                           f"strictness CIs topic-clustered; 'fine' means the lower bound is at least {bar:g} (the "
+                           "verdict's bar for run-level tau).", "note"))
+        return Section("summary", "Summary", blocks)
+
     def s_verdict(self, v: dict[str, Any]) -> Section:
         th = v["thresholds"]
         rules = ", ".join(f"{verdict_mod.CHECKS[k][0]} {verdict_mod.CHECKS[k][3]} {fmt(x)}" for k, x in th.items() if k != "metric")
@@ -87,8 +99,8 @@ class _Builder:
         return Section("verdict", "Verdict", [
             Text(head + f"Thresholds on {th['metric']}: {rules or 'none active'}. "
                  "`metaeval report --strict` exits 1 when any cell fails.", "p"),
-            Table(cols, rows, "pass/fail per grid cell", [False, False] + [True] * len(keys)),
-            *[Text(f"{c['cell']}: skipped - {c.get('reason', '')}", "note") for c in v["cells"] if c["status"] == "skipped"]])
+            Table(cols, rows, "pass/fail per grid cell (why a cell was skipped: the grid cells section)",
+                  [False, False] + [True] * len(keys), latex="verdict")])
 
     def s_provenance(self) -> Section:
         import json
@@ -97,31 +109,55 @@ class _Builder:
         self.data["provenance"] = prov
         ds = prov["dataset"]
         git = prov.get("git")
+        command = self._command()
+        self.data["command"] = command
         blocks: list = [
+            Text(f"Command: {command}" if command else "Command: not recorded (no overrides.yaml in the results folder).",
+                 "pre" if command else "note"),
             Text(f"Experiment {prov['experiment']!s} on dataset {ds['name']!s} ({ds['topics']} topics, {ds['runs']} runs, "
                  f"{ds['answers']} answers). Source: {ds.get('source') or '-'}. Git commit: "
                  + (f"{git['commit']}{' (uncommitted changes)' if git.get('dirty') else ''}" if git else "not a git checkout")
                  + f". Wall time {fmt(prov.get('elapsed_s'), 1)} s."),
-            Table(["file", "md5", "sha256", "size"], [[_s(f["filename"]), _s(f["md5"]), _s(f["sha256"]), _s(f["size"])]
+            Detail("dataset files, prompts, packages, seeds", [Table(["file", "md5", "sha256", "size"], [[_s(f["filename"]), _s(f["md5"]), _s(f["sha256"]), _s(f["size"])]
                                                        for f in ds["files"]], "dataset files", [False, False, False, True]),
             Table(["cell", "template", "version", "sha"], [[p["cell"], p["template"], p["version"], p["sha"]] for p in prov["prompts"]]
                   or [["-", "-", "-", "no prompt templates (offline judges)"]], "prompt templates used"),
             Table(["package", "version"], [[k, _s(v)] for k, v in prov["packages"].items()], "package versions (at report time)"),
-            Table(["seed", "value"], [[k, _s(v)] for k, v in prov["seeds"].items()], "seeds"),
+            Table(["seed", "value"], [[k, _s(v)] for k, v in prov["seeds"].items()], "seeds")], open=False),
             Detail("configuration (as composed)", [Text(json.dumps(prov["config"], indent=2, default=str), "pre")], open=False),
         ]
         if prov.get("stopped"):
-            blocks.insert(1, Text(f"The sweep stopped early: {prov['stopped']}", "note"))
+            blocks.insert(2, Text(f"The sweep stopped early: {prov['stopped']}", "note"))
         return Section("provenance", "Provenance", blocks)
+
+    def _command(self) -> str | None:
+        """``metaeval sweep <overrides>`` from the results folder's ``overrides.yaml`` (the overrides composed into
+        config.yaml; options that do not change results, e.g. ``--no-progress``, are not recorded)."""
+        import shlex
+
+        path = self.res.layout.overrides_yaml
+        if not path.exists():
+            return None
+        try:
+            import yaml
+
+            ov = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        except Exception as exc:  # noqa: BLE001 - shown, never hidden
+            self.res.problems.append(f"{path}: unreadable ({type(exc).__name__}: {exc})")
+            return None
+        if not isinstance(ov, list):
+            return None
+        return "metaeval sweep " + " ".join(shlex.quote(str(o)) for o in ov)
 
     def s_usage(self) -> Section:
         rows = tables.usage(self.res.cells)
         self.data["usage"] = rows
         ran = [r for r in rows if "skipped" not in r]
-        skipped = [Text(f"{r['cell']}: skipped - {r['skipped']}", "note") for r in rows if "skipped" in r]
+        skipped = [Text("Skipped: " + "; ".join(f"{r['cell']} ({r['skipped']})" for r in rows if "skipped" in r) + ".", "note")] \
+            if any("skipped" in r for r in rows) else []
         return Section("usage", "Grid cells: calls, tokens, cost, failures",
-                       [tables.to_table(ran, tables.USAGE_COLUMNS, "per grid cell (judge calls = judge invocations; "
-                                        "model requests = requests sent to a model, re-asks and retries included)"),
+                       [_tag(tables.to_table(ran, tables.USAGE_COLUMNS, "per grid cell (judge calls = judge invocations; "
+                                             "model requests = requests sent to a model, re-asks and retries included)"), "usage"),
                         *skipped])
 
     def s_leaderboards(self) -> Section:
@@ -141,7 +177,7 @@ class _Builder:
                      fmt_ci(r.get("raw"), r.get("raw_ci")), _s(r.get("rank_shift"))] for r in lb["rows"]]
             inner: list = [Table(cols, rows, f"{lb['cell']}", [True, False, True, True, True, True])] if rows else \
                 [Text("no leaderboard for this cell in study/study.json", "note")]
-            blocks.append(Detail(f"{lb['cell']} - raw", inner))
+            blocks.append(Detail(f"{lb['cell']} - raw", inner, open=False))
         return Section("leaderboards", "Leaderboards (raw judge vs reference)", blocks)
 
     def s_tau(self) -> Section:
@@ -155,13 +191,16 @@ class _Builder:
         allm = [[cid] + [fmt(look.get((cid, m, "run"), {}).get("tau")) for m in metrics] for cid in self.ids if (cid, metrics[0] if metrics else "", "run") in look]
         blocks: list = [
             Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], main,
-                  f"Kendall tau ({self.variant}) on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True]),
-            Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics)),
+                  f"Kendall tau ({self.variant}) on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True],
+                  latex="tau"),
+            Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics),
+                  latex="tau_metrics"),
         ]
         if main:
-            blocks.append(Figure("tau_levels", "Tau at three levels", plots.tau_levels(rows, [r[0] for r in main], self.metric, self.th.get("min_run_tau_low")),
+            blocks.append(Figure("tau_levels", "Tau at three levels", caption=
                                  f"Kendall tau on {self.metric} at the run, per-topic (mean) and pooled levels; bars: 95% CI"
-                                 + (f"; dotted: the verdict's threshold {self.th['min_run_tau_low']}." if self.th.get("min_run_tau_low") is not None else ".")))
+                                 + (f"; dotted: the verdict's threshold {self.th['min_run_tau_low']}." if self.th.get("min_run_tau_low") is not None else "."),
+                                 svg=plots.tau_levels(rows, [r[0] for r in main], self.metric, self.th.get("min_run_tau_low"))))
         # per-topic tau, forest plot
         per, means = {}, {}
         for c in self.active:
@@ -173,9 +212,14 @@ class _Builder:
             means[c["cell"]] = (r.get("tau"), [r.get("ci_low"), r.get("ci_high")])
         self.data["per_topic_tau"] = per
         if per:
-            blocks.append(Figure("forest", "Per-topic tau (forest plot)", plots.forest({cid: _tau_frame(v) for cid, v in per.items()}, means, self.metric),
+            blocks.append(Figure("forest", "Per-topic tau (forest plot)", caption=
                                  "Each point is one topic's tau between reference and judge scores of the runs; orange: mean over "
-                                 "topics where tau is defined, band: its 95% topic-bootstrap CI; x: undefined (constant scores)."))
+                                 "topics where tau is defined, band: its 95% topic-bootstrap CI; grey band: tau undefined on "
+                                 "that topic (one side gives every run the same score), not drawn as a value.",
+                                 svg=plots.forest({cid: _tau_frame(v) for cid, v in per.items()}, means, self.metric)))
+            blocks.append(Detail("per-topic tau table", [Table(["topic"] + list(per), _per_topic_rows(per),
+                                                               f"per-topic Kendall tau on {self.metric} ('undefined': constant scores)",
+                                                               [False] + [True] * len(per))], open=False))
         return Section("tau", "Kendall's tau at three levels", blocks)
 
     def s_scatter(self) -> Section:
@@ -194,9 +238,9 @@ class _Builder:
         if not points:
             return Section("scatter", "Judge vs reference run scores", [Text("no reference run scores available", "note")])
         return Section("scatter", "Judge vs reference run scores", [
-            Figure("scatter", "Judge vs reference run scores", plots.scatter(points, taus, self.metric),
+            Figure("scatter", "Judge vs reference run scores", caption=
                    f"One point per run: mean {self.metric} over topics by the reference (x) and the judge (y); dashed: y = x; "
-                   "run-level tau-b with its 95% CI.")])
+                   "run-level tau-b with its 95% CI.", svg=plots.scatter(points, taus, self.metric))])
 
     def s_agreement(self) -> Section:
         rows = tables.strictness(self.active)
@@ -205,13 +249,15 @@ class _Builder:
             return Section("agreement", "Label agreement and strictness",
                            [Text("No cell labels the reference's own nuggets, so there are no label pairs to compare.", "note")])
         blocks: list = [
-            Figure("confusion", "Confusion matrices", plots.confusion(rows),
+            Figure("confusion", "Confusion matrices", caption=
                    "Reference (human) support labels in rows, judge labels in columns: counts and row percentages "
-                   "(Pradeep et al. 2025, Figure 6 style). FAILED labels are excluded and counted below."),
-            tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
-                            "net strictness = P(judge lower) - P(judge higher) on not < partial < support; Stuart-Maxwell: "
-                            "marginal homogeneity of the two label distributions"),
+                   "(Pradeep et al. 2025, Figure 6 style). FAILED labels are excluded and counted below.",
+                   svg=plots.confusion(rows)),
+            _tag(tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
+                                 "net strictness = P(judge lower) - P(judge higher) on not < partial < support; Stuart-Maxwell: "
+                                 "marginal homogeneity of the two label distributions"), "strictness"),
         ]
+        blocks += self._by_importance()
         for r in rows:
             shifts = [[s["reference"], s["candidate"], str(s["count"]), f"{s['pct_of_all']:.1f}%",
                        f"{s['pct_of_reference_label']:.1f}%", s["direction"]] for s in r["shifts"]]
@@ -219,8 +265,62 @@ class _Builder:
             blocks.append(Detail(f"label shifts: {r['cell']}", [
                 Table(["reference", "judge", "count", "% of all", "% of reference label", "judge is"], shifts,
                       f"changed labels, largest first (FAILED: reference {failed.get('reference', 0)}, judge {failed.get('candidate', 0)})",
-                      [False, False, True, True, True, False])]))
+                      [False, False, True, True, True, False])], open=False))
         return Section("agreement", "Label agreement and strictness", blocks)
+
+    def _by_importance(self) -> list:
+        """Strictness by the reference's nugget importance (the study's ``strictness_by_importance``)."""
+        per = {c["cell"]: (self.res.study_cell(c["cell"]).get("strictness_by_importance") or {}).get("strata")
+               for c in self.active}
+        per = {k: v for k, v in per.items() if v}
+        self.data["strictness_by_importance"] = per
+        if not per:
+            return []
+        rows = []
+        for cid, strata in per.items():
+            for name in ("all", "vital", "okay"):
+                r = strata.get(name)
+                if not r:
+                    rows.append([cid, name, "0", "-", "-", "-"])
+                    continue
+                ci = r.get("ci") or [None, None]
+                rows.append([cid, name, str(r["n_pairs"]), "undefined" if r["index"] is None else
+                             f"{r['index']:+.3f} [{fmt(ci[0])}, {fmt(ci[1])}]", _pct(r.get("support_to_partial")),
+                             _pct(r.get("support_to_not"))])
+        return [Figure("strictness_importance", "Strictness by nugget importance", caption=
+                       "Net strictness P(judge lower) - P(judge higher) over all doubly labelled pairs and separately for "
+                       "the reference's vital and okay nuggets; bars: 95% topic-clustered CI (CR1, t with G-1 df).",
+                       svg=plots.strictness_importance(per)),
+                Table(["cell", "nuggets", "pairs", "net strictness [95% CI]", "support -> partial", "support -> not"], rows,
+                      "strictness by the reference's nugget importance (support -> x: share of the assessors' support "
+                      "labels the judge gave x)", [False, False, True, True, True, True], latex="strictness_importance")]
+
+    def s_bias(self) -> Section | None:
+        """Per-run bias, judge minus reference run score, with the study's paired topic-bootstrap CIs."""
+        per = {c["cell"]: ((self.res.study_cell(c["cell"]).get("bias") or {}).get("metrics") or {}).get(self.metric)
+               for c in self.active}
+        per = {k: v for k, v in per.items() if v and v.get("runs")}
+        self.data["bias"] = per
+        if not per:
+            return None
+        rows = []
+        for cid, b in per.items():
+            m = b.get("mean") or {}
+            neg = sum(1 for r in b["runs"] if r["ci"][1] is not None and r["ci"][1] < 0)
+            pos = sum(1 for r in b["runs"] if r["ci"][0] is not None and r["ci"][0] > 0)
+            rows.append([cid, fmt_ci(m.get("bias"), m.get("ci")), str(len(b["runs"])), str(neg), str(pos)])
+        detail = [Table(["run", "reference", "judge", "bias [95% CI]", "topics"],
+                        [[r["run_id"], fmt(r["reference"]), fmt(r["judge"]), fmt_ci(r["bias"], r["ci"]), str(r["n_topics"])]
+                         for r in b["runs"]], cid, [False, True, True, True, True]) for cid, b in per.items()]
+        return Section("bias", "Per-run bias (judge minus reference)", [
+            Figure("bias", "Per-run bias", caption=
+                   f"Judge minus reference run score on {self.metric} (mean over the topics both scored), runs ordered by "
+                   f"the reference's score; bars: 95% paired topic-bootstrap CI ({_s(self.n_boot)} resamples; both sides "
+                   "resampled on the same topics).", svg=plots.bias(per, self.metric)),
+            Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], rows,
+                  f"mean per-run bias on {self.metric}; 'judged lower/higher': runs whose CI excludes 0",
+                  [False, True, True, True, True], latex="bias"),
+            Detail("per-run bias tables", detail, open=False)])
 
     def s_descriptive(self) -> Section:
         recs = tables.descriptive(self.res.analysis_table("descriptive.csv"))
@@ -228,9 +328,10 @@ class _Builder:
         if not recs:
             return Section("descriptive", "Descriptive statistics per label source", [Text("analysis/descriptive.csv missing", "note")])
         return Section("descriptive", "Descriptive statistics per label source", [
-            tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
-                            "(importance) and of nugget-answer labels (support)"),
-            Figure("label_mix", "Support-label distribution", plots.label_mix(recs), "Share of each support label per label source.")])
+            _tag(tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
+                                 "(importance) and of nugget-answer labels (support)"), "descriptive"),
+            Figure("label_mix", "Support-label distribution", caption="Share of each support label per label source.",
+                   svg=plots.label_mix(recs))])
 
     def s_calibration(self) -> Section:
         """The calibration workflow's own section (``metaeval.report.calibration_section``) from each cell's
@@ -243,7 +344,11 @@ class _Builder:
             return Section("calibration", "Calibration on held-out topics",
                            [Text("No calibration: it needs cells whose judge labels the reference's nuggets (human_* "
                                  "strategies), and calibration.enabled.", "note")])
-        return calibration_section(cals)
+        sec = calibration_section(cals)
+        for b in sec.blocks:  # one closed block per cell: the page stays short
+            if isinstance(b, Detail):
+                b.open = False
+        return sec
 
     def s_disagreements(self) -> Section:
         out, blocks = [], []
@@ -280,7 +385,7 @@ class _Builder:
                 inner.append(Text("no topic with a defined per-topic tau", "note"))
             elif d.get("n_topics_undefined"):
                 inner.append(Text(f"{d['n_topics_undefined']} topic(s) have undefined tau (constant scores) and are not ranked here.", "note"))
-            blocks.append(Detail(f"{c['cell']}", inner))
+            blocks.append(Detail(f"{c['cell']}", inner, open=False))
         self.data["disagreements"] = out
         return Section("disagreements", "Where judge and reference disagree most", blocks)
 
@@ -302,15 +407,13 @@ class _Builder:
         self.data["plan"] = plan
         return Section("plan", "Assessor plan", [block])
 
-    def s_injection(self) -> Section:
+    def s_injection(self) -> Section | None:
         """Prompt-injection probe results saved beside the sweep (``metaeval probe --out DIR/probe/NAME.json``)."""
         folder = self.res.path / "probe"
         rows = _injection_rows(folder) if folder.is_dir() else []
         self.data["injection"] = rows
-        if not rows:
-            return Section("injection", "Prompt-injection probe", [Text(
-                f"No probe results in {folder}. Measure a judge's label-flip rate under injected instructions with "
-                f"`metaeval probe --judge NAME --out {folder}/NAME.json`; this section then lists them.", "note")])
+        if not rows:  # no empty section (`metaeval probe --judge NAME --out DIR/probe/NAME.json` adds it)
+            return None
         return Section("injection", "Prompt-injection probe", [
             Text("Share of (answer, nugget) labels that change when an injection phrasing is added to the answer, "
                  "over all phrasings; upward = toward support. The control adds a neutral sentence: the flips any "
@@ -342,6 +445,19 @@ def _injection_rows(folder: Path) -> list[list[str]]:
                      _pct(o.get("flip_rate")), _pct(o.get("upward_rate")), _pct(o.get("downward_rate")),
                      _pct(ctrl.get("flip_rate")) if ctrl else "-"])
     return rows
+
+
+def _tag(t: Table, name: str) -> Table:
+    """Mark ``t`` as one of the main tables ``metaeval report --latex`` exports (as ``report_latex/<name>.tex``)."""
+    t.latex = name
+    return t
+
+
+def _per_topic_rows(per: dict[str, list[dict[str, Any]]]) -> list[list[str]]:
+    qids = sorted({str(r["qid"]) for recs in per.values() for r in recs})
+    look = {cid: {str(r["qid"]): r.get("tau") for r in recs} for cid, recs in per.items()}
+    return [[q] + [("undefined" if look[cid].get(q) is None and q in look[cid] else fmt(look[cid].get(q)))
+                   for cid in per] for q in qids]
 
 
 def _s(x: Any) -> str:

@@ -8,12 +8,14 @@ from typing import Any, Union
 
 @dataclass
 class Table:
-    """A table of already formatted cells; ``numeric[i]`` right-aligns column ``i``."""
+    """A table of already formatted cells; ``numeric[i]`` right-aligns column ``i``; ``latex``: the file stem under
+    ``report_latex/`` when ``metaeval report --latex`` exports it (one of the main tables), else empty."""
 
     columns: list[str]
     rows: list[list[str]]
     caption: str = ""
     numeric: list[bool] = field(default_factory=list)
+    latex: str = ""
 
     def __post_init__(self) -> None:
         if not self.numeric:
@@ -25,17 +27,32 @@ class Table:
 
 @dataclass
 class Figure:
-    """A PNG image; ``name`` is its file stem in ``report_files/``."""
+    """A figure: an SVG document (``svg``, the report's own plots; inlined in the HTML page) or PNG bytes (``png``);
+    ``name`` is its file stem in ``report_files/`` (``.svg`` or ``.png``)."""
 
     name: str
     title: str
-    png: bytes
+    png: bytes = b""
     caption: str = ""
+    svg: str = ""
+
+    @property
+    def suffix(self) -> str:
+        return "svg" if self.svg else "png"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}.{self.suffix}"
+
+    @property
+    def content(self) -> bytes:
+        return self.svg.encode("utf-8") if self.svg else self.png
 
 
 @dataclass
 class Text:
-    """A paragraph (``kind='p'``), a note (``'note'``) or preformatted text (``'pre'``)."""
+    """A paragraph (``kind='p'``), a note (``'note'``), preformatted text (``'pre'``) or the verdict line
+    (``'pass'`` / ``'fail'``: a coloured banner in HTML)."""
 
     text: str
     kind: str = "p"
@@ -43,11 +60,18 @@ class Text:
 
 @dataclass
 class Detail:
-    """A collapsible block (HTML ``<details>``; a sub-heading elsewhere) holding other blocks."""
+    """A collapsible block (HTML ``<details>``, closed unless ``open``; a sub-heading elsewhere) holding other blocks."""
 
     summary: str
     blocks: list["Block"] = field(default_factory=list)
     open: bool = True
+
+
+@dataclass
+class Items:
+    """A bulleted list of plain-text items (the report's plain-language summary)."""
+
+    items: list[str]
 
 
 @dataclass
@@ -58,7 +82,7 @@ class Rendered:
     md: str
 
 
-Block = Union[Table, Figure, Text, Detail, Rendered]
+Block = Union[Table, Figure, Text, Detail, Rendered, Items]
 
 
 @dataclass
@@ -74,6 +98,21 @@ class Report:
     sections: list[Section]
     data: dict[str, Any]
     verdict: dict[str, Any]
+
+    def walk(self, kind: type) -> list[Any]:
+        """Every block of type ``kind``, in page order, details included."""
+        out: list[Any] = []
+
+        def go(blocks: list[Block]) -> None:
+            for b in blocks:
+                if isinstance(b, kind):
+                    out.append(b)
+                if isinstance(b, Detail):
+                    go(b.blocks)
+
+        for s in self.sections:
+            go(s.blocks)
+        return out
 
     @property
     def figures(self) -> list[Figure]:

@@ -1,35 +1,80 @@
-"""The report's figures (matplotlib's object API on the Agg canvas, no pyplot state), returned as PNG bytes.
+"""The report's figures as SVG text (matplotlib's object API on a fresh Figure, no pyplot state).
+
+Every figure: text kept as SVG ``<text>`` (``svg.fonttype = none``, so it stays sharp and searchable), fonts of 9 to
+11 pt at natural size, constrained layout, and every legend *outside* the axes (``loc="outside ..."``), so no
+legend covers data, a tick label or an axis label (the browser test checks the bounding boxes).
 
 * ``tau_levels``: tau at the three levels with 95% topic-bootstrap CIs, one row per cell;
-* ``forest``: per-topic tau per cell, with the mean over defined topics and its CI band (forest plot);
+* ``forest``: per-topic tau per cell with the mean over defined topics and its CI band; a topic whose tau is
+  undefined (a side constant on it) is a grey band labelled "undefined", never a point;
+* ``bias``: per-run bias, judge minus reference run score, with paired topic-bootstrap CIs, one panel per cell;
 * ``scatter``: judge vs reference run scores per cell, tau annotated (Pradeep et al. 2025, Figures 4-5 style);
 * ``confusion``: reference rows x judge columns, counts and row percentages (Figure 6 style);
-* ``label_mix``: support-label distribution per label source (companion of Table 4);
-* (calibration figures are the calibration section's: ``metaeval.report.calibration_section``).
+* ``strictness_importance``: the strictness index for all, vital and okay nuggets with topic-clustered CIs;
+* ``label_mix``: support-label distribution per label source (companion of Table 4).
 """
 
 from __future__ import annotations
 
 import io
 import math
+import re
 from typing import Any, Sequence
 
 import numpy as np
 
 LEVEL_COLORS = {"run": "#1f77b4", "topic_avg": "#ff7f0e", "pooled": "#2ca02c"}
+LEVEL_LABELS = {"run": "run-level", "topic_avg": "per-topic (mean)", "pooled": "pooled"}
 LABEL_COLORS = {"not_support": "#d62728", "partial_support": "#ffbf00", "support": "#2ca02c", "failed": "#7f7f7f"}
+STRATUM_COLORS = {"all": "#444444", "vital": "#9467bd", "okay": "#17becf"}
+
+RC = {"svg.fonttype": "none", "svg.hashsalt": "metaeval", "font.family": "DejaVu Sans", "font.size": 10,
+      "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
+      "figure.dpi": 72}
 
 
 def _figure(w: float, h: float):
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(w, h), dpi=100, layout="tight")  # tight: about 30% less drawing time than constrained
+    return Figure(figsize=(w, h), layout="constrained")
 
 
-def png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+def svg(fig) -> str:
+    """The figure as a standalone SVG document (no date, deterministic ids)."""
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context(RC):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     return buf.getvalue()
+
+
+def inline_svg(doc: str, prefix: str, label: str = "") -> str:
+    """``doc`` made fit for inlining in HTML: XML prolog, DOCTYPE, metadata and namespace declarations dropped, and
+    every id (and ``url(#..)`` / ``href="#.."`` reference) prefixed with ``prefix-`` so several figures on one page
+    cannot share an id.  ``label`` becomes the figure's ``aria-label``."""
+    from html import escape
+
+    s = doc[doc.index("<svg"):]
+    s = re.sub(r"<metadata>.*?</metadata>", "", s, flags=re.S)
+    s = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", s)
+    s = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', s)
+    s = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m.group(1)})", s)
+    s = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}-{m.group(1)}"', s)
+    return s.replace("<svg", f'<svg role="img" aria-label="{escape(label)}"', 1)
+
+
+def _rc(func):
+    """Run a plotting function under the report's rcParams (fonts, SVG text)."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*a, **k):
+        import matplotlib
+
+        with matplotlib.rc_context(RC):
+            return func(*a, **k)
+    return wrapper
 
 
 def _grid(n: int, ncols: int = 3) -> tuple[int, int]:
@@ -37,82 +82,149 @@ def _grid(n: int, ncols: int = 3) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def tau_levels(rows: list[dict[str, Any]], cells: Sequence[str], metric: str, threshold: float | None = None) -> bytes:
-    """``rows``: records of :func:`metaeval.report.tables.tau` for one metric."""
-    fig = _figure(8, 1.0 + 0.55 * len(cells))
+def _hide_unused(axes, n: int) -> None:
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+
+
+def _short(cid: str, n: int = 34) -> str:
+    return cid if len(cid) <= n else cid[: n - 1] + "…"
+
+
+@_rc
+def tau_levels(rows: list[dict[str, Any]], cells: Sequence[str], metric: str, threshold: float | None = None) -> str:
+    """``rows``: records of :func:`metaeval.report.tables.tau` for one metric; undefined levels are written "undefined"."""
+    fig = _figure(9, 1.2 + 0.55 * len(cells))
     ax = fig.add_subplot()
     look = {(r["cell"], r["level"]): r for r in rows if r["metric"] == metric}
+    for k, lv in enumerate(("run", "topic_avg", "pooled")):
+        ax.errorbar([], [], xerr=[], fmt="o", color=LEVEL_COLORS[lv], capsize=3, label=LEVEL_LABELS[lv])
     for i, cid in enumerate(cells):
         for k, lv in enumerate(("run", "topic_avg", "pooled")):
             r = look.get((cid, lv))
-            y = i + (k - 1) * 0.22
+            y = i + (k - 1) * 0.25
             if not r or r["tau"] is None:
-                ax.text(-0.98, y, "n/a", va="center", fontsize=7, color=LEVEL_COLORS[lv])
+                ax.text(-0.97, y, f"{LEVEL_LABELS[lv]}: undefined", va="center", fontsize=8, color=LEVEL_COLORS[lv],
+                        style="italic")
                 continue
             lo = r["tau"] - r["ci_low"] if r["ci_low"] is not None else 0
             hi = r["ci_high"] - r["tau"] if r["ci_high"] is not None else 0
-            ax.errorbar(r["tau"], y, xerr=[[max(lo, 0)], [max(hi, 0)]], fmt="o", color=LEVEL_COLORS[lv], capsize=3,
-                        label={"run": "run-level", "topic_avg": "per-topic mean", "pooled": "pooled"}[lv] if i == 0 else None)
-    ax.set_yticks(range(len(cells)), cells, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlim(-1, 1.05)
+            ax.errorbar(r["tau"], y, xerr=[[max(lo, 0)], [max(hi, 0)]], fmt="o", color=LEVEL_COLORS[lv], capsize=3)
+    ax.set_yticks(range(len(cells)), [_short(c) for c in cells])
+    ax.set_ylim(len(cells) - 0.5, -0.5)
+    ax.set_xlim(-1, 1.02)
     if threshold is not None:
-        ax.axvline(threshold, ls=":", color="grey", lw=1)
+        ax.axvline(threshold, ls=":", color="grey", lw=1.2, label=f"threshold {threshold:g}")
     ax.set_xlabel(f"Kendall tau on {metric} (95% topic-bootstrap CI)")
-    ax.legend(loc="lower left", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
-    return png(fig)
+    fig.legend(loc="outside upper center", ncols=4, frameon=False)
+    return svg(fig)
 
 
+@_rc
 def forest(per_cell: dict[str, Any], means: dict[str, tuple[float | None, list | None]], metric: str,
-           max_topics: int = 60) -> bytes:
-    """``per_cell``: cell -> DataFrame ``qid, tau``; ``means``: cell -> (topic-average tau, its CI)."""
+           max_topics: int = 60) -> str:
+    """``per_cell``: cell -> DataFrame ``qid, tau`` (NaN = undefined); ``means``: cell -> (topic-average tau, CI)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     cells = list(per_cell)
-    qids = sorted({q for t in per_cell.values() for q in t["qid"]})
-    taus = np.array([[float(x) for x in t.set_index("qid")["tau"].reindex(qids)] for t in per_cell.values()]).reshape(len(cells), len(qids))
+    qids = sorted({str(q) for t in per_cell.values() for q in t["qid"]})
+    taus = np.array([[float(x) for x in t.assign(qid=t["qid"].astype(str)).set_index("qid")["tau"].reindex(qids)]
+                     for t in per_cell.values()]).reshape(len(cells), len(qids))
     defined = ~np.isnan(taus)
-    sums = np.where(defined, taus, 0.0).sum(axis=0)
     cnt = defined.sum(axis=0)
-    avg = {q: (sums[i] / cnt[i] if cnt[i] else np.nan) for i, q in enumerate(qids)}  # mean over cells where defined
-    order = sorted(qids, key=lambda q: (np.nan_to_num(avg[q], nan=-2.0), q))
+    sums = np.where(defined, taus, 0.0).sum(axis=0)
+    avg = {q: (sums[i] / cnt[i] if cnt[i] else -2.0) for i, q in enumerate(qids)}  # mean over cells where defined
+    order = sorted(qids, key=lambda q: (avg[q], q))
     note = ""
     if len(order) > max_topics:
         half = max_topics // 2
         order = order[:half] + order[-half:]
-        note = f" (the {half} lowest and {half} highest of {len(qids)} topics)"
+        note = f"; the {half} lowest and {half} highest of {len(qids)} topics"
     nrows, ncols = _grid(len(cells), 3)
-    fig = _figure(3.6 * ncols, 1.2 + 0.2 * len(order) * nrows)
+    fig = _figure(3.7 * ncols, 1.2 + (0.21 * len(order) + 0.6) * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     ypos = {q: i for i, q in enumerate(order)}
+    fs = 7 if len(order) > 30 else 8
     for ax, cid in zip(axes.flat, cells):
-        t = per_cell[cid]
+        t = per_cell[cid].assign(qid=per_cell[cid]["qid"].astype(str))
         t = t[t["qid"].isin(ypos)]
         ok = t["tau"].notna()
         ax.plot(t.loc[ok, "tau"], [ypos[q] for q in t.loc[ok, "qid"]], "o", ms=4, color="#1f77b4")
         for q in t.loc[~ok, "qid"]:
-            ax.plot(0, ypos[q], "x", ms=4, color="#999999")
+            ax.axhspan(ypos[q] - 0.4, ypos[q] + 0.4, color="#bbbbbb", alpha=0.35, lw=0)
+            ax.text(-1.0, ypos[q], "undefined", va="center", ha="left", fontsize=fs - 1, color="#555555", style="italic")
         mean, ci = means.get(cid, (None, None))
         if mean is not None:
-            if ci and ci[0] is not None:
-                ax.axvspan(ci[0], ci[1], color="#ff7f0e", alpha=0.15)
-            ax.axvline(mean, color="#ff7f0e", lw=1.5, label=f"mean {mean:.2f}")
-            ax.legend(loc="lower left", fontsize=7)
-        ax.set_title(cid, fontsize=8)
+            if ci and ci[0] is not None and ci[1] is not None:
+                ax.axvspan(ci[0], ci[1], color="#ff7f0e", alpha=0.15, lw=0)
+            ax.axvline(mean, color="#ff7f0e", lw=1.5)
+        ax.set_title(f"{_short(cid)}\nmean {'undefined' if mean is None else f'{mean:.2f}'}", fontsize=9)
         ax.set_xlim(-1.05, 1.05)
+        ax.set_ylim(len(order) - 0.5, -0.5)
         ax.grid(axis="x", alpha=0.3)
-        ax.set_yticks(range(len(order)), order, fontsize=6 if len(order) > 30 else 7)
-    for ax in list(axes.flat)[len(cells):]:
-        ax.set_visible(False)
-    axes[0, 0].invert_yaxis()
-    fig.supxlabel(f"per-topic Kendall tau on {metric} (x: undefined){note}", fontsize=9)
-    return png(fig)
+        ax.set_yticks(range(len(order)), order, fontsize=fs)
+        ax.tick_params(axis="x", labelsize=8)
+    _hide_unused(axes, len(cells))
+    fig.supxlabel(f"per-topic Kendall tau on {metric}{note}", fontsize=10)
+    handles = [Line2D([], [], marker="o", ls="", color="#1f77b4", label="topic tau"),
+               Line2D([], [], color="#ff7f0e", lw=1.5, label="mean over defined topics"),
+               Patch(color="#ff7f0e", alpha=0.25, label="its 95% CI"),
+               Patch(color="#bbbbbb", alpha=0.6, label="undefined (constant scores)")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=4, frameon=False)
+    return svg(fig)
 
 
-def scatter(points: dict[str, Any], taus: dict[str, tuple[float | None, list | None]], metric: str) -> bytes:
+@_rc
+def bias(per_cell: dict[str, dict[str, Any]], metric: str) -> str:
+    """``per_cell``: cell -> the study's ``bias.metrics[metric]`` (``mean`` and ``runs`` with ``bias``, ``ci``)."""
+    cells = list(per_cell)
+    runs = list(dict.fromkeys(r["run_id"] for b in per_cell.values() for r in b["runs"]))
+    nrows, ncols = _grid(len(cells), 3)
+    fig = _figure(3.7 * ncols, 1.0 + (0.24 * len(runs) + 0.7) * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    ypos = {r: i for i, r in enumerate(runs)}
+    lim = max([0.05] + [abs(x) for b in per_cell.values() for r in b["runs"] for x in (r["ci"] or []) if x is not None]
+              + [abs(r["bias"]) for b in per_cell.values() for r in b["runs"] if r["bias"] is not None])
+    lim = min(1.0, lim * 1.1)
+    for ax, cid in zip(axes.flat, cells):
+        b = per_cell[cid]
+        for r in b["runs"]:
+            y = ypos[r["run_id"]]
+            if r["bias"] is None:
+                ax.text(0, y, "undefined", ha="center", va="center", fontsize=8, style="italic", color="#555555")
+                continue
+            lo, hi = r["ci"] if r["ci"] and r["ci"][0] is not None else (r["bias"], r["bias"])
+            col = "#d62728" if hi < 0 else ("#2ca02c" if lo > 0 else "#1f77b4")
+            ax.errorbar(r["bias"], y, xerr=[[r["bias"] - lo], [hi - r["bias"]]], fmt="o", ms=4, color=col, capsize=2)
+        ax.axvline(0, color="black", lw=0.8)
+        m = b.get("mean") or {}
+        mt = "undefined" if m.get("bias") is None else f"{m['bias']:+.3f}" + (
+            f" [{m['ci'][0]:+.2f}, {m['ci'][1]:+.2f}]" if m.get("ci") and m["ci"][0] is not None else "")
+        ax.set_title(f"{_short(cid)}\nmean bias {mt}", fontsize=9)
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(len(runs) - 0.5, -0.5)
+        ax.set_yticks(range(len(runs)), runs, fontsize=8)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    _hide_unused(axes, len(cells))
+    fig.supxlabel(f"judge minus reference run score on {metric} (95% paired topic-bootstrap CI); runs by reference score",
+                  fontsize=10)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=t) for c, t in
+               (("#d62728", "judge lower (CI below 0)"), ("#1f77b4", "CI covers 0"), ("#2ca02c", "judge higher (CI above 0)"))]
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, frameon=False)
+    return svg(fig)
+
+
+@_rc
+def scatter(points: dict[str, Any], taus: dict[str, tuple[float | None, list | None]], metric: str) -> str:
     """``points``: cell -> DataFrame ``run_id, reference, judge`` (run scores)."""
     cells = list(points)
     nrows, ncols = _grid(len(cells), 3)
-    fig = _figure(3.4 * ncols, 3.2 * nrows)
+    fig = _figure(3.7 * ncols, 3.1 * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax, cid in zip(axes.flat, cells):
         p = points[cid]
@@ -121,22 +233,20 @@ def scatter(points: dict[str, Any], taus: dict[str, tuple[float | None, list | N
         hi = float(np.nanmax([p["reference"].max(), p["judge"].max(), 0.01]))
         ax.plot([lo, hi], [lo, hi], ls="--", color="grey", lw=0.8)
         tau, ci = taus.get(cid, (None, None))
-        txt = "tau = n/a" if tau is None else (f"tau = {tau:.3f}" + (f"\n[{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else ""))
-        ax.text(0.04, 0.96, txt, transform=ax.transAxes, va="top", fontsize=8,
-                bbox={"boxstyle": "round", "fc": "white", "ec": "#cccccc"})
-        ax.set_title(cid, fontsize=8)
-        ax.set_xlabel(f"reference {metric}", fontsize=8)
-        ax.set_ylabel(f"judge {metric}", fontsize=8)
-        ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(cells):]:
-        ax.set_visible(False)
-    return png(fig)
+        txt = "tau undefined" if tau is None else (f"tau {tau:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else ""))
+        ax.set_title(f"{_short(cid)}\n{txt}", fontsize=9)
+        ax.set_xlabel(f"reference {metric}", fontsize=9)
+        ax.set_ylabel(f"judge {metric}", fontsize=9)
+        ax.tick_params(labelsize=8)
+    _hide_unused(axes, len(cells))
+    return svg(fig)
 
 
-def confusion(blocks: list[dict[str, Any]]) -> bytes:
+@_rc
+def confusion(blocks: list[dict[str, Any]]) -> str:
     """``blocks``: records with ``cell``, ``order``, ``confusion`` (reference rows x judge columns)."""
     nrows, ncols = _grid(len(blocks), 3)
-    fig = _figure(3.8 * ncols, 3.4 * nrows)
+    fig = _figure(3.7 * ncols, 3.2 * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     short = {"not_support": "not", "partial_support": "partial", "support": "support"}
     for ax, b in zip(axes.flat, blocks):
@@ -151,28 +261,60 @@ def confusion(blocks: list[dict[str, Any]]) -> bytes:
         labels = [short.get(o, o) for o in b["order"]]
         ax.set_xticks(range(len(labels)), labels, fontsize=8)
         ax.set_yticks(range(len(labels)), labels, fontsize=8)
-        ax.set_xlabel("judge", fontsize=8)
-        ax.set_ylabel("reference (human)", fontsize=8)
-        ax.set_title(b["cell"], fontsize=8)
-    for ax in list(axes.flat)[len(blocks):]:
-        ax.set_visible(False)
-    return png(fig)
+        ax.set_xlabel("judge", fontsize=9)
+        ax.set_ylabel("reference (human)", fontsize=9)
+        ax.set_title(_short(b["cell"]), fontsize=9)
+    _hide_unused(axes, len(blocks))
+    return svg(fig)
 
 
-def label_mix(records: list[dict[str, Any]]) -> bytes:
-    """Stacked horizontal bars of % not/partial/support/failed per label source (descriptive records)."""
-    fig = _figure(8, 1.0 + 0.45 * len(records))
+@_rc
+def strictness_importance(per_cell: dict[str, dict[str, Any]]) -> str:
+    """``per_cell``: cell -> the study's ``strictness_by_importance.strata`` (``all``, ``vital``, ``okay``)."""
+    cells = list(per_cell)
+    fig = _figure(9, 1.2 + 0.55 * len(cells))
     ax = fig.add_subplot()
-    names = [f"{r.get('name')} ({r.get('role')})" for r in records]
+    names = ("all", "vital", "okay")
+    for k, s in enumerate(names):
+        ax.errorbar([], [], xerr=[], fmt="o", color=STRATUM_COLORS[s], capsize=3,
+                    label={"all": "all nuggets", "vital": "vital nuggets", "okay": "okay nuggets"}[s])
+    for i, cid in enumerate(cells):
+        for k, s in enumerate(names):
+            r = (per_cell[cid] or {}).get(s)
+            y = i + (k - 1) * 0.25
+            if not r or r.get("index") is None:
+                ax.text(-0.97, y, f"{s}: undefined", va="center", fontsize=8, color=STRATUM_COLORS[s], style="italic")
+                continue
+            lo, hi = r["ci"] if r.get("ci") and r["ci"][0] is not None else (r["index"], r["index"])
+            ax.errorbar(r["index"], y, xerr=[[r["index"] - lo], [hi - r["index"]]], fmt="o", color=STRATUM_COLORS[s],
+                        capsize=3)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(cells)), [_short(c) for c in cells])
+    ax.set_ylim(len(cells) - 0.5, -0.5)
+    lim = max([0.1] + [abs(x) for v in per_cell.values() for r in (v or {}).values() if r for x in (r.get("ci") or [])
+                       if x is not None])
+    ax.set_xlim(-min(1.0, lim * 1.15), min(1.0, lim * 1.15))
+    ax.set_xlabel("net strictness = P(judge lower) - P(judge higher) (95% topic-clustered CI); > 0: judge stricter")
+    ax.grid(axis="x", alpha=0.3)
+    fig.legend(loc="outside upper center", ncols=3, frameon=False)
+    return svg(fig)
+
+
+@_rc
+def label_mix(records: list[dict[str, Any]]) -> str:
+    """Stacked horizontal bars of % not/partial/support/failed per label source (descriptive records)."""
+    fig = _figure(9, 1.1 + 0.36 * len(records))
+    ax = fig.add_subplot()
+    names = [_short(f"{r.get('name')} ({r.get('role')})", 44) for r in records]
     left = np.zeros(len(records))
     for key, col in (("pct_not_support", "not_support"), ("pct_partial_support", "partial_support"),
                      ("pct_support", "support"), ("pct_failed", "failed")):
         v = np.array([float(r.get(key) or 0.0) for r in records])
         ax.barh(range(len(records)), v, left=left, color=LABEL_COLORS[col], label=col.replace("_", " "))
         left += v
-    ax.set_yticks(range(len(records)), names, fontsize=8)
-    ax.invert_yaxis()
+    ax.set_yticks(range(len(records)), names)
+    ax.set_ylim(len(records) - 0.5, -0.5)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of nugget-answer labels")
-    ax.legend(ncols=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18))
-    return png(fig)
+    fig.legend(loc="outside upper center", ncols=4, frameon=False)
+    return svg(fig)

@@ -1,8 +1,8 @@
-"""``report.md``: GitHub-flavoured Markdown; figures are PNG files in ``report_files/`` next to it."""
+"""``report.md``: GitHub-flavoured Markdown; figures are SVG (or PNG) files in ``report_files/`` next to it."""
 
 from __future__ import annotations
 
-from metaeval.report.model import Block, Detail, Figure, Rendered, Report, Table, Text
+from metaeval.report.model import Block, Detail, Figure, Items, Rendered, Report, Table, Text
 
 
 def _esc(s: str) -> str:
@@ -21,7 +21,9 @@ def _block(b: Block, files_dir: str, level: int) -> list[str]:
     if isinstance(b, Table):
         return _table(b)
     if isinstance(b, Figure):
-        return [f"![{_esc(b.title)}]({files_dir}/{b.name}.png)", "", f"*{_esc(b.title)}.* {_esc(b.caption)}", ""]
+        return [f"![{_esc(b.title)}]({files_dir}/{b.file_name})", "", f"*{_esc(b.title)}.* {_esc(b.caption)}", ""]
+    if isinstance(b, Items):
+        return [f"- {_esc(x)}" for x in b.items] + [""]
     if isinstance(b, Detail):
         out = [f"{'#' * level} {_esc(b.summary)}", ""]
         for x in b.blocks:
@@ -32,18 +34,19 @@ def _block(b: Block, files_dir: str, level: int) -> list[str]:
     if isinstance(b, Text):
         if b.kind == "pre":
             return ["```", b.text, "```", ""]
+        if b.kind in ("pass", "fail"):
+            return [f"**{_esc(b.text)}**", ""]
         return [("> " if b.kind == "note" else "") + _esc(b.text), ""]
     raise TypeError(f"unknown block {type(b).__name__}")
 
 
 def render_md(rep: Report, files_dir: str = "report_files") -> str:
-    v = rep.verdict
-    lines = [f"# {_esc(rep.title)}", "",
-             f"**Verdict: {'PASS' if v['passed'] else 'FAIL'}** - {v['n_passed']} cell(s) pass, {v['n_failed']} fail.", "",
-             "## Contents", ""]
-    lines += [f"{i}. [{_esc(s.title)}](#{s.id})" for i, s in enumerate(rep.sections, 1)] + [""]
-    for s in rep.sections:
+    lines = [f"# {_esc(rep.title)}", ""]
+    toc = ["## Contents", ""] + [f"{i}. [{_esc(s.title)}](#{s.id})" for i, s in enumerate(rep.sections, 1)] + [""]
+    for k, s in enumerate(rep.sections):
         lines += [f'<a id="{s.id}"></a>', "", f"## {_esc(s.title)}", ""]
         for b in s.blocks:
             lines += _block(b, files_dir, 3)
+        if k == 0:
+            lines += toc
     return "\n".join(lines).rstrip() + "\n"

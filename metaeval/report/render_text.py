@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import textwrap
 
-from metaeval.report.model import Detail, Report, Table, Text
+from metaeval.report.model import Detail, Items, Report, Table, Text
 
 #: sections printed by ``--print``, in this order
-MAIN_SECTIONS = ("verdict", "usage", "tau", "leaderboards", "agreement", "calibration")
+MAIN_SECTIONS = ("summary", "verdict", "usage", "tau", "leaderboards", "agreement", "calibration")
 
 
 def text_table(t: Table, max_width: int = 60) -> str:
@@ -29,10 +29,11 @@ def text_table(t: Table, max_width: int = 60) -> str:
 
 
 def render_text(rep: Report, sections: tuple[str, ...] = MAIN_SECTIONS, width: int = 110) -> str:
-    v = rep.verdict
-    out = [rep.title, "=" * len(rep.title),
-           f"VERDICT: {'PASS' if v['passed'] else 'FAIL'} ({v['n_passed']} pass, {v['n_failed']} fail)", ""]
+    out = [rep.title, "=" * len(rep.title), ""]
     by_id = {s.id: s for s in rep.sections}
+    if "summary" not in sections or "summary" not in by_id:  # the summary section carries the verdict line itself
+        v = rep.verdict
+        out[-1:] = [f"VERDICT: {'PASS' if v['passed'] else 'FAIL'} ({v['n_passed']} pass, {v['n_failed']} fail)", ""]
     for sid in sections:
         s = by_id.get(sid)
         if s is None:
@@ -44,10 +45,13 @@ def render_text(rep: Report, sections: tuple[str, ...] = MAIN_SECTIONS, width: i
                 if isinstance(b, Table):
                     out.append(text_table(b))
                     out.append("")
+                elif isinstance(b, Items):
+                    out.extend(textwrap.fill(x, width, initial_indent="- ", subsequent_indent="  ") for x in b.items)
+                    out.append("")
                 elif isinstance(b, Text) and b.kind != "pre":
                     out.append(textwrap.fill(b.text, width))
                     out.append("")
-                elif isinstance(b, Detail) and b.open:
+                elif isinstance(b, Detail):  # closed ones too: the terminal has no toggles
                     out.append(f"[{b.summary}]")
                     emit(b.blocks, depth + 1)
 

@@ -120,3 +120,90 @@ def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[st
     n_passed = sum(r["status"] == "pass" for r in out)
     return {"thresholds": {"metric": metric, **active}, "passed": n_failed == 0 and n_passed > 0, "n_failed": n_failed,
             "n_passed": n_passed, "cells": out}
+
+
+def reasons(v: dict[str, Any]) -> list[str]:
+    """One plain line per failing cell naming the checks it fails, e.g. ``"x fails: lower CI of run-level tau
+    (v_strict) 0.53 < 0.8"`` (an undefined value says so)."""
+    out = []
+    for c in v["cells"]:
+        if c["status"] != "fail":
+            continue
+        bad = []
+        for x in c["checks"]:
+            if x["passed"]:
+                continue
+            val = "undefined" if x["value"] is None or x["value"] != x["value"] else f"{float(x['value']):.3g}"
+            want = {">=": "needs >=", "<=": "needs <="}.get(x["op"], x["op"])
+            bad.append(f"{x['description']} is {val} ({want} {x['limit']:g})")
+        out.append(f"{c['cell']} fails: " + "; ".join(bad))
+    return out
+
+
+def headline(v: dict[str, Any]) -> str:
+    """``PASS``/``FAIL`` with the counts, and the reasons of the failing cells (the verdict and why, in one place)."""
+    judged = v["n_passed"] + v["n_failed"]
+    head = (f"Verdict: PASS - all {judged} judged cell(s) meet the thresholds on {v['thresholds'].get('metric')}."
+            if v["passed"] else
+            f"Verdict: FAIL - {v['n_failed']} of {judged} judged cell(s) miss a threshold on {v['thresholds'].get('metric')}."
+            if judged else "Verdict: FAIL - no cell could be judged.")
+    why = reasons(v)
+    return head + (" " + " ".join(r.rstrip(".") + "." for r in why) if why else "")
+
+
+def _ci(ci: Any) -> str:
+    return f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None else ""
+
+
+def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, Any]], metric: str,
+                  bar: float = 0.8) -> list[str]:
+    """One plain-language sentence per judged cell, from what the study computed (nothing recomputed):
+
+    strictness (share of the assessors' ``support`` labels the judge made ``partial_support``, and the net
+    strictness index with its topic-clustered CI), the run-ranking tau with its CI and whether it is fine for
+    leaderboards (lower CI bound >= ``bar``), the per-topic (mean) tau and whether it is fine for per-topic
+    decisions (same rule), and the mean per-run bias (judge minus reference) with its CI."""
+    out = []
+    for c in cells:
+        if c.get("skipped"):
+            continue
+        cid = c["cell"]
+        parts = []
+        st = ((study_cells.get(cid) or {}).get("strictness_by_importance") or {}).get("strata", {}).get("all")
+        if st and st.get("index") is not None:
+            lo, hi = (st.get("ci") or [None, None])
+            kind = ("stricter than the assessors" if lo is not None and lo > 0 else
+                    "more lenient than the assessors" if hi is not None and hi < 0 else
+                    "about as strict as the assessors (no significant net strictness)")
+            s = f"judge {kind}"
+            if st.get("support_to_partial") is not None:
+                s += (f": {100 * st['support_to_partial']:.0f}% of the assessors' supports became partial and "
+                      f"{100 * (st.get('support_to_not') or 0):.0f}% not support")
+            s += f", net strictness {st['index']:+.2f}{_ci(st.get('ci'))}"
+            parts.append(s)
+        elif not (study_cells.get(cid) or {}).get("shares_reference_nuggets", True):
+            parts.append("judge made its own nuggets (no label-level comparison)")
+        m = ((c.get("analysis") or {}).get("metrics") or {}).get(metric) or {}
+        run, top = m.get("run") or {}, m.get("topic_avg") or {}
+        if run.get("tau") is None:
+            parts.append("run ranking tau undefined (a side gives every run the same score)")
+        else:
+            lo = (run.get("ci") or [None])[0]
+            ok = lo is not None and lo >= bar
+            parts.append(f"run ranking tau {run['tau']:.2f}{_ci(run.get('ci'))}, "
+                         + ("fine for leaderboards" if ok else f"not reliable for leaderboards (lower bound below {bar:g})"))
+        if top.get("tau") is None:
+            parts.append("per-topic tau undefined")
+        else:
+            lo = (top.get("ci") or [None])[0]
+            ok = lo is not None and lo >= bar
+            parts.append(f"per-topic tau {top['tau']:.2f}{_ci(top.get('ci'))}, "
+                         + ("fine for per-topic decisions" if ok else "not for per-topic decisions"))
+        b = ((((study_cells.get(cid) or {}).get("bias") or {}).get("metrics") or {}).get(metric) or {}).get("mean") or {}
+        if b.get("bias") is not None:
+            ci = b.get("ci") or [None, None]
+            sig = ci[0] is not None and (ci[0] > 0 or ci[1] < 0)
+            parts.append(f"run scores {'higher' if b['bias'] > 0 else 'lower'} than the assessors' by "
+                         f"{abs(b['bias']):.3f} on average{_ci(ci)}" + ("" if sig else " (not significant)"))
+        out.append(f"{cid}: " + "; ".join(parts) + ".")
+    return out

@@ -1,5 +1,6 @@
-"""Write ``report.html``, ``report.md`` (+ ``report_files/*.png``) and ``report.json`` into a results folder
-(paths and atomic writes from ``metaeval.layout``)."""
+"""Write ``report.html``, ``report.md`` (+ ``report_files/*.svg``) and ``report.json`` into a results folder
+(paths and atomic writes from ``metaeval.layout``); with ``latex=True`` also the main tables as LaTeX
+(``report_latex/*.tex``, :mod:`metaeval.report.latex`)."""
 
 from __future__ import annotations
 
@@ -22,12 +23,13 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
     lay = ResultsLayout.open(out_dir)
     files = lay.report_files
     files.mkdir(parents=True, exist_ok=True)
-    names = {f"{f.name}.png" for f in rep.figures}
-    for old in files.glob("*.png"):  # figures of an earlier report that this one does not have
-        if old.name not in names:
-            old.unlink()
+    names = {f.file_name for f in rep.figures}
+    for pattern in ("*.png", "*.svg"):
+        for old in files.glob(pattern):  # figures of an earlier report that this one does not have
+            if old.name not in names:
+                old.unlink()
     for f in rep.figures:
-        lay.write_bytes(files / f"{f.name}.png", f.png)
+        lay.write_bytes(files / f.file_name, f.content)
     paths = {"html": lay.report_html, "md": lay.report_md, "json": lay.report_json, "files": files}
     lay.write_text(paths["html"], render_html(rep))
     lay.write_text(paths["md"], render_md(rep, "report_files"))
@@ -35,9 +37,15 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
     return paths
 
 
-def write_report(results_dir: str | Path, thresholds: Any = None, metric: str | None = None) -> tuple[Report, dict[str, Path]]:
-    """Build the report of ``results_dir`` and write its three files there; returns (report, paths)."""
+def write_report(results_dir: str | Path, thresholds: Any = None, metric: str | None = None,
+                 latex: bool = False) -> tuple[Report, dict[str, Path]]:
+    """Build the report of ``results_dir`` and write its three files there (and ``report_latex/`` when ``latex``);
+    returns (report, paths)."""
     rep = build_report(results_dir, thresholds=thresholds, metric=metric)
     paths = write_outputs(rep, results_dir)
+    if latex:
+        from metaeval.report.latex import write_latex
+
+        paths["latex"] = write_latex(rep, ResultsLayout.open(results_dir))
     log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     return rep, paths

@@ -137,3 +137,106 @@ def test_fmt_ci():
 def test_table_rejects_ragged_rows():
     with pytest.raises(ValueError):
         Table(["a", "b"], [["1"]])
+
+
+# ------------------------------------------------------------------ issue 14.5: summary, SVG, LaTeX, bias
+def _judged(name, tau, lo, hi, topic=(0.5, 0.4, 0.6)):
+    return {"cell": name, "failure_rate": 0.0, "stats": {},
+            "analysis": {"metrics": {"v_strict": {"run": {"tau": tau, "ci": [lo, hi]},
+                                                  "topic_avg": {"tau": topic[0], "ci": list(topic[1:])}}}}}
+
+
+def test_plain_summary_and_verdict_reasons_in_words():
+    cells = [_judged("good", 0.79, 0.81, 0.86, (0.93, 0.85, 0.97)), _judged("weak", 0.7, 0.5, 0.9),
+             {"cell": "undef", "failure_rate": 0.0, "analysis": {"metrics": {"v_strict": {"run": {"tau": None}}}}},
+             {"cell": "sk", "skipped": "no extra"}]
+    study = {"good": {"shares_reference_nuggets": True,
+                      "strictness_by_importance": {"strata": {"all": {"index": 0.21, "ci": [0.1, 0.3],
+                                                                      "support_to_partial": 0.24, "support_to_not": 0.05}}},
+                      "bias": {"metrics": {"v_strict": {"mean": {"bias": -0.12, "ci": [-0.2, -0.05]}}}}},
+             "weak": {"shares_reference_nuggets": False,
+                      "bias": {"metrics": {"v_strict": {"mean": {"bias": 0.01, "ci": [-0.02, 0.04]}}}}}}
+    lines = V.plain_summary(cells, study, "v_strict", bar=0.8)
+    assert len(lines) == 3  # skipped cells have no sentence
+    assert lines[0] == ("good: judge stricter than the assessors: 24% of the assessors' supports became partial and 5% not "
+                        "support, net strictness +0.21 [0.10, 0.30]; run ranking tau 0.79 [0.81, 0.86], fine for "
+                        "leaderboards; per-topic tau 0.93 [0.85, 0.97], fine for per-topic decisions; run scores lower "
+                        "than the assessors' by 0.120 on average [-0.20, -0.05].")
+    assert "judge made its own nuggets" in lines[1] and "not reliable for leaderboards (lower bound below 0.8)" in lines[1]
+    assert "per-topic tau 0.50 [0.40, 0.60], not for per-topic decisions" in lines[1] and "(not significant)" in lines[1]
+    assert "run ranking tau undefined" in lines[2] and "per-topic tau undefined" in lines[2]
+    v = V.evaluate(cells, dict(V.DEFAULTS))
+    head = V.headline(v)
+    assert head.startswith("Verdict: FAIL - 2 of 3 judged cell(s) miss a threshold on v_strict.")
+    assert "weak fails: lower CI of run-level tau (v_strict) is 0.5 (needs >= 0.8)" in head
+    assert "undef fails: lower CI of run-level tau (v_strict) is undefined (needs >= 0.8)" in head and "good fails" not in head
+    assert V.headline(V.evaluate([cells[0]], dict(V.DEFAULTS))).startswith("Verdict: PASS - all 1 judged cell(s)")
+
+
+def test_svg_figures_inline_with_prefixed_ids_and_files_in_markdown():
+    from metaeval.report.model import Items
+    from metaeval.report.plots import inline_svg, tau_levels
+
+    rows = [{"cell": "c1", "metric": "v_strict", "level": lv, "tau": t, "ci_low": t - 0.1, "ci_high": min(1, t + 0.1)}
+            for lv, t in (("run", 0.9), ("topic_avg", 0.6))]  # pooled missing: written "undefined"
+    doc = tau_levels(rows, ["c1"], "v_strict", 0.8)
+    assert doc.lstrip().startswith("<?xml") and "<text" in doc and "pooled: undefined" in doc  # text stays text
+    ids = __import__("re").findall(r'id="([^"]+)"', doc)
+    inl = inline_svg(doc, "fig-x", 'a "title"')
+    assert inl.startswith('<svg role="img" aria-label="a &quot;title&quot;"') and "<?xml" not in inl and "http" not in inl
+    assert all(f'id="fig-x-{i}"' in inl for i in ids) and "url(#fig-x-" in inl
+    assert not __import__("re").findall(r'url\(#(?!fig-x-)', inl)
+    rep = Report("T", [Section("s", "S", [Items(["one <b>", "two"]), Text("Verdict: FAIL - x", "fail"),
+                                          Figure("tau", "Tau", caption="c", svg=doc)])], {},
+                 {"passed": False, "n_passed": 0, "n_failed": 1, "thresholds": {"metric": "v_strict"}})
+    html = render_html(rep)
+    assert '<figure id="fig-tau"><svg role="img"' in html and "<li>one &lt;b&gt;</li>" in html
+    assert '<p class="banner bad">Verdict: FAIL - x</p>' in html
+    md = render_md(rep)
+    assert "](report_files/tau.svg)" in md and "- one &lt;b&gt;" in md and "**Verdict: FAIL - x**" in md
+    assert rep.figures[0].file_name == "tau.svg" and rep.figures[0].content == doc.encode()
+
+
+def test_latex_tables_are_booktabs_and_escaped(tmp_path):
+    from metaeval.layout import ResultsLayout
+    from metaeval.report.latex import escape, table_tex, write_latex
+
+    assert escape("a_b & 5% $x #1 {y} ~ ^ \\ ±") == r"a\_b \& 5\% \$x \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{} $\pm$"
+    t = Table(["cell", "tau"], [["lexical__x", "0.9 [0.8, 1.0]"]], "tau on v_strict, 95% CI", [False, True], latex="tau")
+    tex = table_tex(t, "metaeval-tau")
+    assert "\\begin{tabular}{lr}" in tex and tex.index("\\toprule") < tex.index("\\midrule") < tex.index("\\bottomrule")
+    assert "lexical\\_\\_x & 0.9 [0.8, 1.0] \\\\" in tex and "\\caption{tau on v\\_strict, 95\\% CI}" in tex
+    root = tmp_path / "res"
+    root.mkdir()
+    (root / "summary.json").write_text("{}", encoding="utf-8")
+    lay = ResultsLayout.open(root)
+    (root / "report_latex").mkdir()
+    (root / "report_latex" / "stale.tex").write_text("old", encoding="utf-8")
+    rep = Report("T", [Section("s", "S", [t, Detail("d", [Table(["x"], [["1"]], latex="usage")]), Table(["y"], [["2"]])])],
+                 {}, {})
+    folder = write_latex(rep, lay)
+    assert sorted(p.name for p in folder.iterdir()) == ["tables.tex", "tau.tex", "usage.tex"]
+    assert (folder / "tables.tex").read_text(encoding="utf-8").endswith("\\input{tau}\n\\input{usage}\n")
+
+
+def test_run_bias_matches_a_hand_computed_paired_bootstrap():
+    from metaeval.analysis.resample import topic_weights
+    from metaeval.study.bias import run_bias
+
+    ref = pd.DataFrame({"qid": ["q1", "q1", "q2", "q2", "q3"], "run_id": ["a", "b", "a", "b", "a"],
+                        "v_strict": [0.5, 0.2, 1.0, 0.4, 0.0]})
+    judge = pd.DataFrame({"qid": ["q1", "q1", "q2", "q2", "q3", "q3"], "run_id": ["a", "b", "a", "b", "a", "b"],
+                          "v_strict": [0.25, 0.2, 0.5, 0.6, 0.5, 0.9]})
+    out = run_bias(ref, judge, ["v_strict"], n_boot=400, seed=3)["metrics"]["v_strict"]
+    by = {r["run_id"]: r for r in out["runs"]}
+    # a: d = (-0.25, -0.5, +0.5) over 3 topics; b: d = (0, +0.2) over q1, q2 (q3 not scored by the reference)
+    assert by["a"]["bias"] == pytest.approx(-0.25 / 3) and by["b"]["bias"] == pytest.approx(0.1)
+    assert by["a"]["n_topics"] == 3 and by["b"]["n_topics"] == 2
+    assert by["a"]["reference"] == pytest.approx(0.5) and by["a"]["judge"] == pytest.approx(1.25 / 3)
+    w = topic_weights(3, 400, 3)  # the same resamples by hand (topics q1, q2, q3)
+    da = np.array([-0.25, -0.5, 0.5])
+    reps = (w @ da) / w.sum(1)
+    assert by["a"]["ci"] == pytest.approx([np.quantile(reps, 0.025), np.quantile(reps, 0.975)])
+    assert -1 <= by["a"]["ci"][0] <= by["a"]["bias"] <= by["a"]["ci"][1] <= 1
+    assert [r["run_id"] for r in out["runs"]] == ["a", "b"]  # by reference score
+    assert out["mean"]["bias"] == pytest.approx((-0.25 / 3 + 0.1) / 2)
