@@ -1,0 +1,1 @@
+"""metaeval's test suite (a regular package, so no installed top-level `tests` package can shadow it)."""
