@@ -122,7 +122,7 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
     next_topics = {"strategy": strategy, "labelled": len(pilot_q), "unlabelled": len(ranked), "list": ranked,
                    "note": ("every judged topic already has human labels" if not ranked else
                             "label in this order; the calibrated score then weights each labelled topic by 1/pi "
-                            "(Hajek), pi = its inclusion probability at the budget reached")}
+                            "(Hajek), pi = its inclusion probability at the budget reached: metaeval plan --after plan.json")}
 
     replay_out = None
     if int(s["replay_reps"]) > 0 and len(pilot_q) - int(s["replay_pilot"]) >= 4:
