@@ -209,9 +209,33 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
                 if m == metrics[0]:  # the primary metric (analysis.metrics' first): label-level detail costs time
                     cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m,
                                                                     shared=shared, queries=inp.topics)
+                    _attach_replies(lay, cid, cell["disagreements"][m])
         doc["cells"][cid] = cell
     lay.write_json(lay.study_json, doc, indent=None)
     return doc
+
+
+def _attach_replies(lay: ResultsLayout, cid: str, dis: dict[str, Any]) -> None:
+    """What the judge actually said for each disagreeing pair shown (from ``cells/<cell>/transcripts.jsonl`` when
+    the sweep wrote one): ``judge_reply`` (the raw reply of the assignment call, ``None`` for a judge that makes no
+    model call), ``judge_position`` (the nugget's place in that call's list), ``judge_reasks``."""
+    pairs = [(t["qid"], p) for t in dis.get("topics", []) for p in t.get("pairs", [])]
+    path = lay.transcripts(cid)
+    if not pairs or not path.exists():
+        return
+    from metaeval.errors import MetaevalError
+    from metaeval.io.transcripts import assignment_replies, read_transcripts
+
+    try:
+        replies = assignment_replies(read_transcripts(path))
+    except MetaevalError as exc:  # the figures stand without the replies; say why they are missing
+        dis["replies_note"] = str(exc)
+        return
+    for qid, p in pairs:
+        r = replies.get((str(qid), str(p["run_id"]), str(p["nugget"])))
+        if r is not None:
+            p.update(judge_reply=r.get("raw_reply"), judge_position=r.get("position"), judge_reasks=r.get("reasks"),
+                     judge_model_call=r.get("raw_reply") is not None)
 
 
 def _shares_nuggets(ref: "LabelSet | None", ls: "LabelSet") -> bool:

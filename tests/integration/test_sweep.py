@@ -192,3 +192,18 @@ def test_unreachable_server_jobs_are_failed_and_retried_on_rerun(tmp_path):
         assert srv.counts["requests"] > 0
     (cell,) = summary(tmp_path, "dead")["cells"]
     assert cell["failed_labels"] == 0 and cell["stats"]["executed"] == 64
+
+
+def test_disagreements_carry_what_the_judge_said(tmp_path):
+    """The study's worst-topic pairs carry the judge's raw reply from the cell's transcripts; the label at the
+    nugget's position in that reply is the judge's label."""
+    with ChatTestServer() as srv:
+        sweep(tmp_path, "runtime=serial", "grid=single", "judge=testserver", "strategy=human_auto", "analysis.bootstrap=50",
+              f"judge.deployment.base_url={srv.openai_base_url}", "name=ts")
+    study = json.loads((tmp_path / "ts" / "study" / "study.json").read_text(encoding="utf-8"))
+    (cell,) = study["cells"].values()
+    pairs = [p for t in cell["disagreements"]["v_strict"]["topics"] for p in t.get("pairs", [])]
+    assert pairs
+    for p in pairs:
+        assert p["judge_model_call"] and p["judge_position"] >= 1
+        assert json.loads(p["judge_reply"])[p["judge_position"] - 1] == p["judge"], p
