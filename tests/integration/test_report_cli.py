@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SECTIONS = ("verdict", "provenance", "usage", "leaderboards", "tau", "scatter", "agreement", "descriptive", "calibration",
+SECTIONS = ("summary", "verdict", "bias", "provenance", "usage", "leaderboards", "tau", "scatter", "agreement", "descriptive", "calibration",
             "disagreements")
 
 
@@ -37,8 +37,8 @@ def test_sweep_writes_the_report(results):
         assert (results / name).stat().st_size > 0, name
     data = json.loads((results / "report.json").read_text(encoding="utf-8"))
     assert data["format"] == "metaeval-report" and "verdict" in data
-    pngs = sorted(p.name for p in (results / "report_files").glob("*.png"))
-    assert len(pngs) >= 5 and set(data["figures"]) == {p[:-4] for p in pngs}
+    pngs = sorted(p.name for p in (results / "report_files").glob("*.svg"))
+    assert len(pngs) >= 6 and set(data["figures"]) == {p[:-4] for p in pngs}
     md = (results / "report.md").read_text(encoding="utf-8")
     for p in pngs:
         assert f"](report_files/{p})" in md
@@ -49,8 +49,9 @@ def test_html_sections_images_and_no_external_urls(results):
     html = (results / "report.html").read_text(encoding="utf-8")
     for sid in SECTIONS:
         assert f'<section id="{sid}">' in html and f'href="#{sid}"' in html, sid
-    imgs = re.findall(r'<img[^>]*src="([^"]*)"', html)
-    assert len(imgs) >= 5 and all(s.startswith("data:image/png;base64,") for s in imgs)
+    svgs = re.findall(r'<figure id="fig-[^"]+"><svg role="img"', html)
+    assert len(svgs) >= 6 and '<section id="injection">' not in html  # no empty probe section
+    assert re.search(r"Command: metaeval sweep [^<]*analysis\.bootstrap=200 [^<]*name=demo", html)  # from overrides.yaml
     # no external reference in any src/href/srcset/url()/@import, and no script at all
     refs = re.findall(r'(?:src|href|srcset|action|poster)\s*=\s*["\']?([^"\'\s>]+)', html, flags=re.I)
     refs += re.findall(r'url\(\s*["\']?([^"\')]+)', html, flags=re.I) + re.findall(r'@import\s+["\']?([^"\';]+)', html, flags=re.I)
@@ -82,8 +83,16 @@ def test_html_sections_images_and_no_external_urls(results):
     assert {r["run_id"]: r["raw"] for r in lbs["lexical__human_auto"]["rows"]} == pytest.approx(runs, abs=1e-12)
     assert {s["cell"] for s in data["strictness"]} == {c for c in cells if "human_auto" in c}
     assert data["descriptive"][0]["role"] == "reference"
-    # calibration: exactly the cells whose judge labels the reference's nuggets, as their calibration.json says
-    assert set(data["calibration"]) == {c for c in cells if "human_auto" in c}
+    # calibration: every judged cell (score-level methods need no shared nuggets), as its calibration.json says
+    assert set(data["calibration"]) == set(cells)
+    # per-run bias (judge minus reference): on the demo both sides score every topic, so it is the run-mean difference
+    for cid in cells:
+        pts = {r["run_id"]: r["judge"] - r["reference"] for r in data["run_scores"][cid]}
+        assert {r["run_id"]: r["bias"] for r in data["bias"][cid]["runs"]} == pytest.approx(pts, abs=1e-9)
+        assert all(r["ci"][0] <= r["bias"] <= r["ci"][1] for r in data["bias"][cid]["runs"])
+    assert set(data["strictness_by_importance"]) == {c for c in cells if "human_auto" in c}
+    for st in data["strictness_by_importance"].values():
+        assert st["vital"]["n_pairs"] + st["okay"]["n_pairs"] == st["all"]["n_pairs"]
     for cid, cal in data["calibration"].items():
         assert cal == json.loads((results / "cells" / cid / "calibration.json").read_text(encoding="utf-8"))
     dis = {d["cell"]: d for d in data["disagreements"]}
@@ -145,10 +154,24 @@ def test_strict_exit_codes_and_verdict(results, tmp_path):
 def test_print_shows_verdict_table(results):
     res = report(str(results), "--print", check=True)
     out = res.stdout
-    assert "VERDICT: FAIL" in out and "pass/fail per grid cell" in out
+    assert "Verdict: FAIL - " in out and " fails: lower CI of run-level tau" in out and "pass/fail per grid cell" in out
     lines = [ln for ln in out.splitlines() if ln.startswith("lexical__human_auto ") and ("PASS" in ln or "FAIL" in ln)]
     assert lines, out[:3000]
     assert "Kendall tau (b) on v_strict" in out and "Calibration (held-out, raw as a candidate)" in out
+
+
+def test_latex_export_of_the_main_tables(results):
+    res = report(str(results), "--latex", check=True)
+    folder = results / "report_latex"
+    assert "report_latex" in res.stdout
+    names = {p.stem for p in folder.glob("*.tex")}
+    assert {"tables", "verdict", "tau", "bias", "strictness", "strictness_importance", "descriptive", "usage"} <= names
+    tex = (folder / "tau.tex").read_text(encoding="utf-8")
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex and "\\begin{tabular}{lrrr}" in tex
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    c = next(c for c in summary["cells"] if c["cell"] == "lexical__human_auto")
+    run = c["analysis"]["metrics"]["v_strict"]["run"]
+    assert f"lexical\\_\\_human\\_auto & {run['tau']:.3f} [{run['ci'][0]:.2f}, {run['ci'][1]:.2f}]" in tex
 
 
 # Run `metaeval report` with every module that loads data, scores, analyses, calibrates or runs the study blocked:
@@ -178,7 +201,7 @@ def test_report_never_loads_the_dataset_or_recomputes(results, tmp_path):
     s["config"]["dataset"]["source"] = str(tmp_path / "moved.jl")  # the dataset is gone
     s["dataset"]["name"] = "no-such-dataset"
     (copy / "summary.json").write_text(json.dumps(s), encoding="utf-8")
-    for f in (copy / "report_files").glob("*.png"):
+    for f in (copy / "report_files").glob("*.svg"):
         f.unlink()
     res = subprocess.run([sys.executable, "-c", _NO_COMPUTE, str(copy)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -188,7 +211,7 @@ def test_report_never_loads_the_dataset_or_recomputes(results, tmp_path):
     for key in ("leaderboards", "per_topic_tau", "run_scores", "disagreements", "tau", "strictness", "descriptive"):
         assert new[key] == old[key], key
     assert set(new["figures"]) == set(old["figures"]) and "scatter" in new["figures"] and "forest" in new["figures"]
-    assert {p.stem for p in (copy / "report_files").glob("*.png")} == set(new["figures"])
+    assert {p.stem for p in (copy / "report_files").glob("*.svg")} == set(new["figures"])
 
 
 def test_missing_study_files_degrade_to_a_problems_section(results, tmp_path):
@@ -204,7 +227,7 @@ def test_missing_study_files_degrade_to_a_problems_section(results, tmp_path):
     data = json.loads((copy / "report.json").read_text(encoding="utf-8"))
     assert data["per_topic_tau"] == {} and "scatter" not in data["figures"]
     # stale figures of the earlier report are removed, the rest match report.json
-    assert {p.stem for p in (copy / "report_files").glob("*.png")} == set(data["figures"])
+    assert {p.stem for p in (copy / "report_files").glob("*.svg")} == set(data["figures"])
 
 
 def test_user_errors(results, tmp_path):
