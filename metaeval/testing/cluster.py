@@ -14,6 +14,7 @@ which would end every Ray process on the machine.  Linux only (/proc).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -114,6 +115,9 @@ class LoopbackCluster:
         while group_pids(pgid) and time.monotonic() < deadline:
             time.sleep(0.2)
 
-    def stop(self) -> None:
+    def stop(self, remove_temp: bool = True) -> None:
+        """Kill both nodes, then (``remove_temp``) delete the cluster's private temp dir (its logs)."""
         for name in ("worker", "head"):
             self.kill(name)
+        if remove_temp:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)

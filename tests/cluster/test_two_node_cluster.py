@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -41,11 +42,25 @@ def job_records(path: Path) -> list[dict]:
     return out
 
 
+def _files_containing(root: Path, needle: bytes) -> list[str]:
+    hits = []
+    for p in root.rglob("*"):
+        try:
+            if p.is_file() and not p.is_symlink() and needle in p.read_bytes():
+                hits.append(str(p))
+        except OSError:
+            pass
+    return hits
+
+
 def test_sweep_on_two_nodes_survives_losing_the_worker(loopback_cluster, tmp_path):
-    env = loopback_cluster.env
-    with ChatTestServer(faults=Faults(latency_s=0.25)) as srv:
+    # the API key: only in the DRIVER's environment (the nodes were started without it); the server accepts only it
+    key = "sk-h8cluster-" + uuid.uuid4().hex
+    env = {**loopback_cluster.env, "H8_CLUSTER_KEY": key}
+    keyed = ["judge.deployment.api_key_env=H8_CLUSTER_KEY"]
+    with ChatTestServer(faults=Faults(latency_s=0.25), expected_key=key) as srv:
         # the reference: the serial executor, its own results folder and cache
-        ref = subprocess.run(sweep_cmd(tmp_path / "serial", "s", srv.openai_base_url, "runtime=serial"),
+        ref = subprocess.run(sweep_cmd(tmp_path / "serial", "s", srv.openai_base_url, "runtime=serial", *keyed),
                              capture_output=True, text=True, timeout=300, env=env)
         assert ref.returncode == 0, ref.stderr[-3000:]
         n_jobs = len(job_records(tmp_path / "serial" / "s" / "jobs.jsonl"))
@@ -55,7 +70,7 @@ def test_sweep_on_two_nodes_survives_losing_the_worker(loopback_cluster, tmp_pat
         srv.reset_counts()
         cluster = ["runtime=ray_cluster", f"runtime.address={loopback_cluster.address}", "runtime.restart_timeout_s=30",
                    "+judge.deployment.resources=[{head_node:0.01},{worker_node:0.01}]",
-                   "judge.deployment.limits.concurrency=2"]
+                   "judge.deployment.limits.concurrency=2", *keyed]
         jobs = tmp_path / "cluster" / "c" / "jobs.jsonl"
         # a RELATIVE results_dir (so a relative cache path): actors opening it themselves would write into their
         # own working folders; the driver-owned cache actor resolves it in the driver's (tmp_path)
@@ -93,10 +108,18 @@ def test_sweep_on_two_nodes_survives_losing_the_worker(loopback_cluster, tmp_pat
         # a new sweep folder on the (now head-only) cluster: every reply, including those fetched by the dead
         # worker's actor, is in the driver's cache -> no request reaches the server
         srv.reset_counts()
-        rerun = subprocess.run(sweep_cmd(Path("cluster"), "c2", srv.openai_base_url, *cluster[:3],
+        rerun = subprocess.run(sweep_cmd(Path("cluster"), "c2", srv.openai_base_url, *cluster[:3], *keyed,
                                          "+judge.deployment.resources={head_node:0.01}"),
                                capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert srv.counts["requests"] == 0, dict(srv.counts)
         again = (tmp_path / "cluster" / "c2" / "cells" / CELL / "labels.jsonl").read_text(encoding="utf-8")
         assert again == serial_labels
+        assert srv.counts["401"] == 0  # every actor, on both nodes, had the key
+
+    # the key reached the actors as an argument, not through a runtime_env: no Ray log or file on either node (the
+    # worker node writes under the head's temp dir) and nothing in the results holds it
+    temp = Path(loopback_cluster.temp_dir)
+    assert len(list(temp.rglob("raylet*.out"))) >= 2  # both nodes' logs are under the scanned folder
+    assert _files_containing(temp, key.encode()) == []
+    assert _files_containing(tmp_path, key.encode()) == []
