@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from metaeval.errors import MetaevalError
-    from metaeval.pipeline.signals import EXIT_TERMINATED, Terminated, install_sigterm
+    from metaeval.pipeline.signals import EXIT_TERMINATED, install_sigterm, terminated
 
     install_sigterm()  # SIGTERM stops a run like Ctrl-C: finished jobs kept, one line, exit 143
     try:
@@ -88,10 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     except MetaevalError as exc:
         print(f"metaeval {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except Terminated:
-        print(f"metaeval {args.command}: terminated (SIGTERM); finished jobs are kept, a rerun resumes", file=sys.stderr)
-        return EXIT_TERMINATED
     except KeyboardInterrupt:
+        if terminated():  # SIGTERM, routed through the Ctrl-C path (metaeval.pipeline.signals)
+            print(f"metaeval {args.command}: terminated (SIGTERM); finished jobs are kept, a rerun resumes", file=sys.stderr)
+            return EXIT_TERMINATED
         print(f"metaeval {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `metaeval score ... | head`: the reader left; no traceback, nothing more to print

@@ -1,6 +1,8 @@
-"""SIGTERM ends a run the way Ctrl-C does: ``Terminated`` (a ``KeyboardInterrupt``) is raised in the main thread,
-executors stop dispatching, every finished job is already in ``jobs.jsonl`` (flushed per record), and the CLI
-prints one line and exits 143 (128 + 15).  A rerun resumes.
+"""SIGTERM ends a run the way Ctrl-C does: the handler notes it and raises SIGINT, so every place that already
+stops cleanly on Ctrl-C does the same here - ``asyncio.run`` cancels its main task (no task dies with a stray
+exception), Ray's ``ray.wait`` returns with ``KeyboardInterrupt``, every finished job is already in ``jobs.jsonl``
+(flushed per record) - and the CLI, seeing ``terminated()``, prints one line and exits 143 (128 + 15).  A rerun
+resumes.
 
 Ray's ``ray.init`` installs its own SIGTERM handler (``sys.exit(15)`` from inside a blocking ``ray.wait``, which
 ends with a C++ stack dump); ``RayExecutor`` re-installs this one right after starting Ray.
@@ -15,18 +17,26 @@ from typing import Any
 #: exit status after SIGTERM (128 + signal number, as a shell reports it)
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
+_state = {"terminated": False}
+
 
 class Terminated(KeyboardInterrupt):
-    """Raised in the main thread when the process receives SIGTERM."""
+    """Kept for callers that raise it themselves; the SIGTERM handler goes through SIGINT (see the docstring)."""
 
 
-def _raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated(f"signal {signum}")
+def _on_sigterm(signum: int, frame: Any) -> None:
+    _state["terminated"] = True
+    signal.raise_signal(signal.SIGINT)  # the Ctrl-C path: asyncio's Runner or Python's default handler
+
+
+def terminated() -> bool:
+    """Whether this process received SIGTERM (the CLI turns the resulting KeyboardInterrupt into exit 143)."""
+    return _state["terminated"]
 
 
 def install_sigterm() -> bool:
-    """Make SIGTERM raise ``Terminated`` in the main thread; returns False (and does nothing) elsewhere."""
+    """Route SIGTERM through the Ctrl-C path; returns False (and does nothing) outside the main thread."""
     if threading.current_thread() is not threading.main_thread():
         return False
-    signal.signal(signal.SIGTERM, _raise_terminated)
+    signal.signal(signal.SIGTERM, _on_sigterm)
     return True

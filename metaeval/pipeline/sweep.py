@@ -157,7 +157,7 @@ class Sweep:
             self.store = _ReadOnlyStore(self.layout.job_records() if self.layout.jobs.is_file() else {})
         else:
             self.out = self.layout.ensure()
-            self.store = ResultsStore(self.out)
+            self.store = ResultsStore(self.layout)  # jobs, quarantine and lock paths from the layout
         self.cell_keys: dict[str, list[str]] = {}
         self.stats: dict[str, CellStats] = {c.id: CellStats() for c in self.active}
         self.spent = 0.0
@@ -442,6 +442,9 @@ class Sweep:
             this_run = st.as_dict()
             row["stats"] = {**st.totals(self.store), "jobs": st.jobs, "reused": st.reused, "executed": st.executed,
                             **{k: v for k, v in this_run.items() if k.startswith("est_")}}
+            # runs of this folder killed or interrupted mid-flight: their in-flight requests were never stored, so
+            # the stored totals (requests, tokens, cost) are lower bounds (pipeline.lock)
+            row["stats"]["interrupted_runs"] = len(self.store.interrupted_runs)
             row["this_run"] = {k: this_run[k] for k in ("executed", "reused", "failed_jobs", "judge_calls", "calls",
                                                         "cache_hits", "retries", "reasks", "cost_usd")}
             ls = label_sets.get(c.id)

@@ -36,6 +36,10 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
                   "Call, token and cost columns are totals for the stored results.", ""]
     if summary.get("stopped"):
         lines += [f"**Stopped early:** {summary['stopped']}", ""]
+    interrupted = max((int(c.get("stats", {}).get("interrupted_runs", 0)) for c in cells), default=0)
+    if interrupted:
+        lines += [f"Model requests, tokens and cost are lower bounds: {interrupted} earlier run(s) of this folder were "
+                  "killed or interrupted, and the requests they had in flight are not counted.", ""]
     lines += [
         f"Kendall's tau (tau-b) on {metric.upper() if metric != 'v_strict' else 'V_strict'} with 95% topic-bootstrap CIs:",
         "",

@@ -30,6 +30,9 @@ def test_sigkill_midway_then_resume(runs):
     # so the folder's request totals are lower bounds from now on
     lock = json.loads((r["out"] / ".lock").read_text(encoding="utf-8"))
     assert "pid" not in lock and len(lock["interrupted_runs"]) == 1
+    summary = json.loads((r["out"] / "summary.json").read_text(encoding="utf-8"))
+    assert all(c["stats"]["interrupted_runs"] == 1 for c in summary["cells"] if "stats" in c)
+    assert "are lower bounds: 1 earlier run(s)" in r["again"].stdout
 
 
 def test_clean_stops_release_the_lock_and_put_the_run_on_record(runs):
