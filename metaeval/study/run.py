@@ -194,7 +194,15 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
         per = scores[cid]
         shared = cid in inp.calibratable or _shares_nuggets(inp.reference, ls)
         cell: dict[str, Any] = {"shares_reference_nuggets": shared, "per_topic_tau": {}, "disagreements": {}}
-        cell["leaderboard"] = leaderboard.raw_leaderboards(ls, ref_runs, metrics, n_boot=a["bootstrap"], seed=a["seed"])
+        from_cal = {m: leaderboard.from_calibration(calibration.get(cid), m) for m in metrics}
+        todo = [m for m in metrics if from_cal[m] is None]
+        lb = leaderboard.raw_leaderboards(ls, ref_runs, todo, n_boot=a["bootstrap"], seed=a["seed"]) if todo else \
+            {"level": 0.95, "n_boot": a["bootstrap"], "seed": a["seed"], "metrics": {}}
+        for m in metrics:
+            if from_cal[m] is not None:
+                lb["metrics"][m] = from_cal[m]
+        lb["source"] = {m: ("calibration.json" if from_cal[m] is not None else "study") for m in metrics}
+        cell["leaderboard"] = lb
         if ref_scores is not None:
             from metaeval.study import bias  # per-run judge-minus-reference bias; strictness by importance (H9)
 
