@@ -151,6 +151,22 @@ def headline(v: dict[str, Any]) -> str:
     return head + (" " + " ".join(r.rstrip(".") + "." for r in why) if why else "")
 
 
+def _labels_strictness(lab: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The same figures from the analysis' label agreement (for a study written before ``strictness_by_importance``):
+    the strictness index with its topic-bootstrap CI and the support -> partial / not shares of the label shifts."""
+    if not lab or lab.get("strictness_index") is None:
+        return None
+    ci = (lab.get("clustered") or {}).get("strictness_ci_topic") or lab.get("strictness_ci")
+    share = {s.get("candidate"): s.get("pct_of_reference_label") for s in lab.get("shifts") or []
+             if s.get("reference") == "support"}
+    pct = share.get("partial_support")
+    raised = [s.get("pct_of_reference_label") or 0.0 for s in lab.get("shifts") or []
+              if s.get("reference") == "not_support" and s.get("candidate") in ("partial_support", "support")]
+    return {"index": lab["strictness_index"], "ci": ci, "support_to_partial": None if pct is None else pct / 100,
+            "support_to_not": None if share.get("not_support") is None else share["not_support"] / 100,
+            "not_raised": sum(raised) / 100 if raised else None}
+
+
 def _ci(ci: Any) -> str:
     return f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None else ""
 
@@ -169,7 +185,8 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
             continue
         cid = c["cell"]
         parts = []
-        st = ((study_cells.get(cid) or {}).get("strictness_by_importance") or {}).get("strata", {}).get("all")
+        st = ((study_cells.get(cid) or {}).get("strictness_by_importance") or {}).get("strata", {}).get("all") \
+            or _labels_strictness((c.get("analysis") or {}).get("labels"))
         if st and st.get("index") is not None:
             lo, hi = (st.get("ci") or [None, None])
             kind = ("stricter than the assessors" if lo is not None and lo > 0 else
@@ -179,7 +196,9 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
             if st.get("support_to_partial") is not None:
                 s += (f": {100 * st['support_to_partial']:.0f}% of the assessors' supports became partial and "
                       f"{100 * (st.get('support_to_not') or 0):.0f}% not support")
-            s += f", net strictness {st['index']:+.2f}{_ci(st.get('ci'))}"
+            if st.get("not_raised") is not None:
+                s += f"; {100 * st['not_raised']:.0f}% of their not-supports were raised"
+            s += f"; net strictness {st['index']:+.2f}{_ci(st.get('ci'))}"
             parts.append(s)
         elif not (study_cells.get(cid) or {}).get("shares_reference_nuggets", True):
             parts.append("judge made its own nuggets (no label-level comparison)")

@@ -16,7 +16,8 @@ mean over runs of ``bias_r``.  Scores are in [0, 1], so every bias and interval 
 pairs and separately for vital and okay nuggets (the reference's importance), with the topic-clustered CR1
 interval on ``G - 1`` degrees of freedom of :func:`metaeval.calibration.strictness.clustered_index`; plus
 ``support_to_partial``: the share of the reference's ``support`` labels the judge turned into
-``partial_support`` (and into ``not_support``), per stratum - the plain-language figure of the report's summary.
+``partial_support`` (and into ``not_support``) and ``not_raised``: the share of its ``not_support`` labels the judge
+raised, per stratum - the plain-language figures of the report's summary.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def strictness_by_importance(reference: "LabelSet", judge: "LabelSet", *, n_boot
             strata[name] = None
             continue
         ci = clustered_index(sub, alpha, n_boot, seed)
-        sup = sub[sub["human"] == 2]
+        sup, nots = sub[sub["human"] == 2], sub[sub["human"] == 0]
         strata[name] = {
             "index": _f(ci.get("strictness_index")), "ci": [_f(x) for x in ci.get("ci_cluster", [None, None])],
             "ci_method": ci.get("ci_method"), "n_pairs": int(len(sub)), "n_topics": int(ci.get("n_topics", 0)),
@@ -100,6 +101,7 @@ def strictness_by_importance(reference: "LabelSet", judge: "LabelSet", *, n_boot
             "n_support": int(len(sup)),
             "support_to_partial": _f((sup["judge"] == 1).mean()) if len(sup) else None,
             "support_to_not": _f((sup["judge"] == 0).mean()) if len(sup) else None,
+            "not_raised": _f((nots["judge"] > 0).mean()) if len(nots) else None,
         }
     return {"alpha": alpha, "strata": strata}
 

@@ -18,7 +18,9 @@ def test_probe_results_are_in_the_report(tmp_path):
              "strategy=human_auto", "calibration.enabled=false", "analysis.bootstrap=0", "+report.enabled=false")
     out = tmp_path / "p"
     metaeval("report", out)
-    assert "No probe results" in (out / "report.md").read_text(encoding="utf-8")
+    # no probe results yet: no (empty) probe section at all (issue 14.5)
+    assert '<section id="injection">' not in (out / "report.html").read_text(encoding="utf-8")
+    assert "Prompt-injection probe" not in (out / "report.md").read_text(encoding="utf-8")
     metaeval("probe", "--judge", "lexical", "--answers", "4", "--out", out / "probe" / "lexical.json")
     metaeval("report", out)
     probe = json.loads((out / "probe" / "lexical.json").read_text(encoding="utf-8"))

@@ -152,19 +152,29 @@ def test_plain_summary_and_verdict_reasons_in_words():
              {"cell": "sk", "skipped": "no extra"}]
     study = {"good": {"shares_reference_nuggets": True,
                       "strictness_by_importance": {"strata": {"all": {"index": 0.21, "ci": [0.1, 0.3],
-                                                                      "support_to_partial": 0.24, "support_to_not": 0.05}}},
+                                                                      "support_to_partial": 0.24, "support_to_not": 0.05,
+                                                                      "not_raised": None}}},
                       "bias": {"metrics": {"v_strict": {"mean": {"bias": -0.12, "ci": [-0.2, -0.05]}}}}},
              "weak": {"shares_reference_nuggets": False,
                       "bias": {"metrics": {"v_strict": {"mean": {"bias": 0.01, "ci": [-0.02, 0.04]}}}}}}
     lines = V.plain_summary(cells, study, "v_strict", bar=0.8)
     assert len(lines) == 3  # skipped cells have no sentence
     assert lines[0] == ("good: judge stricter than the assessors: 24% of the assessors' supports became partial and 5% not "
-                        "support, net strictness +0.21 [0.10, 0.30]; run ranking tau 0.79 [0.81, 0.86], fine for "
+                        "support; net strictness +0.21 [0.10, 0.30]; run ranking tau 0.79 [0.81, 0.86], fine for "
                         "leaderboards; per-topic tau 0.93 [0.85, 0.97], fine for per-topic decisions; run scores lower "
                         "than the assessors' by 0.120 on average [-0.20, -0.05].")
     assert "judge made its own nuggets" in lines[1] and "not reliable for leaderboards (lower bound below 0.8)" in lines[1]
     assert "per-topic tau 0.50 [0.40, 0.60], not for per-topic decisions" in lines[1] and "(not significant)" in lines[1]
     assert "run ranking tau undefined" in lines[2] and "per-topic tau undefined" in lines[2]
+    # a study without strictness_by_importance: the analysis' label figures, in the same words
+    lab = {"strictness_index": -0.2, "clustered": {"strictness_ci_topic": [-0.3, -0.1]},
+           "shifts": [{"reference": "support", "candidate": "partial_support", "pct_of_reference_label": 28.0},
+                      {"reference": "not_support", "candidate": "partial_support", "pct_of_reference_label": 40.0},
+                      {"reference": "not_support", "candidate": "support", "pct_of_reference_label": 18.0}]}
+    (line,) = V.plain_summary([{**_judged("old", 0.8, 0.7, 0.9), "analysis": {**_judged("old", 0.8, 0.7, 0.9)["analysis"],
+                                                                              "labels": lab}}], {}, "v_strict")
+    assert line.startswith("old: judge more lenient than the assessors: 28% of the assessors' supports became partial "
+                           "and 0% not support; 58% of their not-supports were raised; net strictness -0.20 [-0.30, -0.10];")
     v = V.evaluate(cells, dict(V.DEFAULTS))
     head = V.headline(v)
     assert head.startswith("Verdict: FAIL - 2 of 3 judged cell(s) miss a threshold on v_strict.")
