@@ -291,9 +291,11 @@ class _Builder:
                        "Net strictness P(judge lower) - P(judge higher) over all doubly labelled pairs and separately for "
                        "the reference's vital and okay nuggets; bars: 95% topic-clustered CI (CR1, t with G-1 df).",
                        svg=plots.strictness_importance(per)),
-                Table(["cell", "nuggets", "pairs", "net strictness [95% CI]", "support -> partial", "support -> not"], rows,
-                      "strictness by the reference's nugget importance (support -> x: share of the assessors' support "
-                      "labels the judge gave x)", [False, False, True, True, True, True], latex="strictness_importance")]
+                Detail("strictness by importance, table", [
+                    Table(["cell", "nuggets", "pairs", "net strictness [95% CI]", "support -> partial", "support -> not"], rows,
+                          "strictness by the reference's nugget importance (support -> x: share of the assessors' support "
+                          "labels the judge gave x)", [False, False, True, True, True, True], latex="strictness_importance")],
+                       open=False)]
 
     def s_bias(self) -> Section | None:
         """Per-run bias, judge minus reference run score, with the study's paired topic-bootstrap CIs."""
