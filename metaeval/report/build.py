@@ -165,19 +165,22 @@ class _Builder:
         for c in self.active:
             lb = (self.res.study_cell(c["cell"]).get("leaderboard") or {})
             lbs.append({"cell": c["cell"], "metric": self.metric, "level": lb.get("level"), "n_boot": lb.get("n_boot"),
+                        "source": (lb.get("source") or {}).get(self.metric, "study"),
                         "rows": (lb.get("metrics") or {}).get(self.metric) or []})
         self.data["leaderboards"] = lbs
         blocks: list = [Text(f"Run ranking on {self.metric} per cell: the judge's raw run means with a topic-bootstrap "
-                             f"95% CI ({_s(self.n_boot)} resamples, seed {_s(self.seed)}; the analysis' setting) beside the "
-                             "reference (human) run score. Nothing here is fitted: the calibrated, cross-fitted leaderboard "
-                             "is in the calibration section.")]
+                             f"95% CI ({_s(self.n_boot)} resamples, analysis.bootstrap; for a calibrated cell the interval is "
+                             "its calibration.json raw column, drawn with calibration.seed, otherwise with analysis.seed "
+                             f"{_s(self.seed)}) beside the reference (human) run score. Nothing here is fitted: the "
+                             "calibrated, cross-fitted leaderboard is in the calibration section.")]
         for lb in lbs:
             cols = ["rank", "run", "reference", "ref. rank", "judge raw [95% CI]", "rank shift"]
             rows = [[str(r["raw_rank"]), r["run_id"], fmt(r.get("reference")), _s(r.get("reference_rank")),
                      fmt_ci(r.get("raw"), r.get("raw_ci")), _s(r.get("rank_shift"))] for r in lb["rows"]]
             inner: list = [Table(cols, rows, f"{lb['cell']}", [True, False, True, True, True, True])] if rows else \
                 [Text("no leaderboard for this cell in study/study.json", "note")]
-            blocks.append(Detail(f"{lb['cell']} - raw", inner, open=False))
+            src = "calibration.json raw column" if lb["source"] == "calibration.json" else "study raw leaderboard"
+            blocks.append(Detail(f"{lb['cell']} - raw ({src})", inner, open=False))
         return Section("leaderboards", "Leaderboards (raw judge vs reference)", blocks)
 
     def s_tau(self) -> Section:
@@ -373,10 +376,11 @@ class _Builder:
                                     for a in t["answers"]], "answers whose within-topic rank moves most",
                                    [False, True, True, True, True]))
                 if "pairs" in t:
-                    inner.append(Table(["run", "nugget", "importance", "human", "judge", "answer excerpt"],
+                    inner.append(Table(["run", "nugget", "importance", "human", "judge", "what the judge said", "answer excerpt"],
                                        [[p["run_id"], p["nugget"], p["importance"], p["human"],
-                                         p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), p["answer_excerpt"]]
-                                        for p in t["pairs"]] or [["-", "no label differs on this topic", "", "", "", ""]],
+                                         p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), _reply(p),
+                                         p["answer_excerpt"]]
+                                        for p in t["pairs"]] or [["-", "no label differs on this topic", "", "", "", "", ""]],
                                        "nugget labels that differ (answers above first, then largest difference, vital first)"))
                 for nl in t.get("nugget_lists", []):
                     inner.append(Table(["human nugget", "human label", "judge nugget", "judge label"],
@@ -447,6 +451,20 @@ def _injection_rows(folder: Path) -> list[list[str]]:
                      _pct(o.get("flip_rate")), _pct(o.get("upward_rate")), _pct(o.get("downward_rate")),
                      _pct(ctrl.get("flip_rate")) if ctrl else "-"])
     return rows
+
+
+def _reply(p: dict[str, Any], width: int = 240) -> str:
+    """The judge's raw reply for a disagreeing pair (from the cell's transcripts), or why there is none."""
+    if "judge_model_call" not in p:
+        return "-"  # a study written before transcripts were indexed
+    if not p.get("judge_model_call"):
+        return "no model call (offline judge)"
+    r = " ".join(str(p.get("judge_reply") or "").split())
+    r = r if len(r) <= width else r[: width - 1] + "…"
+    extra = [f"item {p['judge_position']}" if p.get("judge_position") else "",
+             f"{p['judge_reasks']} re-ask(s)" if p.get("judge_reasks") else ""]
+    extra = [e for e in extra if e]
+    return r + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _tag(t: Table, name: str) -> Table:
