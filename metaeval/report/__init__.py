@@ -2,8 +2,8 @@
 
 ``metaeval report RESULTS_DIR`` (and the end of every ``metaeval sweep``) renders what the study wrote under
 ``<results_dir>/<name>/`` (``summary.json``, ``study/``, ``analysis/``, ``cells/``; paths from ``metaeval.layout``)
-and writes ``report.html`` (inline CSS, PNG plots as ``data:`` URIs, no external URL), ``report.md`` (plots as PNG
-files in ``report_files/``) and ``report.json`` (every number shown, plus the verdict).  The report never loads the
+and writes ``report.html`` (inline CSS and SVG plots, no external URL), ``report.md`` (plots as SVG files in
+``report_files/``) and ``report.json`` (every number shown, plus the verdict); ``--latex`` adds ``report_latex/``.  The report never loads the
 dataset, scores, fits or resamples: those figures are the study's (``metaeval.study``).
 
 Modules, one job each:
@@ -11,8 +11,9 @@ Modules, one job each:
 * ``load``: the results folder as the study left it (summary, study.json, reference and cell run scores);
 * ``provenance``: config, prompts, dataset checksums, package versions, seeds, git commit;
 * ``tables``: usage, tau, descriptive statistics, strictness and calibration tables;
-* ``verdict``: configurable pass/fail thresholds per cell;
-* ``plots``: matplotlib figures (Agg) as PNG bytes;
+* ``verdict``: configurable pass/fail thresholds per cell, their reasons and the plain-language summary;
+* ``plots``: matplotlib figures as SVG text (legends outside the axes);
+* ``latex``: the main tables as booktabs ``.tex`` files;
 * ``build``: assembles the sections; ``render_html`` / ``render_md`` / ``render_text``: the three outputs;
 * ``write``: ``write_report(results_dir, ...)`` - what the command and the sweep call.
 """
