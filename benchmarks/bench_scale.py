@@ -19,7 +19,9 @@ otherwise idle machine.
     .venv/bin/python -m benchmarks.bench_scale [--latency 0.2] [--concurrency 32,64,128]
         [--runtimes baseline,serial,ray_local,cluster] [--reps 1] [--limit N] [--json]
 
-``--limit N`` uses the first N answers' lines of the NIST file (a smoke run).
+``--limit N`` uses the first N answers' lines of the NIST file (a smoke run).  ``--zero-cost COPIES`` measures the
+per-job overhead instead: the simulated judge (no model call) on COPIES x the NIST answers (16 -> 14,832 jobs),
+``serial`` and ``ray_local``: judging time / jobs, and the driver's peak RSS.
 """
 
 from __future__ import annotations
@@ -38,6 +40,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIMES = ("baseline", "serial", "ray_local", "cluster")
+
+
+def nist_copies(copies: int, tmp: Path) -> Path:
+    """The NIST file repeated ``copies`` times, each copy's topics under new ids (``<qid>-c<k>``)."""
+    from metaeval.paths import shared_data_dir
+
+    lines = (shared_data_dir() / "trec-rag-2024" / "nugget_assignment.20241108.jl").read_text(encoding="utf-8").splitlines()
+    out = tmp / f"nist-x{copies}.jl"
+    with open(out, "w", encoding="utf-8") as dst:
+        for k in range(copies):
+            for line in lines:
+                rec = json.loads(line)
+                rec["qid"] = f"{rec['qid']}-c{k}"
+                dst.write(json.dumps(rec) + "\n")
+    return out
 
 
 def nist_source(limit: int | None, tmp: Path) -> Path:
@@ -71,13 +88,15 @@ def one_baseline(url: str, source: Path, conc: int) -> dict:
     return {"judging_s": asyncio.run(run_baseline(url, work, conc)), "calls": len(work)}
 
 
-def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | None, root: str) -> dict:
+def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | None, root: str,
+              zero_cost: bool = False) -> dict:
     from metaeval.commands.compose import compose_sweep
     from metaeval.pipeline.sweep import Sweep
 
-    overrides = ["grid=single", "judge=testserver", "strategy=human_auto", f"dataset.source={source}",
-                 "dataset=trec-rag-2024", f"judge.deployment.base_url={url}/v1",
-                 f"judge.deployment.limits.concurrency={conc}", f"results_dir={root}", "name=bench",
+    judge = (["judge=simulated_fig6", f"judge.concurrency={conc}"] if zero_cost else
+             ["judge=testserver", f"judge.deployment.base_url={url}/v1", f"judge.deployment.limits.concurrency={conc}"])
+    overrides = ["grid=single", *judge, "strategy=human_auto", f"dataset.source={source}",
+                 "dataset=trec-rag-2024", f"results_dir={root}", "name=bench",
                  "calibration.enabled=false", "analysis.bootstrap=0", "sweep.progress=false",
                  "runtime=ray_cluster" if runtime == "cluster" else f"runtime={runtime}"]
     if runtime == "cluster":
@@ -93,9 +112,14 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
         rt = config.get("runtime", {})
         init_ray(rt.get("address"), rt.get("num_cpus"), cluster_runtime_env() if rt.get("address") else None)
         ray_start = time.perf_counter() - t
-    out = Sweep(config, cells).run()
+    sweep = Sweep(config, cells)
+    out = sweep.run()
     judging = out.judging_s if hasattr(out, "judging_s") else out["judging_s"]
-    return {"judging_s": judging, "ray_start_s": ray_start}
+    import resource
+
+    jobs = sum(st.executed for st in sweep.stats.values())
+    return {"judging_s": judging, "ray_start_s": ray_start, "jobs": jobs,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def child(argv: list[str]) -> int:
@@ -105,20 +129,22 @@ def child(argv: list[str]) -> int:
     ap.add_argument("--source", required=True)
     ap.add_argument("--conc", type=int, required=True)
     ap.add_argument("--address", default=None)
+    ap.add_argument("--zero-cost", action="store_true")
     a = ap.parse_args(argv)
     if a.one == "baseline":
         res = one_baseline(a.url, Path(a.source), a.conc)
     else:
         with tempfile.TemporaryDirectory() as root:
-            res = one_sweep(a.url, Path(a.source), a.conc, a.one, a.address, root)
+            res = one_sweep(a.url, Path(a.source), a.conc, a.one, a.address, root, a.zero_cost)
     print("RESULT " + json.dumps(res), flush=True)
     return 0
 
 
 # ---------------------------------------------------------------------------- the table (parent process)
-def measure(runtime: str, url: str, source: Path, conc: int, address: str | None, env: dict) -> dict:
+def measure(runtime: str, url: str, source: Path, conc: int, address: str | None, env: dict,
+            zero_cost: bool = False) -> dict:
     cmd = [sys.executable, "-m", "benchmarks.bench_scale", "--one", runtime, "--url", url, "--source", str(source),
-           "--conc", str(conc)] + (["--address", address] if address else [])
+           "--conc", str(conc)] + (["--address", address] if address else []) + (["--zero-cost"] if zero_cost else [])
     t = time.perf_counter()
     res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t
@@ -139,7 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--zero-cost", type=int, default=0, metavar="COPIES",
+                    help="instead: per-job overhead with the simulated judge (no calls) on COPIES x the NIST file, "
+                         "serial and ray_local")
     args = ap.parse_args(argv)
+    if args.zero_cost:
+        return zero_cost(args.zero_cost, args.json)
     runtimes = [r for r in args.runtimes.split(",") if r]
     bad = sorted(set(runtimes) - set(RUNTIMES))
     if bad:
@@ -188,6 +219,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"rows": {f"{k[0]}@{k[1]}": v for k, v in rows.items()}, "latency_s": args.latency,
                           "cluster_start_s": cluster_start}))
+    return 0
+
+
+def zero_cost(copies: int, as_json: bool) -> int:
+    """Per-job overhead: the simulated judge (no model call) on ``copies`` x the 927 NIST answers."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench_zero_"))
+    source = nist_copies(copies, tmp)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    rows = {rt: measure(rt, "http://127.0.0.1:9", source, 32, None, env, zero_cost=True) for rt in ("serial", "ray_local")}
+    print(f"simulated judge (no calls), {copies} x NIST = {rows['serial']['jobs']} assignment jobs, concurrency 32")
+    print(f"{'runtime':<10} {'judging s':>10} {'ms per job':>11} {'process s':>10} {'peak RSS MB':>12}")
+    for rt, r in rows.items():
+        print(f"{rt:<10} {r['judging_s']:10.2f} {r['judging_s'] / max(1, r['jobs']) * 1000:11.3f} {r['process_s']:10.2f} "
+              f"{r['peak_rss_mb']:12.0f}")
+    if as_json:
+        print(json.dumps({"zero_cost": rows, "copies": copies}))
     return 0
 
 

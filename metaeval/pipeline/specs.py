@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any
 
 #: pipeline order; ``relevance`` runs only with ``sweep.relevance=judge`` (for cells whose judge creates nuggets)
@@ -47,8 +48,9 @@ class JobSpec:
     run_id: str = ""
     sample: int = 0
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """Computed once per spec (the driver reads it several times per job: dispatch, store, owners)."""
         return content_hash(asdict(self), 24)
 
     def as_dict(self) -> dict[str, Any]:
