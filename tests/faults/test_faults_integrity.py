@@ -67,6 +67,38 @@ def test_a_corrupt_line_of_a_finished_run_costs_exactly_one_job(tmp_path):
     check_accounting(tmp_path / "c")
 
 
+@pytest.mark.slow
+def test_corrupt_line_101_of_the_927_answer_nist_run_costs_exactly_that_job(tmp_path, nist_file):
+    """The issue's case on the real data: 927 NIST answers (1,721 requests, about 30 s here); line 101 of the
+    finished run's jobs.jsonl is garbled; the rerun re-sends that one job's requests only and keeps the other 926."""
+    args = [*SERIAL, "cache=off", "dataset=trec-rag-2024", f"dataset.source={nist_file}", *limits(concurrency=16, max_retries=1)]
+    with RecordingServer() as srv:
+        first = run_sweep(tmp_path, "nist", srv.openai_base_url, *args, timeout=900)
+        assert first.returncode == 0, first.stderr[-3000:]
+        path = tmp_path / "nist" / "jobs.jsonl"
+        lines = path.read_bytes().split(b"\n")
+        assert len([x for x in lines if x.strip()]) == 927
+        victim = json.loads(lines[100])
+        lines[100] = lines[100][: len(lines[100]) // 2]  # line 101 cut in the middle: not JSON
+        path.write_bytes(b"\n".join(lines))
+        n0 = len(srv.log)
+        again = run_sweep(tmp_path, "nist", srv.openai_base_url, *args, timeout=900)
+        assert again.returncode == 0, again.stderr[-3000:]
+        rerun = srv.log[n0:]
+    _no_traceback(again)
+    from metaeval.data.dataset import load_dataset
+
+    ds = load_dataset(str(nist_file))
+    text = {(a.qid, a.run_id): a.text.strip() for a in ds.answers}
+    want = text[(victim["spec"]["qid"], victim["spec"]["run_id"])]
+    assert rerun and {e["answer"] for e in rerun} == {want}  # one job's requests (one per batch of <= 10 nuggets)
+    assert len(rerun) == victim["stats"]["calls"]
+    recs = jobs(tmp_path / "nist")
+    assert len(recs) == 927 and len({r["key"] for r in recs}) == 927
+    q = [json.loads(x) for x in (tmp_path / "nist" / "jobs.quarantine.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [x["line"] for x in q] == [101]
+
+
 # ------------------------------------------------------------------ two sweeps on one name
 def test_two_sweeps_started_together_on_one_name_one_runs_one_is_refused(tmp_path):
     with RecordingServer(faults=Faults(latency_s=0.15)) as srv:
