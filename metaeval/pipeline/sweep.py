@@ -444,7 +444,7 @@ class Sweep:
                             **{k: v for k, v in this_run.items() if k.startswith("est_")}}
             # runs of this folder killed or interrupted mid-flight: their in-flight requests were never stored, so
             # the stored totals (requests, tokens, cost) are lower bounds (pipeline.lock)
-            row["stats"]["interrupted_runs"] = len(self.store.interrupted_runs)
+            row["stats"]["interrupted_runs"] = len(getattr(self.store, "interrupted_runs", ()))  # none in a dry run
             row["this_run"] = {k: this_run[k] for k in ("executed", "reused", "failed_jobs", "judge_calls", "calls",
                                                         "cache_hits", "retries", "reasks", "cost_usd")}
             ls = label_sets.get(c.id)
