@@ -11,7 +11,8 @@ study, the report, ``metaeval assess``), so the file names below are written dow
       fingerprint.json         dataset and grid fingerprints (a sweep of another dataset/grid is refused)
       summary.json, summary.md the study's summary (cells, usage, analysis and calibration per cell)
       analysis/                metaeval.analysis outputs (every cell against the reference)
-      study/                   reference scores, per-topic tau, leaderboards, disagreements (study -> report)
+      study/                   study.json (per-topic tau, leaderboards, disagreements), reference_scores.csv,
+                               reference_runs.csv (study -> report); plan.json/.md (``metaeval plan --results``)
       cells/<cell>/            labels.jsonl, scores.csv, runs.csv, calibration.json, calibration-model.json,
                                transcripts.jsonl
       report.html, report.md, report.json, report_files/
