@@ -255,3 +255,15 @@ def test_a_server_down_for_a_whole_cell_exits_non_zero_after_storing_and_a_rerun
         assert third.returncode == 0 and len(srv.log) == n0  # mutation (b): nothing re-sent once done
     acc = check_accounting(tmp_path / "down")
     assert acc["failed_labels"] == 0
+
+
+def test_every_call_hanging_exits_non_zero_after_storing(tmp_path):
+    """Every request hangs (10 s) past the client's 1 s timeout: all labels FAILED, everything stored, exit 4."""
+    with RecordingServer(faults=Faults(p_hang=1.0, hang_s=10.0)) as srv:
+        res = run_sweep(tmp_path, "hang", srv.openai_base_url, *SERIAL, "cache=off",
+                        *limits(concurrency=32, max_retries=0, timeout_s=1.0))
+    _no_traceback(res)
+    assert res.returncode == 4, (res.returncode, res.stderr[-2000:])
+    recs = jobs(tmp_path / "hang")
+    assert len(recs) == 64 and all(r["status"] == "failed" for r in recs)
+    assert all("timeout" in r["output"]["failures"][0]["reason"] for r in recs)

@@ -25,7 +25,8 @@ def actor_pids(driver: int) -> list[int]:
 
 
 def test_ray_actor_killed_midway_jobs_resubmitted(tmp_path):
-    srv = RecordingServer(faults=Faults(latency_s=0.1)).start()
+    # requests from the 25th on wait at the server until the actor has been killed: the kill always lands midway
+    srv = RecordingServer(faults=Faults(latency_s=0.02), hold_from=24).start()
     tree: dict[int, str] = {}
     try:
         out = tmp_path / "actor"
@@ -37,6 +38,7 @@ def test_ray_actor_killed_midway_jobs_resubmitted(tmp_path):
             assert len(victims) == 1, f"expected one worker actor, found {victims}"
             tree = {p: cmdline(p) for p in descendants(proc.pid)}
             os.kill(victims[0], signal.SIGKILL)
+            srv.release()
             stdout, stderr = proc.communicate(timeout=180)
         finally:
             if proc.poll() is None:
