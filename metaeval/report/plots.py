@@ -143,7 +143,7 @@ def forest(per_cell: dict[str, Any], means: dict[str, tuple[float | None, list |
         order = order[:half] + order[-half:]
         note = f"; the {half} lowest and {half} highest of {len(qids)} topics"
     nrows, ncols = _grid(len(cells), 3)
-    fig = _figure(3.7 * ncols, 1.2 + (0.21 * len(order) + 0.6) * nrows)
+    fig = _figure(max(9.0, 3.7 * ncols), 1.2 + (0.21 * len(order) + 0.6) * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     ypos = {q: i for i, q in enumerate(order)}
     fs = 7 if len(order) > 30 else 8
@@ -164,7 +164,7 @@ def forest(per_cell: dict[str, Any], means: dict[str, tuple[float | None, list |
         ax.set_xlim(-1.05, 1.05)
         ax.set_ylim(len(order) - 0.5, -0.5)
         ax.grid(axis="x", alpha=0.3)
-        ax.set_yticks(range(len(order)), order, fontsize=fs)
+        ax.set_yticks(range(len(order)), [_short(q, 40) for q in order], fontsize=fs)
         ax.tick_params(axis="x", labelsize=8)
     _hide_unused(axes, len(cells))
     fig.supxlabel(f"per-topic Kendall tau on {metric}{note}", fontsize=10)
@@ -182,7 +182,7 @@ def bias(per_cell: dict[str, dict[str, Any]], metric: str) -> str:
     cells = list(per_cell)
     runs = list(dict.fromkeys(r["run_id"] for b in per_cell.values() for r in b["runs"]))
     nrows, ncols = _grid(len(cells), 3)
-    fig = _figure(3.7 * ncols, 1.0 + (0.24 * len(runs) + 0.7) * nrows)
+    fig = _figure(max(9.0, 3.7 * ncols), 1.0 + (0.24 * len(runs) + 0.7) * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
     ypos = {r: i for i, r in enumerate(runs)}
     lim = max([0.05] + [abs(x) for b in per_cell.values() for r in b["runs"] for x in (r["ci"] or []) if x is not None]
@@ -205,7 +205,7 @@ def bias(per_cell: dict[str, dict[str, Any]], metric: str) -> str:
         ax.set_title(f"{_short(cid)}\nmean bias {mt}", fontsize=9)
         ax.set_xlim(-lim, lim)
         ax.set_ylim(len(runs) - 0.5, -0.5)
-        ax.set_yticks(range(len(runs)), runs, fontsize=8)
+        ax.set_yticks(range(len(runs)), [_short(r, 40) for r in runs], fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", alpha=0.3)
     _hide_unused(axes, len(cells))

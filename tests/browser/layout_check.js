@@ -29,6 +29,10 @@
       axes.forEach(ax => { if (overlap(lr, R(ax), 1)) f.overlaps.push('legend ' + lg.id + ' x axes ' + ax.id); });
       texts.filter(t => !lg.contains(t)).forEach(t => { if (overlap(lr, R(t), 1)) f.overlaps.push('legend ' + lg.id + ' x text ' + desc(t)); });
     });
+    const box = R(svg);
+    texts.forEach(t => { const r = R(t);
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+        f.overlaps.push('text outside the figure ' + desc(t)); });
     const fr = R(svg), cap = fig.querySelector('figcaption');
     if (cap && overlap(fr, R(cap), 1)) f.overlaps.push('svg x figcaption');
     if (fr.right > R(fig).right + 1) f.overlaps.push('svg wider than its figure');

@@ -167,7 +167,8 @@ def layout_check(page: Path, tmp: Path, width: int = 1280) -> dict:
     """Open a copy of ``page`` with ``layout_check.js`` appended in headless Chromium (``--dump-dom`` after the
     script ran) and return what the script measured: page heights (details closed / all opened), horizontal
     overflow, the summary section's text, per figure the SVG text/legend/axes counts and every overlapping pair
-    (text x text, legend x axes area, legend x text outside it, svg x caption), and overlapping sibling blocks
+    (text x text, legend x axes area, legend x text outside it, text outside the figure, svg x caption), and
+    overlapping sibling blocks
     on the page (with every <details> opened)."""
     import html as html_mod
     import json
@@ -201,6 +202,7 @@ def test_overlap_detector_catches_a_legend_on_the_data_and_overlapping_blocks(tm
         ax.legend(loc="center")
         ax.text(0.1, 0.9, "first label", transform=ax.transAxes)
         ax.text(0.12, 0.9, "second label", transform=ax.transAxes)
+        fig.text(0.97, 0.5, "cut off at the right edge")
         doc = svg(fig)
     page = tmp_path / "bad.html"
     page.write_text(f'<html><body><main><figure id="fig-bad">{inline_svg(doc, "fig-bad", "bad")}</figure>'
@@ -211,6 +213,7 @@ def test_overlap_detector_catches_a_legend_on_the_data_and_overlapping_blocks(tm
     assert fig_out["legends"] == 1 and fig_out["axes"] == 1
     assert any(o.startswith("legend") and " x axes " in o for o in fig_out["overlaps"]), fig_out
     assert any("first label" in o and "second label" in o for o in fig_out["overlaps"]), fig_out
+    assert any(o.startswith("text outside the figure") and "cut off" in o for o in fig_out["overlaps"]), fig_out
     assert out["page"], out
 
 
