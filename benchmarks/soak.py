@@ -7,7 +7,8 @@ WAL mode, limits, retries, parsing) against the wire-compatible test server in i
 as a sweep does once it has stored them, so steady-state memory should be flat.  20,000 requests is about 30
 minutes of a real deployment at 11 requests/s (~660 requests per minute).
 
-Sampled every ``--interval`` seconds in a thread of the client process: RSS (``VmRSS`` in /proc/self/status),
+Sampled every ``--interval`` seconds in a thread of the client process and at every 2% of the units (so the
+sample count does not depend on the machine's speed): RSS (``VmRSS`` in /proc/self/status),
 open file descriptors (entries of /proc/self/fd), completed units, and the cache's file sizes (db + -wal).
 
 Bounds (checked by ``check_bounds``; the soak test and this script use the same function):
@@ -108,7 +109,8 @@ class Sampler(threading.Thread):
         self.sample()
 
 
-async def _drive(judge: Any, n: int, concurrency: int, progress: list[int], statuses: dict[str, int]) -> None:
+async def _drive(judge: Any, n: int, concurrency: int, progress: list[int], statuses: dict[str, int],
+                 on_milestone: Any = None, every: int = 0) -> None:
     nxt = iter(range(n))
 
     async def worker() -> None:
@@ -117,6 +119,8 @@ async def _drive(judge: Any, n: int, concurrency: int, progress: list[int], stat
             res = await judge.assign(topic, answer, nuggets)
             statuses[res.status] = statuses.get(res.status, 0) + 1
             progress[0] += 1
+            if on_milestone is not None and every and progress[0] % every == 0:
+                on_milestone()  # a sample every n/50 units: the sample count does not depend on the machine's speed
             del res  # counted and dropped, as a sweep drops a result once it is stored
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
@@ -146,7 +150,8 @@ def run_soak(n_requests: int = 20000, latency: float = 0.005, concurrency: int =
 
             async def go() -> None:
                 try:
-                    await _drive(judge, n_requests, concurrency, progress, statuses)
+                    await _drive(judge, n_requests, concurrency, progress, statuses, sampler.sample,
+                                 max(1, n_requests // 50))
                 finally:
                     await judge.aclose()
 

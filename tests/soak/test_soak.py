@@ -1,6 +1,6 @@
 """Soak (slow tier): 5,000 distinct assignment calls through ``LLMJudge`` / ``ChatClient`` against the test server
 in its own process at 5 ms latency, concurrency 32, with the client process's RSS and open descriptors sampled every
-second.  The bounds and why they are what they are: ``benchmarks/soak.py`` (the script runs the full 20,000)."""
+second and at every 2% of the units (50 samples at least, on any machine).  The bounds and why they are what they are: ``benchmarks/soak.py`` (the script runs the full 20,000)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def test_soak_memory_and_open_files_stay_bounded(tmp_path):
     # every unit answered once, exactly one request each, every reply cached
     assert r["statuses"] == {"ok": N} and r["server_requests"] == N and r["cache_rows"] == N
     assert r["client_stats"]["requests"] == N and r["client_stats"]["retries"] == 0
-    assert r["samples_n"] >= 5, "too few samples to judge growth"
+    assert r["samples_n"] >= 50, "too few samples to judge growth"  # one per 2% of the units, plus the timed ones
     assert r["rss_ok"], f"RSS grew {r['rss_growth_mb']:.1f} MB after warm-up (bound {r['rss_bound_mb']:.1f} MB)"
     assert r["fds_ok"], f"open files reached {r['fds_max']} (bound {r['fds_bound']})"
     # the cache grows linearly with distinct calls: a row is the reply plus usage, well under 2 KB
