@@ -75,9 +75,8 @@ class _Builder:
         blocks: list = [Text(verdict_mod.headline(v), "pass" if v["passed"] else "fail")]
         if lines:
             blocks.append(Items(lines))
-        blocks.append(Text(f"On {self.metric}; intervals are 95% topic-bootstrap CIs ({_s(self.n_boot)} resamples), "
-                           f"strictness CIs topic-clustered; 'fine' means the lower bound is at least {bar:g} (the "
-                           "verdict's bar for run-level tau).", "note"))
+        blocks.append(Text(f"On {self.metric}; every interval is a 95% topic-bootstrap CI ({_s(self.n_boot)} resamples); "
+                           f"'fine' means the lower bound is at least {bar:g} (the verdict's bar for run-level tau).", "note"))
         return Section("summary", "Summary", blocks)
 
     def s_verdict(self, v: dict[str, Any]) -> Section:
@@ -295,7 +294,7 @@ class _Builder:
                        "the reference's vital and okay nuggets; bars: 95% topic-clustered CI (CR1, t with G-1 df).",
                        svg=plots.strictness_importance(per)),
                 Detail("strictness by importance, table", [
-                    Table(["cell", "nuggets", "pairs", "net strictness [95% CI]", "support -> partial", "support -> not"], rows,
+                    Table(["cell", "nuggets", "pairs", "net strictness [95% CI, CR1 t]", "support -> partial", "support -> not"], rows,
                           "strictness by the reference's nugget importance (support -> x: share of the assessors' support "
                           "labels the judge gave x)", [False, False, True, True, True, True], latex="strictness_importance")],
                        open=False)]

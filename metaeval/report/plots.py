@@ -33,6 +33,9 @@ RC = {"svg.fonttype": "none", "svg.hashsalt": "metaeval", "font.family": "DejaVu
       "figure.dpi": 72}
 
 
+FONT_STACK = "font-family: 'DejaVu Sans', 'Bitstream Vera Sans', Verdana, sans-serif"
+
+
 def _figure(w: float, h: float):
     from matplotlib.figure import Figure
 
@@ -46,7 +49,8 @@ def svg(fig) -> str:
     buf = io.StringIO()
     with matplotlib.rc_context(RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return buf.getvalue()
+    # the layout was measured with DejaVu Sans: fall back to its metric twins, then any sans-serif (never a serif)
+    return buf.getvalue().replace("font-family: 'DejaVu Sans'", FONT_STACK)
 
 
 def inline_svg(doc: str, prefix: str, label: str = "") -> str:

@@ -176,7 +176,7 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
     """One plain-language sentence per judged cell, from what the study computed (nothing recomputed):
 
     strictness (share of the assessors' ``support`` labels the judge made ``partial_support``, and the net
-    strictness index with its topic-clustered CI), the run-ranking tau with its CI and whether it is fine for
+    strictness index with the agreement table's topic-bootstrap CI where the analysis has one), the run-ranking tau with its CI and whether it is fine for
     leaderboards (lower CI bound >= ``bar``), the per-topic (mean) tau and whether it is fine for per-topic
     decisions (same rule), and the mean per-run bias (judge minus reference) with its CI."""
     out = []
@@ -185,8 +185,10 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
             continue
         cid = c["cell"]
         parts = []
-        st = ((study_cells.get(cid) or {}).get("strictness_by_importance") or {}).get("strata", {}).get("all") \
-            or _labels_strictness((c.get("analysis") or {}).get("labels"))
+        lab = _labels_strictness((c.get("analysis") or {}).get("labels"))
+        st = ((study_cells.get(cid) or {}).get("strictness_by_importance") or {}).get("strata", {}).get("all") or lab
+        if st is not lab and lab and lab.get("ci"):  # the interval of the agreement table (topic bootstrap), so the
+            st = {**st, "ci": lab["ci"]}              # sentence and the table's "reading" column agree
         if st and st.get("index") is not None:
             lo, hi = (st.get("ci") or [None, None])
             kind = ("stricter than the assessors" if lo is not None and lo > 0 else
