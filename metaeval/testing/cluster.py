@@ -115,9 +115,31 @@ class LoopbackCluster:
         while group_pids(pgid) and time.monotonic() < deadline:
             time.sleep(0.2)
 
+    def cluster_pids(self) -> list[int]:
+        """Live processes whose command line names this cluster's private temp dir (every Ray process of both
+        nodes does): a second net for anything that left the process groups."""
+        out = []
+        for pid in _procs():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            if self.temp_dir + "/" in cmd or f"--temp-dir={self.temp_dir}" in cmd:
+                out.append(pid)
+        return out
+
     def stop(self, remove_temp: bool = True) -> None:
-        """Kill both nodes, then (``remove_temp``) delete the cluster's private temp dir (its logs)."""
+        """Kill both nodes (their process groups, then anything else naming this cluster's temp dir), then
+        (``remove_temp``) delete that temp dir (its logs)."""
         for name in ("worker", "head"):
             self.kill(name)
+        deadline = time.monotonic() + 20
+        while (left := self.cluster_pids()) and time.monotonic() < deadline:
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.2)
         if remove_temp:
             shutil.rmtree(self.temp_dir, ignore_errors=True)

@@ -16,4 +16,5 @@ def loopback_cluster(tmp_path):
     finally:
         cluster.stop()
         leftovers = {n: group_pids(g) for n, g in cluster.groups.items()}
+        leftovers["naming its temp dir"] = cluster.cluster_pids()
         assert not any(leftovers.values()), f"processes of the test cluster left running: {leftovers}"
