@@ -129,7 +129,8 @@ def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: boo
     layout = results_layout(config)
     for c in cells:
         layout.cell_dir(c.id)
-    check_cells(cells, str(config["sweep"].get("relevance", "qrels")), need_keys=not dry_run,
+    check_cells(cells, str(config["sweep"].get("relevance", "qrels")),
+                need_keys=not (dry_run or config["sweep"].get("offline")),  # a replay sends nothing: no key needed
                 single=bool(config.get("_single")))
     if dry_run:
         return

@@ -66,12 +66,15 @@ class ChatClient:
         offline: bool | None = None,
     ):
         self.deployment = deployment if isinstance(deployment, Deployment) else Deployment.from_dict(deployment)
-        key = self.deployment.api_key()  # ConfigError now, before any work
+        #: replay only: a cache miss fails the call instead of sending it (``METAEVAL_OFFLINE=1``, ``sweep --offline``)
+        self.offline = offline_mode() if offline is None else bool(offline)
+        if self.offline and not os.environ.get(self.deployment.api_key_env or "", "").strip():
+            key = NO_KEY  # a replay sends nothing: it needs no key (TREC AutoJudge replays run without one)
+        else:
+            key = self.deployment.api_key()  # ConfigError now, before any work
         self._secret = key
         self.backend = backend or make_backend(self.deployment, key)
         self.cache = ResponseCache(cache) if isinstance(cache, str) else cache
-        #: replay only: a cache miss fails the call instead of sending it (``METAEVAL_OFFLINE=1``, ``sweep --offline``)
-        self.offline = offline_mode() if offline is None else bool(offline)
         self.revision = getattr(self.deployment, "revision", None)
         check = getattr(self.cache, "check_endpoint", None)
         if check is not None:  # warn when this deployment name pointed at another server before

@@ -117,7 +117,8 @@ class Sweep:
         sw = config.get("sweep", {})
         self.dry_run = bool(sw.get("dry_run", False))
         # the driver's checks before anything is written (the CLI ran them already; library callers get them here)
-        check_cells(self.cells, self.relevance, need_keys=not self.dry_run, single=bool(config.get("_single")))
+        offline = bool(sw.get("offline", False))  # a replay from the response cache sends nothing: no key needed
+        check_cells(self.cells, self.relevance, need_keys=not (self.dry_run or offline), single=bool(config.get("_single")))
         self.active = [c for c in self.cells if not c.skipped]
         #: (cell id, qid) -> the documents the cell's judge graded >= min_grade (sweep.relevance=judge)
         self.judged: dict[tuple[str, str], list] = {}

@@ -204,14 +204,21 @@ def test_a_damaged_cache_is_moved_aside_named_and_the_run_completes_with_fresh_c
 
 # ------------------------------------------------------------------ offline replay with the server stopped
 def test_offline_replay_with_the_server_stopped_reproduces_labels_and_summary(tmp_path):
+    """The live run needs a key (the server accepts only it); the replay has no key and no server."""
     cache = f"cache.path={tmp_path / 'responses.sqlite'}"
-    with RecordingServer() as srv:
+    key_env = "METAEVAL_REPLAY_KEY"
+    key = "sk-replay-" + secrets.token_hex(8)
+    keyed = [f"judge.deployment.api_key_env={key_env}"]
+    with RecordingServer(expected_key=key) as srv:
         url = srv.openai_base_url
-        live = run_sweep(tmp_path, "live", url, *SERIAL, cache, *limits())
+        live = subprocess.run(sweep_cmd(tmp_path, "live", url, *SERIAL, cache, *keyed, *limits()), capture_output=True,
+                              text=True, timeout=300, env={**os.environ, key_env: key})
         assert live.returncode == 0, live.stderr[-3000:]
-    # the server is stopped: any request would fail (connection refused)
-    env_cmd = sweep_cmd(tmp_path, "replay", url, "--offline", *SERIAL, cache, *limits(max_retries=0))
-    replay = subprocess.run(env_cmd, capture_output=True, text=True, timeout=300)
+        assert srv.counts["401"] == 0 and len(srv.log) >= 63
+    # the server is stopped (any request would fail: connection refused) and the key variable is not set
+    env = {k: v for k, v in os.environ.items() if k != key_env}
+    env_cmd = sweep_cmd(tmp_path, "replay", url, "--offline", *SERIAL, cache, *keyed, *limits(max_retries=0))
+    replay = subprocess.run(env_cmd, capture_output=True, text=True, timeout=300, env=env)
     _no_traceback(replay)
     assert replay.returncode == 0, replay.stderr[-3000:]
     assert _labels(tmp_path / "live") == _labels(tmp_path / "replay")
