@@ -81,6 +81,15 @@ def _rc(func):
     return wrapper
 
 
+def _errorbars(ax, pts: list[tuple[float, float, float, float]], color: str, ms: float = 5, capsize: float = 3) -> None:
+    """Points ``(x, y, lo, hi)`` with horizontal interval bars, in ONE errorbar call (one artist per colour, not per
+    point: drawing time grows with artists, not with points)."""
+    if not pts:
+        return
+    x, y, lo, hi = (np.array(v, dtype=float) for v in zip(*pts))
+    ax.errorbar(x, y, xerr=[np.maximum(x - lo, 0), np.maximum(hi - x, 0)], fmt="o", ms=ms, color=color, capsize=capsize)
+
+
 def _grid(n: int, ncols: int = 3) -> tuple[int, int]:
     ncols = max(1, min(ncols, n))
     return math.ceil(n / ncols), ncols
@@ -103,17 +112,18 @@ def tau_levels(rows: list[dict[str, Any]], cells: Sequence[str], metric: str, th
     look = {(r["cell"], r["level"]): r for r in rows if r["metric"] == metric}
     for k, lv in enumerate(("run", "topic_avg", "pooled")):
         ax.errorbar([], [], xerr=[], fmt="o", color=LEVEL_COLORS[lv], capsize=3, label=LEVEL_LABELS[lv])
-    for i, cid in enumerate(cells):
-        for k, lv in enumerate(("run", "topic_avg", "pooled")):
+    for k, lv in enumerate(("run", "topic_avg", "pooled")):
+        pts = []
+        for i, cid in enumerate(cells):
             r = look.get((cid, lv))
             y = i + (k - 1) * 0.25
             if not r or r["tau"] is None:
                 ax.text(-0.97, y, f"{LEVEL_LABELS[lv]}: undefined", va="center", fontsize=8, color=LEVEL_COLORS[lv],
                         style="italic")
                 continue
-            lo = r["tau"] - r["ci_low"] if r["ci_low"] is not None else 0
-            hi = r["ci_high"] - r["tau"] if r["ci_high"] is not None else 0
-            ax.errorbar(r["tau"], y, xerr=[[max(lo, 0)], [max(hi, 0)]], fmt="o", color=LEVEL_COLORS[lv], capsize=3)
+            t = r["tau"]
+            pts.append((t, y, t if r["ci_low"] is None else r["ci_low"], t if r["ci_high"] is None else r["ci_high"]))
+        _errorbars(ax, pts, LEVEL_COLORS[lv])
     ax.set_yticks(range(len(cells)), [_short(c) for c in cells])
     ax.set_ylim(len(cells) - 0.5, -0.5)
     ax.set_xlim(-1, 1.02)
@@ -194,14 +204,16 @@ def bias(per_cell: dict[str, dict[str, Any]], metric: str) -> str:
     lim = min(1.0, lim * 1.1)
     for ax, cid in zip(axes.flat, cells):
         b = per_cell[cid]
+        groups: dict[str, list] = {"#d62728": [], "#1f77b4": [], "#2ca02c": []}
         for r in b["runs"]:
             y = ypos[r["run_id"]]
             if r["bias"] is None:
                 ax.text(0, y, "undefined", ha="center", va="center", fontsize=8, style="italic", color="#555555")
                 continue
             lo, hi = r["ci"] if r["ci"] and r["ci"][0] is not None else (r["bias"], r["bias"])
-            col = "#d62728" if hi < 0 else ("#2ca02c" if lo > 0 else "#1f77b4")
-            ax.errorbar(r["bias"], y, xerr=[[r["bias"] - lo], [hi - r["bias"]]], fmt="o", ms=4, color=col, capsize=2)
+            groups["#d62728" if hi < 0 else ("#2ca02c" if lo > 0 else "#1f77b4")].append((r["bias"], y, lo, hi))
+        for col, pts in groups.items():
+            _errorbars(ax, pts, col, ms=4, capsize=2)
         ax.axvline(0, color="black", lw=0.8)
         m = b.get("mean") or {}
         mt = "undefined" if m.get("bias") is None else f"{m['bias']:+.3f}" + (
@@ -282,22 +294,27 @@ def strictness_importance(per_cell: dict[str, dict[str, Any]]) -> str:
     for k, s in enumerate(names):
         ax.errorbar([], [], xerr=[], fmt="o", color=STRATUM_COLORS[s], capsize=3,
                     label={"all": "all nuggets", "vital": "vital nuggets", "okay": "okay nuggets"}[s])
-    for i, cid in enumerate(cells):
-        for k, s in enumerate(names):
+    undefined = []
+    for k, s in enumerate(names):
+        pts = []
+        for i, cid in enumerate(cells):
             r = (per_cell[cid] or {}).get(s)
             y = i + (k - 1) * 0.25
             if not r or r.get("index") is None:
-                ax.text(-0.97, y, f"{s}: undefined", va="center", fontsize=8, color=STRATUM_COLORS[s], style="italic")
+                undefined.append((y, s))
                 continue
             lo, hi = r["ci"] if r.get("ci") and r["ci"][0] is not None else (r["index"], r["index"])
-            ax.errorbar(r["index"], y, xerr=[[r["index"] - lo], [hi - r["index"]]], fmt="o", color=STRATUM_COLORS[s],
-                        capsize=3)
+            pts.append((r["index"], y, lo, hi))
+        _errorbars(ax, pts, STRATUM_COLORS[s])
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(cells)), [_short(c) for c in cells])
     ax.set_ylim(len(cells) - 0.5, -0.5)
     lim = max([0.1] + [abs(x) for v in per_cell.values() for r in (v or {}).values() if r for x in (r.get("ci") or [])
                        if x is not None])
     ax.set_xlim(-min(1.0, lim * 1.15), min(1.0, lim * 1.15))
+    for y, s in undefined:  # at the left edge of the axes, whatever its limits
+        ax.text(0.01, y, f"{s}: undefined", va="center", fontsize=8, color=STRATUM_COLORS[s], style="italic",
+                transform=ax.get_yaxis_transform())
     ax.set_xlabel("net strictness = P(judge lower) - P(judge higher) (95% topic-clustered CI); > 0: judge stricter")
     ax.grid(axis="x", alpha=0.3)
     fig.legend(loc="outside upper center", ncols=3, frameon=False)
