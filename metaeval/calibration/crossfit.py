@@ -70,6 +70,9 @@ class Candidate:
     level: str  # "score" or "label"
     fit: FitFn
     apply: ApplyFn
+    #: optional cheaper fit for point predictions only (``apply(model, test, want_ci=False)``), used where no
+    #: interval is needed (the inner selection folds); it must give the same point predictions as ``fit``
+    fit_point: FitFn | None = None
 
 
 @dataclass
@@ -114,8 +117,9 @@ def _eval_folds(cands: Sequence[Candidate], plan: list[np.ndarray], all_topics: 
         truth, n_top = truth_fn(held)
         fr = FoldResult(k, held, truth, n_top, {})
         for c in cands:
+            fit = c.fit if want_ci or c.fit_point is None else c.fit_point
             try:
-                model = c.fit(train)
+                model = fit(train)
                 fr.preds[c.name] = c.apply(model, held, want_ci)
             except Exception as exc:  # a method that cannot fit this fold is recorded, never hidden
                 if c.name == "none":

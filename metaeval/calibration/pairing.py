@@ -72,55 +72,70 @@ def refusal_line(p: Pairing, min_coverage: float) -> str:
 
 def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
     """Flatten ``judge`` (see :func:`metaeval.calibration.pairs.pairs_from_labelset`) and attach the reference
-    support code of the same (qid, run_id, normalised nugget text)."""
+    support code of the same (qid, run_id, normalised nugget text).
+
+    Vectorised: qids, run ids and normalised texts of both sides become shared integer codes (``normalise_text``
+    runs once per distinct raw text), and the matching is done on the integer key
+    ``(qid, run_id, text)`` with ``np.unique`` / ``searchsorted``.  A judge pair is *matched* when its key occurs
+    exactly once among the judge's labels and exactly once among the reference's labels on shared answers;
+    a key that occurs more than once on either side counts as a duplicate and stays unmatched
+    (``test_pairing_vectorised_matches_reference_loop`` checks this against the plain dictionary loop)."""
+    import pandas as pd
+
     from metaeval.calibration.pairs import pairs_from_labelset
 
     jp = pairs_from_labelset(judge)
-    jl = judge.labels
     # pairs_from_labelset keeps the label rows whose answer is in judge.answers, in order
-    key_ok = _answer_mask(judge)
-    jl = jl[key_ok]
+    jl = judge.labels[_answer_mask(judge)]
     rl = reference.labels
-    j_ans = list(zip(jl["qid"].astype(str), jl["run_id"].astype(str)))
-    # shared answers: answers both sides hold (a judge that made no nuggets for an answer still answered it)
-    r_ans = set(zip(reference.answers["qid"].astype(str), reference.answers["run_id"].astype(str)))
-    j_ans_set = set(zip(judge.answers["qid"].astype(str), judge.answers["run_id"].astype(str)))
-    j_text = [normalise_text(t) for t in jl["nugget"].astype(str)]
-    r_keys: dict[tuple[str, str, str], int] = {}
-    dup_r: set[tuple[str, str, str]] = set()
-    r_codes = labels_to_codes(rl["support"].astype(object).to_numpy())
-    r_shared = 0
-    for q, r, t, c in zip(rl["qid"].astype(str), rl["run_id"].astype(str), rl["nugget"].astype(str), r_codes):
-        if (q, r) not in j_ans_set:
-            continue
-        r_shared += 1
-        k = (q, r, normalise_text(t))
-        if k in r_keys:
-            dup_r.add(k)
-        r_keys[k] = int(c)
-    seen: dict[tuple[str, str, str], int] = {}
-    keys = [(q, r, t) for (q, r), t in zip(j_ans, j_text)]
-    for k in keys:
-        seen[k] = seen.get(k, 0) + 1
-    human = np.full(len(keys), -1, dtype=np.int8)
-    matched = dup = j_shared = 0
-    for i, ((q, r), k) in enumerate(zip(j_ans, keys)):
-        if (q, r) not in r_ans:
-            continue
-        j_shared += 1
-        if k in r_keys:
-            if seen[k] > 1 or k in dup_r:
-                dup += 1
-                continue
-            matched += 1
-            human[i] = r_keys[k]
-    return Pairing(jp, human, matched, j_shared, r_shared, dup)
+    ra, ja = reference.answers, judge.answers
+    nj, nr, nra = len(jl), len(rl), len(ra)
+
+    def col(frames, name):
+        return np.concatenate([f[name].astype(str).to_numpy(dtype=object) for f in frames]) if frames else np.array([], object)
+
+    q_codes, q_uni = pd.factorize(col([jl, rl, ra, ja], "qid"))
+    r_codes, r_uni = pd.factorize(col([jl, rl, ra, ja], "run_id"))
+    raw_codes, raw_uni = pd.factorize(col([jl, rl], "nugget"))
+    t_of_raw, _ = pd.factorize(np.array([normalise_text(t) for t in raw_uni], dtype=object))
+    t_codes = t_of_raw[raw_codes] if len(raw_codes) else np.zeros(0, dtype=np.int64)
+    n_r = max(len(r_uni), 1)
+    n_t = int(t_of_raw.max()) + 1 if len(t_of_raw) else 1
+    a_key = q_codes.astype(np.int64) * n_r + r_codes  # answer key for every row of jl, rl, ra, ja
+    jl_a, rl_a = a_key[:nj], a_key[nj:nj + nr]
+    ra_a, ja_a = a_key[nj + nr:nj + nr + nra], a_key[nj + nr + nra:]
+    jl_k, rl_k = jl_a * n_t + t_codes[:nj], rl_a * n_t + t_codes[nj:]
+    # reference labels on answers the judge also holds
+    r_sh = np.isin(rl_a, ja_a)
+    r_shared = int(r_sh.sum())
+    rk = rl_k[r_sh]
+    rc = labels_to_codes(rl["support"].astype(object).to_numpy())[r_sh]
+    uk, inv, r_cnt = np.unique(rk, return_inverse=True, return_counts=True)
+    r_val = np.full(len(uk), -1, dtype=np.int64)
+    r_val[inv] = rc  # only read where the key is unique, so which duplicate wins does not matter
+    # judge labels: how often each key occurs (over all the judge's labels), and whether the answer is shared
+    _, j_inv, j_cnt = np.unique(jl_k, return_inverse=True, return_counts=True)
+    seen = j_cnt[j_inv]
+    j_sh = np.isin(jl_a, ra_a)
+    pos = np.searchsorted(uk, jl_k)
+    pos_c = np.minimum(pos, max(len(uk) - 1, 0))
+    found = j_sh & (pos < len(uk)) & (uk[pos_c] == jl_k if len(uk) else False)
+    dup_m = found & ((seen > 1) | (r_cnt[pos_c] > 1 if len(uk) else False))
+    match_m = found & ~dup_m
+    human = np.full(nj, -1, dtype=np.int8)
+    human[match_m] = r_val[pos_c[match_m]]
+    return Pairing(jp, human, int(match_m.sum()), int(j_sh.sum()), r_shared, int(dup_m.sum()))
 
 
 def _answer_mask(ls: "LabelSet") -> np.ndarray:
-    ans = set(zip(ls.answers["qid"].astype(str), ls.answers["run_id"].astype(str)))
-    return np.fromiter(((q, r) in ans for q, r in zip(ls.labels["qid"].astype(str), ls.labels["run_id"].astype(str))),
-                       dtype=bool, count=len(ls.labels))
+    """Which label rows belong to an answer listed in ``ls.answers`` (vectorised ``(qid, run_id) in answers``)."""
+    import pandas as pd
+
+    lab, ans = ls.labels, ls.answers
+    if not len(lab):
+        return np.zeros(0, dtype=bool)
+    both = pd.MultiIndex.from_arrays([ans["qid"].astype(str), ans["run_id"].astype(str)])
+    return pd.MultiIndex.from_arrays([lab["qid"].astype(str), lab["run_id"].astype(str)]).isin(both)
 
 
 def nugget_set_hashes(ls: "LabelSet") -> dict[str, str]:

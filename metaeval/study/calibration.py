@@ -142,10 +142,10 @@ def _label_candidate(name: str, data: _Data, metrics: Sequence[str], level: floa
     pair_topic = jp.ans_topic[jp.ans]
     rng = np.random.default_rng([seed, 1])
 
-    def fit(train):
+    def fit(train, **extra):
         keep = np.zeros(len(jp.qids), dtype=bool)
         keep[train] = True
-        return method.fit_pairs(jp.select_topics(train), human[keep[pair_topic]], **dict(options.get(name, {})))
+        return method.fit_pairs(jp.select_topics(train), human[keep[pair_topic]], **{**dict(options.get(name, {})), **extra})
 
     def apply(model, test, want_ci):
         sub = jp.select_topics(test)
@@ -161,7 +161,9 @@ def _label_candidate(name: str, data: _Data, metrics: Sequence[str], level: floa
             out[m] = Prediction(np.clip(est, 0.0, 1.0), lo, hi, se, grid)
         return out
 
-    return Candidate(name, "label", fit, apply)
+    # the ordinal model's covariance (observed information) only feeds its intervals: inner folds skip it
+    fit_point = (lambda train: fit(train, covariance=False)) if name == "ordinal" else None
+    return Candidate(name, "label", fit, apply, fit_point)
 
 
 # --------------------------------------------------------------------------- the workflow

@@ -13,6 +13,7 @@ metric.  The interval targets the run score that human assessors would have give
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -85,7 +86,9 @@ def get_method(name: str) -> CalibrationMethod:
     return REGISTRY[name]()
 
 
+@lru_cache(maxsize=64)
 def z_value(level: float) -> float:
+    """Two-sided normal quantile ``Phi^-1(0.5 + level / 2)`` (cached: cross-fitting asks for it thousands of times)."""
     from scipy.stats import norm
 
     return float(norm.ppf(0.5 + level / 2.0))
@@ -131,9 +134,9 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: np.nd
     per_answer = judge.answer_scores(strict, partial, metrics)
     pr = ArrayPrediction(answers=per_answer, run={})
     draws = None
-    if prob_draws is not None:
-        ds, dp, _, _ = credit_moments(prob_draws)
-        draws = (ds, dp)
+    if prob_draws is not None:  # only the draws' mean credits are needed (credit_moments' first two outputs)
+        p1, p2 = prob_draws[..., 1], prob_draws[..., 2]
+        draws = (p2, p2 + 0.5 * p1)
     prun = judge.pair_run()
     nr = len(judge.run_ids)
     for m in metrics:
@@ -143,7 +146,10 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: np.nd
         var = np.bincount(prun, weights=w ** 2 * (v_s if is_strict else v_p), minlength=nr)
         if draws is not None:
             c = draws[0] if is_strict else draws[1]
-            runs_b = np.stack([np.bincount(prun, weights=w * c[b], minlength=nr) for b in range(c.shape[0])])
+            # one bincount over (draw, run) bins; each bin adds its pairs in pair order, as a per-draw bincount does
+            nb = c.shape[0]
+            idx = (np.arange(nb)[:, None] * nr + prun[None, :]).ravel()
+            runs_b = np.bincount(idx, weights=(w[None, :] * c).ravel(), minlength=nb * nr).reshape(nb, nr)
             var = var + runs_b.var(axis=0, ddof=1)
         se = np.sqrt(var)
         pr.run[m], pr.se[m] = est, se

@@ -74,20 +74,29 @@ def _eq_solution_map_batch(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return inv[:, :k, :k] @ np.swapaxes(A, 1, 2), inv[:, :k, k]
 
 
-def simplex_lstsq(A: np.ndarray, q: np.ndarray, t: np.ndarray | float = 1.0, constrained: bool = True) -> np.ndarray:
+def support_maps(A: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_eq_solution_map` of ``A`` for every support in ``_SUPPORTS`` (the full support first); they depend
+    on ``A`` only, so one apply computes them once per stratum and reuses them for every family and grouping."""
+    return [_eq_solution_map(A, S) for S in _SUPPORTS]
+
+
+def simplex_lstsq(A: np.ndarray, q: np.ndarray, t: np.ndarray | float = 1.0, constrained: bool = True,
+                  maps: list[tuple[np.ndarray, np.ndarray]] | None = None) -> np.ndarray:
     """Vectorised ``argmin ||A p - q||^2`` s.t. ``p >= 0``, ``sum p = t``; ``A`` (m, 3), ``q`` (G, m) -> (G, 3).
 
-    ``constrained=False`` drops ``p >= 0`` (linear Rogan-Gladen inversion: unbiased, may leave the simplex)."""
+    ``constrained=False`` drops ``p >= 0`` (linear Rogan-Gladen inversion: unbiased, may leave the simplex).
+    ``maps``: precomputed :func:`support_maps` of ``A`` (computed here when None)."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     t = np.broadcast_to(np.asarray(t, dtype=float), q.shape[:1])
     if not constrained:
-        P, r = _eq_solution_map(A, (0, 1, 2))
+        P, r = maps[0] if maps is not None else _eq_solution_map(A, (0, 1, 2))
         return q @ P.T + t[:, None] * r[None, :]
+    if maps is None:
+        maps = support_maps(A)
     best = np.full((q.shape[0], 3), np.nan)
     best_res = np.full(q.shape[0], np.inf)
     tol = 1e-12 * max(1.0, float(np.abs(t).max(initial=0.0)))
-    for S in _SUPPORTS:
-        P, r = _eq_solution_map(A, S)
+    for P, r in maps:
         p = q @ P.T + t[:, None] * r[None, :]
         feasible = (p >= -tol).all(axis=1)
         res = ((p @ A.T - q) ** 2).sum(axis=1)
@@ -149,6 +158,8 @@ class MatrixCorrection(CalibrationMethod):
             M_draws = g / g.sum(axis=-1, keepdims=True)
         pred = ArrayPrediction(answers={}, run={})
         mixes: dict[str, tuple] = {}
+        # everything that depends on the model only, once per apply (not per family and grouping)
+        pre = self._precompute(Ms, M_draws)
         for family in FAMILIES:
             if not any(METRIC_SPEC[m][0] == family for m in metrics):
                 continue
@@ -156,8 +167,8 @@ class MatrixCorrection(CalibrationMethod):
             d = judge.denominators(family)[judge.ans]
             w_ans = np.where(d > 0, f / np.where(d > 0, d, 1.0), 0.0)
             con = bool(model.get("constrained", True))
-            mixes[family] = (self._correct(Ms, judge.ans, w_ans, j, s, na, None, con)[0],
-                             *self._correct(Ms, prun, judge.run_weights(family), j, s, nr, M_draws, con))
+            mixes[family] = (self._correct(Ms, judge.ans, w_ans, j, s, na, None, con, pre, want_cov=False)[0],
+                             *self._correct(Ms, prun, judge.run_weights(family), j, s, nr, M_draws, con, pre))
         cvec = {True: np.array([0.0, 0.0, 1.0]), False: np.array([0.0, 0.5, 1.0])}
         for m in metrics:
             family, strict = METRIC_SPEC[m]
@@ -173,30 +184,48 @@ class MatrixCorrection(CalibrationMethod):
         return pred
 
     @staticmethod
+    def _precompute(Ms: np.ndarray, M_draws: np.ndarray | None) -> dict[str, list]:
+        """Per importance stratum: the support maps of ``A = M_k^T``, the label-noise blocks and, with draws, the
+        full-support maps of every drawn matrix (functions of the model only; one apply reuses them for every
+        family and grouping)."""
+        pre: dict[str, list] = {"maps": [support_maps(Ms[k].T) for k in range(3)],
+                                "sig_h": [np.stack([np.diag(Ms[k][h]) - np.outer(Ms[k][h], Ms[k][h]) for h in range(3)])
+                                          for k in range(3)]}
+        if M_draws is not None:
+            pre["boot"] = [_eq_solution_map_batch(np.swapaxes(M_draws[:, k], 1, 2)) for k in range(3)]
+        return pre
+
+    @staticmethod
     def _correct(Ms: np.ndarray, group: np.ndarray, w: np.ndarray, j: np.ndarray, s: np.ndarray, size: int,
-                 M_draws: np.ndarray | None = None, constrained: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Corrected human mix per group (size, 3) and its covariance (size, 3, 3)."""
+                 M_draws: np.ndarray | None = None, constrained: bool = True, pre: dict | None = None,
+                 want_cov: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Corrected human mix per group (size, 3) and its covariance (size, 3, 3; None unless ``want_cov``)."""
+        if pre is None:
+            pre = MatrixCorrection._precompute(Ms, M_draws)
         p_tot = np.zeros((size, 3))
-        cov = np.zeros((size, 3, 3))
-        boot = None if M_draws is None else np.zeros((M_draws.shape[0], size, 3))
+        cov = np.zeros((size, 3, 3)) if want_cov else None
+        boot = None if M_draws is None or not want_cov else np.zeros((M_draws.shape[0], size, 3))
         for k in range(3):
             sel = s == k
             if not sel.any():
                 continue
-            q = np.zeros((size, 4))
-            np.add.at(q, (group[sel], j[sel]), w[sel])
+            # q[g, j] = sum of w over the stratum's pairs of group g with judge label j (bincount adds in pair
+            # order, as np.add.at did)
+            q = np.bincount(group[sel] * 4 + j[sel], weights=w[sel], minlength=size * 4).reshape(size, 4)
             t = q.sum(axis=1)
             A = Ms[k].T  # (4, 3): E[q] = M^T p
-            p = simplex_lstsq(A, q, t, constrained)
+            p = simplex_lstsq(A, q, t, constrained, maps=pre["maps"][k])
             p_tot += p
+            if not want_cov:
+                continue
             w2 = np.bincount(group[sel], weights=w[sel] ** 2, minlength=size)
             pi = np.clip(p, 0.0, None) / np.maximum(np.clip(p, 0.0, None).sum(axis=1), 1e-300)[:, None]
-            sig_h = np.stack([np.diag(Ms[k][h]) - np.outer(Ms[k][h], Ms[k][h]) for h in range(3)])  # (3, 4, 4)
+            sig_h = pre["sig_h"][k]  # (3, 4, 4)
             var_q = w2[:, None, None] * np.einsum("gh,hab->gab", pi, sig_h)
-            P, _ = _eq_solution_map(A, (0, 1, 2))
+            P, _ = pre["maps"][k][0]
             cov += np.einsum("ia,gab,jb->gij", P, var_q, P)
             if boot is not None:
-                Pb, rb = _eq_solution_map_batch(np.swapaxes(M_draws[:, k], 1, 2))  # (B, 3, m), (B, 3)
+                Pb, rb = pre["boot"][k]  # (B, 3, m), (B, 3)
                 boot += np.einsum("gm,bim->bgi", q, Pb) + t[None, :, None] * rb[:, None, :]
         if boot is not None:
             dev = boot - boot.mean(axis=0, keepdims=True)

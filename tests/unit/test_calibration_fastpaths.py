@@ -1,0 +1,176 @@
+"""The vectorised / cached calibration paths give the same results as the plain implementations they replaced.
+
+Each test keeps a slow reference implementation (the code before the speed-up, or scipy) and compares on
+inputs built to hit the edge cases: nugget texts that differ only in case/spacing/punctuation, duplicated
+texts on either side, answers only one side holds, FAILED labels; random parameters for the ordinal
+likelihood; NaN and repeated degrees of freedom for the t quantiles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metaeval.types import LabelSet
+
+
+def _slow_pair_by_text(reference, judge):
+    """The dictionary loop pair_by_text used before it was vectorised (kept verbatim as the reference)."""
+    from metaeval.calibration.pairing import normalise_text
+    from metaeval.simulation import labels_to_codes
+
+    jl = judge.labels
+    ans = set(zip(judge.answers["qid"].astype(str), judge.answers["run_id"].astype(str)))
+    key_ok = np.fromiter(((q, r) in ans for q, r in zip(jl["qid"].astype(str), jl["run_id"].astype(str))), dtype=bool,
+                         count=len(jl))
+    jl = jl[key_ok]
+    rl = reference.labels
+    j_ans = list(zip(jl["qid"].astype(str), jl["run_id"].astype(str)))
+    r_ans = set(zip(reference.answers["qid"].astype(str), reference.answers["run_id"].astype(str)))
+    j_ans_set = ans
+    j_text = [normalise_text(t) for t in jl["nugget"].astype(str)]
+    r_keys, dup_r = {}, set()
+    r_codes = labels_to_codes(rl["support"].astype(object).to_numpy())
+    r_shared = 0
+    for q, r, t, c in zip(rl["qid"].astype(str), rl["run_id"].astype(str), rl["nugget"].astype(str), r_codes):
+        if (q, r) not in j_ans_set:
+            continue
+        r_shared += 1
+        k = (q, r, normalise_text(t))
+        if k in r_keys:
+            dup_r.add(k)
+        r_keys[k] = int(c)
+    seen = {}
+    keys = [(q, r, t) for (q, r), t in zip(j_ans, j_text)]
+    for k in keys:
+        seen[k] = seen.get(k, 0) + 1
+    human = np.full(len(keys), -1, dtype=np.int8)
+    matched = dup = j_shared = 0
+    for i, ((q, r), k) in enumerate(zip(j_ans, keys)):
+        if (q, r) not in r_ans:
+            continue
+        j_shared += 1
+        if k in r_keys:
+            if seen[k] > 1 or k in dup_r:
+                dup += 1
+                continue
+            matched += 1
+            human[i] = r_keys[k]
+    return human, matched, j_shared, r_shared, dup
+
+
+def _perturbed(nist_labels):
+    """A small reference and a judge that differs from it in every way pairing has to handle."""
+    rng = np.random.default_rng(7)
+    ref = nist_labels.subset(qids=nist_labels.qids[:4])
+    lab = ref.labels.copy()
+    text = lab["nugget"].astype(str).to_numpy(dtype=object)
+    pick = rng.random(len(text))
+    text = np.where(pick < 0.1, np.char.upper(text.astype(str)).astype(object), text)           # case only: matches
+    text = np.where((pick >= 0.1) & (pick < 0.2), np.array(["  " + t + " ." for t in text], dtype=object), text)
+    text = np.where((pick >= 0.2) & (pick < 0.3), np.array([t + " (edited)" for t in text], dtype=object), text)
+    lab["nugget"] = text
+    sup = lab["support"].astype(object).to_numpy()
+    sup = np.where(rng.random(len(sup)) < 0.3, rng.choice(["support", "partial_support", "not_support", "FAILED"],
+                                                             len(sup)), sup)
+    lab["support"] = pd.Categorical(sup, categories=ref.labels["support"].cat.categories)
+    dup_rows = lab.sample(40, random_state=1)                                                  # judge-side duplicates
+    lab = pd.concat([lab, dup_rows], ignore_index=True)
+    answers = ref.answers.iloc[: len(ref.answers) - 15].copy()                                 # judge lacks 15 answers
+    extra = ref.answers.iloc[:5].assign(run_id="judge_only_run")                                # answers the ref lacks
+    extra_lab = lab[lab["qid"].isin(extra["qid"]) & lab["run_id"].isin(ref.answers["run_id"].iloc[:5])].head(30)
+    extra_lab = extra_lab.assign(run_id="judge_only_run")
+    judge = LabelSet("judge", pd.concat([lab, extra_lab], ignore_index=True), pd.concat([answers, extra], ignore_index=True))
+    # reference-side duplicates too
+    rlab = pd.concat([ref.labels, ref.labels.sample(25, random_state=2)], ignore_index=True)
+    for col in ("importance", "support"):
+        rlab[col] = pd.Categorical(rlab[col], categories=ref.labels[col].cat.categories)
+    for col in ("importance", "support"):
+        judge.labels[col] = pd.Categorical(judge.labels[col].astype(object), categories=ref.labels[col].cat.categories)
+    return LabelSet("ref", rlab, ref.answers), judge
+
+
+def test_pairing_vectorised_matches_reference_loop(nist_labels):
+    from metaeval.calibration.pairing import pair_by_text
+
+    ref, judge = _perturbed(nist_labels)
+    fast = pair_by_text(ref, judge)
+    human, matched, j_shared, r_shared, dup = _slow_pair_by_text(ref, judge)
+    assert (fast.matched, fast.judge_pairs, fast.reference_pairs, fast.duplicates) == (matched, j_shared, r_shared, dup)
+    assert np.array_equal(fast.human, human)
+    assert len(fast.human) == len(fast.judge.sup)
+    # the input really exercises the edge cases
+    assert dup > 0 and 0 < matched < j_shared and (human == -1).sum() > dup
+    # identical label sets pair completely
+    same = pair_by_text(nist_labels, nist_labels)
+    assert same.coverage == 1.0 and same.duplicates == 0
+
+
+def test_ordinal_sorted_objective_equals_masked_likelihood():
+    from metaeval.calibration.methods.ordinal import _nll_grad, _sorted_objective
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4))
+    y = rng.integers(0, 3, 500)
+    fun = _sorted_objective(X, y)
+    for _ in range(5):
+        params = rng.normal(size=6) * 0.5
+        f_ref, g_ref = _nll_grad(params, X, y)
+        f, g = fun(params)
+        assert f == pytest.approx(f_ref, rel=1e-12)
+        assert np.allclose(g, g_ref, rtol=1e-10, atol=1e-10)
+
+
+def test_ordinal_point_fit_equals_full_fit_params(nist_labels):
+    from metaeval.calibration.methods import get_method
+    from metaeval.calibration.pairing import pair_by_text
+
+    p = pair_by_text(nist_labels, nist_labels.subset(qids=nist_labels.qids[:6]))
+    m = get_method("ordinal")
+    human = np.where(np.random.default_rng(0).random(len(p.human)) < 0.2, np.random.default_rng(1).integers(0, 3, len(p.human)), p.human)
+    full = m.fit_pairs(p.judge, human)
+    point = m.fit_pairs(p.judge, human, covariance=False)
+    assert full["params"] == point["params"] and point["cov_params"] is None
+    a = m.apply_pairs(full, p.judge)
+    b = m.apply_pairs(point, p.judge)
+    for k in a.run:
+        assert np.array_equal(a.run[k], b.run[k])
+    with pytest.raises(Exception, match="covariance"):
+        m.apply_pairs(point, p.judge, rng=np.random.default_rng(0))
+
+
+def test_t_quantiles_cached_equal_scipy():
+    from scipy.stats import t
+
+    from metaeval.calibration.scorelevel import _t
+
+    df = np.array([[0.0, 1.0, 2.5, np.nan], [30.0, 2.0, 2.0, np.inf]])
+    for level in (0.95, 0.9, 0.95):
+        assert np.allclose(_t(level, df), t.ppf(0.5 + level / 2, np.maximum(df, 1.0)), equal_nan=True, rtol=0, atol=0)
+
+
+def test_draw_variance_bincount_equals_per_draw_loop():
+    """expected_credit_prediction's (draw, run) bincount equals one bincount per draw."""
+    from metaeval.calibration.methods.base import expected_credit_prediction
+    from metaeval.calibration.pairs import Pairs
+
+    rng = np.random.default_rng(5)
+    n, A = 300, 40
+    ans = np.sort(rng.integers(0, A, n))
+    pairs = Pairs(ans=ans, imp=rng.integers(0, 3, n).astype(np.int8), sup=rng.integers(-1, 3, n).astype(np.int8),
+                  nug_len=np.ones(n), pos=np.zeros(n), nugget_id=np.arange(n), ans_run=rng.integers(0, 5, A),
+                  ans_topic=rng.integers(0, 3, A), ans_len=np.ones(A), run_ids=tuple("abcde"), qids=("q1", "q2", "q3"))
+    prob = rng.dirichlet(np.ones(3), n)
+    draws = rng.dirichlet(np.ones(3), (20, n))
+    pr = expected_credit_prediction(pairs, prob, draws, ["v_strict", "a"], 0.95)
+    nr = 5
+    prun = pairs.pair_run()
+    for m, fam, strict in (("v_strict", "vital", True), ("a", "all", False)):
+        w = pairs.run_weights(fam)
+        c = draws[..., 2] if strict else draws[..., 2] + 0.5 * draws[..., 1]
+        p2, p1 = prob[:, 2], prob[:, 1]
+        v = p2 * (1 - p2) if strict else np.maximum(p2 + 0.25 * p1 - (p2 + 0.5 * p1) ** 2, 0.0)
+        var = np.bincount(prun, weights=w ** 2 * v, minlength=nr)
+        runs_b = np.stack([np.bincount(prun, weights=w * c[b], minlength=nr) for b in range(c.shape[0])])
+        assert np.array_equal(pr.se[m], np.sqrt(var + runs_b.var(axis=0, ddof=1)))
