@@ -250,3 +250,41 @@ def test_run_bias_matches_a_hand_computed_paired_bootstrap():
     assert -1 <= by["a"]["ci"][0] <= by["a"]["bias"] <= by["a"]["ci"][1] <= 1
     assert [r["run_id"] for r in out["runs"]] == ["a", "b"]  # by reference score
     assert out["mean"]["bias"] == pytest.approx((-0.25 / 3 + 0.1) / 2)
+
+
+def test_strictness_by_importance_by_hand(nist_labels):
+    """Index, CR1 topic-clustered t interval and support -> partial share per importance stratum, recomputed from
+    the joined labels (not_support=0 < partial=1 < support=2; the reference's importance)."""
+    from scipy.stats import t as student_t
+
+    from metaeval.study.bias import strictness_by_importance
+    from metaeval.types import LabelSet
+
+    ref = nist_labels.subset(qids=nist_labels.qids[:5])
+    lab = ref.labels.copy()
+    rng = np.random.default_rng(11)
+    down = {"support": "partial_support", "partial_support": "not_support", "not_support": "not_support"}
+    sup = lab["support"].astype(str).to_numpy(dtype=object)
+    flip = rng.random(len(sup)) < 0.3
+    sup = np.where(flip, [down.get(s, s) for s in sup], sup)
+    lab["support"] = pd.Categorical(sup, categories=ref.labels["support"].cat.categories)
+    judge = LabelSet("judge", lab, ref.answers)
+    out = strictness_by_importance(ref, judge, n_boot=0, seed=0)["strata"]
+    rank = {"not_support": 0, "partial_support": 1, "support": 2}
+    j = ref.labels.assign(h=ref.labels["support"].astype(str).map(rank), jd=pd.Series(sup).map(rank).to_numpy(),
+                          imp=ref.labels["importance"].astype(str))
+    j = j.dropna(subset=["h", "jd"])
+    j = j[j["imp"].isin(["vital", "okay"])]
+    for name, sub in (("all", j), ("vital", j[j["imp"] == "vital"]), ("okay", j[j["imp"] == "okay"])):
+        s = np.sign(sub["h"] - sub["jd"]).to_numpy(float)
+        d, n = s.mean(), len(s)
+        g = sub["qid"].nunique()
+        per = pd.Series(s - d).groupby(sub["qid"].to_numpy()).sum().to_numpy()
+        se = np.sqrt(g / (g - 1)) * np.sqrt((per ** 2).sum()) / n
+        crit = student_t.ppf(0.975, g - 1)
+        r = out[name]
+        assert r["n_pairs"] == n and r["index"] == pytest.approx(d, abs=1e-12)
+        assert r["ci"] == pytest.approx([max(-1, d - crit * se), min(1, d + crit * se)], abs=1e-9)
+        sp = sub[sub["h"] == 2]
+        assert r["support_to_partial"] == pytest.approx((sp["jd"] == 1).mean(), abs=1e-12)
+    assert out["all"]["index"] > 0  # the judge only ever lowers labels
