@@ -160,8 +160,7 @@ def pairs_from_labelset(ls: "LabelSet", run_ids: Sequence[str] | None = None, qi
     ok = a_run.notna() & a_top.notna()
     answers = answers[ok.to_numpy()]
     a_run, a_top = a_run[ok].to_numpy(int), a_top[ok].to_numpy(int)
-    key = {k: i for i, k in enumerate(zip(answers["qid"].astype(str), answers["run_id"].astype(str)))}
-    ans = np.fromiter((key.get(k, -1) for k in zip(lab["qid"].astype(str), lab["run_id"].astype(str))), dtype=np.int64, count=len(lab))
+    ans = _answer_index(answers, lab)
     keep = ans >= 0
     lab = lab[keep]
     ans = ans[keep]
@@ -176,10 +175,40 @@ def pairs_from_labelset(ls: "LabelSet", run_ids: Sequence[str] | None = None, qi
     per_topic = lab.groupby("qid", observed=True)["nugget_id"].transform("max").to_numpy(float) + 1.0
     return Pairs(
         ans=ans, imp=imp, sup=labels_to_codes(lab["support"].astype(object).to_numpy()),
-        nug_len=lab["nugget"].fillna("").astype(str).str.split().str.len().to_numpy(float),
+        nug_len=_word_counts(lab["nugget"]),
         pos=nid / np.maximum(per_topic, 1.0), nugget_id=nid,
         ans_run=a_run, ans_topic=a_top, ans_len=a_len, run_ids=run_ids, qids=qids,
     )
+
+
+def _answer_index(answers: "pd.DataFrame", lab: "pd.DataFrame") -> np.ndarray:
+    """Row of ``answers`` holding each label's (qid, run_id) (-1 when none; the last row when repeated, as a
+    dict built over the rows would give), via shared integer codes and a stable sort."""
+    import pandas as pd
+
+    na = len(answers)
+    q, _ = pd.factorize(np.concatenate([answers["qid"].astype(str).to_numpy(dtype=object),
+                                        lab["qid"].astype(str).to_numpy(dtype=object)]))
+    r, r_uni = pd.factorize(np.concatenate([answers["run_id"].astype(str).to_numpy(dtype=object),
+                                            lab["run_id"].astype(str).to_numpy(dtype=object)]))
+    key = q.astype(np.int64) * max(len(r_uni), 1) + r
+    akey, lkey = key[:na], key[na:]
+    if not na:
+        return np.full(len(lkey), -1, dtype=np.int64)
+    order = np.argsort(akey, kind="stable")
+    sk = akey[order]
+    pos = np.searchsorted(sk, lkey, side="right") - 1
+    pc = np.maximum(pos, 0)
+    return np.where((pos >= 0) & (sk[pc] == lkey), order[pc], -1).astype(np.int64)
+
+
+def _word_counts(texts: "pd.Series") -> np.ndarray:
+    """Whitespace-separated words of each text (missing = 0), computed once per distinct text."""
+    import pandas as pd
+
+    codes, uniq = pd.factorize(texts.fillna("").astype(str))
+    counts = np.array([len(str(u).split()) for u in uniq], dtype=float)
+    return counts[codes] if len(codes) else np.zeros(0)
 
 
 def align_pairs(human: "LabelSet", judge: "LabelSet") -> tuple[Pairs, np.ndarray]:

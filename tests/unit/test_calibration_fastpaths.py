@@ -174,3 +174,38 @@ def test_draw_variance_bincount_equals_per_draw_loop():
         var = np.bincount(prun, weights=w ** 2 * v, minlength=nr)
         runs_b = np.stack([np.bincount(prun, weights=w * c[b], minlength=nr) for b in range(c.shape[0])])
         assert np.array_equal(pr.se[m], np.sqrt(var + runs_b.var(axis=0, ddof=1)))
+
+
+def test_answer_index_and_word_counts_match_dict_loop():
+    from metaeval.calibration.pairs import _answer_index, _word_counts
+
+    answers = pd.DataFrame({"qid": ["q1", "q1", "q2", "q2", "q1"], "run_id": ["a", "b", "a", "a", "b"]})  # (q2,a), (q1,b) twice
+    lab = pd.DataFrame({"qid": ["q1", "q2", "q3", "q1", "q2", "q1"], "run_id": ["b", "a", "a", "a", "b", "c"]})
+    key = {k: i for i, k in enumerate(zip(answers["qid"], answers["run_id"]))}
+    slow = np.array([key.get(k, -1) for k in zip(lab["qid"], lab["run_id"])])
+    assert np.array_equal(_answer_index(answers, lab), slow)
+    texts = pd.Series(["a b  c", None, "", "  x\ty ", "a b  c"], dtype=object)
+    slow_len = texts.fillna("").astype(str).str.split().str.len().to_numpy(float)
+    assert np.array_equal(_word_counts(texts), slow_len)
+
+
+def test_ordinal_newton_hessian_and_fit_agree_with_bfgs():
+    from scipy.optimize import minimize
+
+    from metaeval.calibration.methods.ordinal import _sorted_objective, fit_cumulative_logit
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 3))
+    eta = X @ np.array([0.8, -0.5, 0.2])
+    u = rng.logistic(size=3000)
+    y = np.where(u < -0.3 - eta, 0, np.where(u < 0.9 - eta, 1, 2))
+    fun = _sorted_objective(X, y)
+    x0 = rng.normal(size=5) * 0.3
+    _, _, H = fun(x0, True)
+    num = np.column_stack([(fun(x0 + e)[1] - fun(x0 - e)[1]) / 2e-6 for e in np.eye(5) * 1e-6])
+    assert np.allclose(H, num, rtol=1e-5, atol=1e-5)
+    params, cov, llf, ok = fit_cumulative_logit(X, y)
+    res = minimize(fun, np.zeros(5) + [0, 0, 0, -0.3, 0.2], jac=True, method="BFGS", options={"gtol": 1e-8})
+    assert ok and np.allclose(params, res.x, atol=1e-6) and llf == pytest.approx(-res.fun, rel=1e-10)
+    hess_opt = np.column_stack([(fun(params + e)[1] - fun(params - e)[1]) / 2e-6 for e in np.eye(5) * 1e-6])
+    assert np.allclose(cov, np.linalg.inv((hess_opt + hess_opt.T) / 2), rtol=1e-4)

@@ -39,7 +39,7 @@ import numpy as np
 
 from metaeval.calibration.methods.base import (MODEL_VERSION, ArrayPrediction, CalibrationMethod, check_training,
                                                normal_ci, register)
-from metaeval.calibration.methods.posterior import IMP_ORDER, JUDGE_ORDER, judge_codes4
+from metaeval.calibration.methods.posterior import IMP_ORDER, JUDGE_ORDER, _count, judge_codes4
 from metaeval.calibration.pairs import FAMILIES, METRIC_SPEC, METRICS, Pairs
 from metaeval.types import SUPPORT_ORDER
 
@@ -109,12 +109,10 @@ def simplex_lstsq(A: np.ndarray, q: np.ndarray, t: np.ndarray | float = 1.0, con
 def fit_matrix(judge_codes: np.ndarray, human: np.ndarray, strata: np.ndarray, kappa: float = 10.0) -> dict:
     """Count and shrink ``M`` (pooled and per importance stratum); see the module docstring."""
     j = judge_codes4(judge_codes)
-    n_pool = np.zeros((3, 4))
-    np.add.at(n_pool, (human, j), 1)
+    n_pool = _count((human, j), (3, 4))
     prior = np.array([0.5, 0.5, 0.5, 0.0])
     pooled = (n_pool + prior) / (n_pool.sum(axis=1, keepdims=True) + prior.sum())
-    n_s = np.zeros((3, 3, 4))
-    np.add.at(n_s, (strata, human, j), 1)
+    n_s = _count((strata, human, j), (3, 3, 4))
     den = n_s.sum(axis=2, keepdims=True) + kappa
     with np.errstate(invalid="ignore", divide="ignore"):
         per = np.where(den > 0, (n_s + kappa * pooled[None]) / np.where(den > 0, den, 1.0), pooled[None])

@@ -43,6 +43,12 @@ def judge_codes4(sup: np.ndarray) -> np.ndarray:
     return np.where(sup < 0, 3, sup).astype(np.int64)
 
 
+def _count(index: tuple[np.ndarray, ...], shape: tuple[int, ...]) -> np.ndarray:
+    """Counts of index tuples in an array of ``shape`` (as ``np.add.at(zeros, index, 1)``, via one bincount)."""
+    flat = np.ravel_multi_index(tuple(np.asarray(i, dtype=np.int64) for i in index), shape)
+    return np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape).astype(float)
+
+
 def _shrink(counts: np.ndarray, prior: np.ndarray, kappa: float) -> np.ndarray:
     """``(n + kappa * prior) / (n_total + kappa)``; the prior itself where there is nothing to go on."""
     den = counts.sum(axis=-1, keepdims=True) + kappa
@@ -81,11 +87,9 @@ class PosteriorCorrection(CalibrationMethod):
         j = judge_codes4(judge.sup)[ok]
         s = judge.imp[ok].astype(np.int64)
         marg = (np.bincount(h, minlength=3) + 1.0) / (len(h) + 3.0)
-        n_pool = np.zeros((4, 3))
-        np.add.at(n_pool, (j, h), 1)
+        n_pool = _count((j, h), (4, 3))
         pooled = _shrink(n_pool, marg[None, :], kappa)
-        n_imp = np.zeros((3, 4, 3))
-        np.add.at(n_imp, (s, j, h), 1)
+        n_imp = _count((s, j, h), (3, 4, 3))
         by_imp = _shrink(n_imp, pooled[None], kappa)
         model: dict = {
             "method": self.name, "version": MODEL_VERSION, "kappa": kappa,
@@ -99,8 +103,7 @@ class PosteriorCorrection(CalibrationMethod):
         if strata:
             names, g, edges = _groups(judge, strata)
             g = g[ok]
-            n_g = np.zeros((len(names), 3, 4, 3))
-            np.add.at(n_g, (g, s, j, h), 1)
+            n_g = _count((g, s, j, h), (len(names), 3, 4, 3))
             post = _shrink(n_g, by_imp[None], kappa)
             model["strata"]["edges"] = edges
             model["strata"]["groups"] = {
