@@ -166,8 +166,9 @@ def pairs_from_labelset(ls: "LabelSet", run_ids: Sequence[str] | None = None, qi
     ans = ans[keep]
     if "response_length" in answers and answers["response_length"].notna().any():
         a_len = answers["response_length"].astype(float).to_numpy()
-        words = answers["answer_text"].fillna("").str.split().str.len().to_numpy(float) if "answer_text" in answers else a_len
-        a_len = np.where(np.isnan(a_len), words, a_len)
+        if np.isnan(a_len).any():  # words of the answer text only where the length is missing
+            words = answers["answer_text"].fillna("").str.split().str.len().to_numpy(float) if "answer_text" in answers else a_len
+            a_len = np.where(np.isnan(a_len), words, a_len)
     else:
         a_len = answers.get("answer_text", answers["qid"]).fillna("").astype(str).str.split().str.len().to_numpy(float)
     imp = lab["importance"].astype(object).map(IMP_CODES).fillna(2).to_numpy(np.int8)

@@ -139,16 +139,19 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: np.nd
         draws = (p2, p2 + 0.5 * p1)
     prun = judge.pair_run()
     nr = len(judge.run_ids)
+    idx = None
+    if draws is not None:  # (draw, run) bin of every (draw, pair), shared by the metrics
+        nb = draws[0].shape[0]
+        idx = (np.arange(nb)[:, None] * nr + prun[None, :]).ravel()
+    weights = {}
     for m in metrics:
         family, is_strict = METRIC_SPEC[m]
-        w = judge.run_weights(family)
+        w = weights[family] if family in weights else weights.setdefault(family, judge.run_weights(family))
         est = judge.run_means(per_answer[m])
         var = np.bincount(prun, weights=w ** 2 * (v_s if is_strict else v_p), minlength=nr)
         if draws is not None:
             c = draws[0] if is_strict else draws[1]
             # one bincount over (draw, run) bins; each bin adds its pairs in pair order, as a per-draw bincount does
-            nb = c.shape[0]
-            idx = (np.arange(nb)[:, None] * nr + prun[None, :]).ravel()
             runs_b = np.bincount(idx, weights=(w[None, :] * c).ravel(), minlength=nb * nr).reshape(nb, nr)
             var = var + runs_b.var(axis=0, ddof=1)
         se = np.sqrt(var)

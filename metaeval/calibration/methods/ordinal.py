@@ -160,9 +160,13 @@ def _sorted_objective(X: np.ndarray, y: np.ndarray):
     return fun
 
 
-def _newton(fun, start: np.ndarray, gtol: float = 1e-6, maxiter: int = 100) -> tuple[np.ndarray, float, bool]:
+def _newton(fun, start: np.ndarray, gtol: float = 1e-6, maxiter: int = 30) -> tuple[np.ndarray, float, bool]:
     """Damped Newton on ``fun(params, hess=True) -> (f, grad, hess)`` with step halving until ``f`` decreases;
-    stops when ``max |grad| <= gtol`` (BFGS's criterion).  Returns (params, f, converged)."""
+    stops when ``max |grad| <= gtol`` (BFGS's criterion).  Returns (params, f, converged).
+
+    A regular fit converges quadratically in well under ``maxiter`` iterations; when it does not (e.g. quasi-
+    separation, a coefficient drifting to infinity) or the line search needs steps below 1e-6, it gives up early
+    and the caller falls back to BFGS, so such fits end exactly where the BFGS optimiser used to end them."""
     x = np.asarray(start, dtype=float)
     f, g, H = fun(x, True)
     for _ in range(maxiter):
@@ -177,7 +181,7 @@ def _newton(fun, start: np.ndarray, gtol: float = 1e-6, maxiter: int = 100) -> t
         if not np.isfinite(step).all() or step @ g >= 0:  # not a descent direction: fall back to the gradient
             step = -g / max(1.0, float(np.abs(g).max()))
         t = 1.0
-        while t > 1e-10:
+        while t > 1e-6:
             xn = x + t * step
             fn = fun(xn)[0]
             if np.isfinite(fn) and fn <= f:
