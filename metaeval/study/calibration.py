@@ -197,10 +197,11 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
             cands.append(_label_candidate(name, data, metrics, s["level"], s["options"], seed))
     outer = crossfit(cands, data.labelled, data.truth, metrics, folds=folds, inner_folds=s["inner_folds"],
                      rule=s["selection"], seed=seed)
+    full = _FullFits(data.labelled)  # each candidate fitted on all human-labelled topics at most once
     by_metric = {}
     for m in metrics:
-        by_metric[m] = _metric_block(m, data, cands, refused, outer, s, seed)
-    model = _fit_model(data, cands, by_metric, s, reference, judge)
+        by_metric[m] = _metric_block(m, data, cands, refused, outer, s, seed, full)
+    model = _fit_model(data, cands, by_metric, s, reference, judge, full)
     topics = {"human_labelled": [data.qids[i] for i in data.labelled], "judge_only": [data.qids[i] for i in data.judge_only]}
     prim = by_metric[s["metric"]]
     out = {"schema": SCHEMA, "metric": s["metric"], "reference": reference.name, "judge": judge.name, "seed": seed,
@@ -218,7 +219,27 @@ def split_model(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     return rest, result.get("model") or {}
 
 
-def _metric_block(metric, data, cands, refused, outer, s, seed) -> dict[str, Any]:
+class _FullFits:
+    """Fits on every human-labelled topic, memoised per candidate (fitting is deterministic: no random draws),
+    shared by the judge-only leaderboard columns of every metric and the saved model."""
+
+    def __init__(self, labelled: np.ndarray):
+        self.labelled = labelled
+        self._done: dict[str, tuple[Any, Exception | None]] = {}
+
+    def get(self, cand) -> Any:
+        if cand.name not in self._done:
+            try:
+                self._done[cand.name] = (cand.fit(self.labelled), None)
+            except Exception as exc:
+                self._done[cand.name] = (None, exc)
+        model, exc = self._done[cand.name]
+        if exc is not None:
+            raise exc
+        return model
+
+
+def _metric_block(metric, data, cands, refused, outer, s, seed, full=None) -> dict[str, Any]:
     from metaeval.calibration.crossfit import choose, fold_errors
 
     names = [c.name for c in cands]
@@ -243,7 +264,7 @@ def _metric_block(metric, data, cands, refused, outer, s, seed) -> dict[str, Any
            "note": "held-out = mean over outer folds of the run-level MAE against the reference on the fold's topics "
                    "(fitted without them), +- the fold SE; nested = the whole selection procedure run inside each "
                    "outer training set and scored on the outer fold"}
-    board = _leaderboard(metric, chosen, data, cands, outer, s, seed)
+    board = _leaderboard(metric, chosen, data, cands, outer, s, seed, full)
     return {"candidates": candidates, "selection": sel, "leaderboard": board,
             "recommendation": recommendation(metric, sel, candidates)}
 
@@ -304,7 +325,7 @@ def _ranks(values: dict[str, float]) -> dict[str, int]:
     return {r: 1 + sum(key[o] < key[r] for o in values) for r in values}
 
 
-def _leaderboard(metric, chosen, data, cands, outer, s, seed) -> dict[str, Any]:
+def _leaderboard(metric, chosen, data, cands, outer, s, seed, full=None) -> dict[str, Any]:
     """Reference, raw and corrected run scores; corrected = out-of-fold on human-labelled topics."""
     from metaeval.analysis.resample import topic_weights
     from metaeval.calibration.scorelevel import bounded
@@ -351,7 +372,7 @@ def _leaderboard(metric, chosen, data, cands, outer, s, seed) -> dict[str, Any]:
     cand = next(c for c in cands if c.name == chosen)
     est_u = lo_u = hi_u = None
     if len(only):
-        pu = cand.apply(cand.fit(lab), only, True)[metric]
+        pu = cand.apply(full.get(cand) if full is not None else cand.fit(lab), only, True)[metric]
         est_u, lo_u, hi_u = pu.est, pu.lo, pu.hi
     ref_rank = _ranks(dict(zip(data.runs, ref.tolist())))
     raw_rank = _ranks(dict(zip(data.runs, raw.tolist())))
@@ -441,12 +462,12 @@ def fingerprints(judge: "LabelSet", settings: dict[str, Any] | None = None) -> d
             "label_policy": _hash(policy)}
 
 
-def _fit_model(data, cands, by_metric, s, reference, judge) -> dict[str, Any]:
+def _fit_model(data, cands, by_metric, s, reference, judge, full=None) -> dict[str, Any]:
     models = {}
     chosen = {m: b["selection"]["method"] for m, b in by_metric.items()}
     for c in cands:
         try:
-            models[c.name] = c.fit(data.labelled)
+            models[c.name] = full.get(c) if full is not None else c.fit(data.labelled)
         except Exception as exc:
             models[c.name] = {"failed": f"{type(exc).__name__}: {exc}"}
     return {"format": MODEL_FORMAT, "version": 2, "chosen": chosen, "level": s["level"],
