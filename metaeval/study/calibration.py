@@ -329,9 +329,9 @@ def _leaderboard(metric, chosen, data, cands, outer, s, seed, full=None) -> dict
     """Reference, raw and corrected run scores; corrected = out-of-fold on human-labelled topics."""
     from metaeval.analysis.resample import topic_weights
     from metaeval.calibration.scorelevel import bounded
-    from scipy.stats import norm
+    from metaeval.calibration.methods.base import z_value
 
-    z = float(norm.ppf(0.5 + s["level"] / 2.0))
+    z = z_value(s["level"])
     H, J = data.H[metric], data.J[metric]
     lab, only = data.labelled, data.judge_only
     R = len(data.runs)

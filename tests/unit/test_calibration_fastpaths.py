@@ -140,7 +140,7 @@ def test_ordinal_point_fit_equals_full_fit_params(nist_labels):
         m.apply_pairs(point, p.judge, rng=np.random.default_rng(0))
 
 
-def test_t_quantiles_cached_equal_scipy():
+def test_t_quantiles_equal_scipy_stats():
     from scipy.stats import t
 
     from metaeval.calibration.scorelevel import _t

@@ -202,7 +202,6 @@ def fit_cumulative_logit(X: np.ndarray, y: np.ndarray, covariance: bool = True) 
     Damped Newton with the analytic Hessian (a few iterations), stopping at ``max |grad| <= 1e-6``; BFGS with
     the analytic gradient (the previous optimiser) if Newton does not converge.  Both stop within the same
     gradient tolerance of the same maximum, so fits agree to optimiser precision."""
-    from scipy.optimize import minimize
     from scipy.special import logit
 
     p = X.shape[1]
@@ -212,6 +211,8 @@ def fit_cumulative_logit(X: np.ndarray, y: np.ndarray, covariance: bool = True) 
     fun = _sorted_objective(X, y)
     x, f, ok = _newton(fun, start)
     if not ok:
+        from scipy.optimize import minimize
+
         res = minimize(fun, start, jac=True, method="BFGS", options={"gtol": 1e-6, "maxiter": 1000})
         x, f, ok = res.x, float(res.fun), bool(res.success)
     if not covariance:
