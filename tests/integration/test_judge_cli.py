@@ -47,4 +47,4 @@ def test_check_builtin_and_list():
     out = metaeval("judge", "list")
     assert out.returncode == 0 and "assign2@v2-json" in out.stdout and "local-llm" in out.stdout
     out = metaeval("judge", "check", "nonsense")
-    assert out.returncode == 2 and "not a known judge" in out.stderr
+    assert out.returncode == 2 and "unknown judge 'nonsense'" in out.stderr

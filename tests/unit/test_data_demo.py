@@ -4,12 +4,16 @@ import importlib.util
 import json
 import re
 import sys
+from pathlib import Path
 from collections import Counter
 
 import pytest
 
 from metaeval.data.dataset import load_dataset
 from metaeval.data.fetch import DEMO_DIR
+
+#: the generator lives outside the package (scripts/), the files it writes inside it (metaeval/data/demo/)
+BUILDER = Path(__file__).resolve().parents[2] / "scripts" / "build_demo.py"
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +23,7 @@ def demo():
 
 @pytest.fixture(scope="module")
 def builder():
-    spec = importlib.util.spec_from_file_location("build_demo", DEMO_DIR / "build_demo.py")
+    spec = importlib.util.spec_from_file_location("build_demo", BUILDER)
     mod = importlib.util.module_from_spec(spec)
     sys.modules["build_demo"] = mod  # dataclasses look their module up here
     try:
@@ -34,12 +38,12 @@ def test_committed_files_equal_a_fresh_build(builder):
     files = builder.build()
     assert set(files) == {"topics.tsv", "documents.jsonl", "qrels.txt", "runs.jsonl", "nuggets.jsonl", "assignments.jsonl", "README.md"}
     for fn, content in files.items():
-        assert (DEMO_DIR / fn).read_text(encoding="utf-8") == content, f"{fn} differs; run python metaeval/data/demo/build_demo.py"
+        assert (DEMO_DIR / fn).read_text(encoding="utf-8") == content, f"{fn} differs; run python scripts/build_demo.py"
     assert builder.build() == files  # deterministic
 
 
 def test_small_and_honestly_described():
-    data = [p for p in DEMO_DIR.iterdir() if p.name not in ("build_demo.py", "README.md") and p.is_file()]
+    data = [p for p in DEMO_DIR.iterdir() if p.name != "README.md" and p.is_file()]
     assert sum(p.stat().st_size for p in data) < 200 * 1024
     readme = (DEMO_DIR / "README.md").read_text()
     assert "ILLUSTRATIVE DEMO DATA" in readme and "NOT REAL ASSESSMENTS" in readme
