@@ -133,26 +133,31 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: np.nd
     strict, partial, v_s, v_p = credit_moments(prob)
     per_answer = judge.answer_scores(strict, partial, metrics)
     pr = ArrayPrediction(answers=per_answer, run={})
-    draws = None
-    if prob_draws is not None:  # only the draws' mean credits are needed (credit_moments' first two outputs)
-        p1, p2 = prob_draws[..., 1], prob_draws[..., 2]
-        draws = (p2, p2 + 0.5 * p1)
     prun = judge.pair_run()
-    nr = len(judge.run_ids)
-    idx = None
-    if draws is not None:  # (draw, run) bin of every (draw, pair), shared by the metrics
-        nb = draws[0].shape[0]
-        idx = (np.arange(nb)[:, None] * nr + prun[None, :]).ravel()
-    weights = {}
+    nr, n = len(judge.run_ids), len(prun)
+    draws = None
+    if prob_draws is not None:  # only the draws' mean credits are needed (credit_moments' first two outputs),
+        # pair-major (n, B) so that the run sums below read them contiguously
+        p1 = np.ascontiguousarray(prob_draws[..., 1].T)
+        p2 = np.ascontiguousarray(prob_draws[..., 2].T)
+        draws = (p2, p2 + 0.5 * p1)
+    weights: dict[str, tuple] = {}
     for m in metrics:
         family, is_strict = METRIC_SPEC[m]
-        w = weights[family] if family in weights else weights.setdefault(family, judge.run_weights(family))
+        if family not in weights:
+            w = judge.run_weights(family)
+            S = None
+            if draws is not None:  # run-by-pair weight matrix: runs_b = S @ credits sums each run's pairs in pair
+                from scipy import sparse  # order, as bincount(prun, w * credit) per draw does (bit-identical)
+
+                S = sparse.csr_matrix((w, (prun, np.arange(n))), shape=(nr, n))
+            weights[family] = (w, S)
+        w, S = weights[family]
         est = judge.run_means(per_answer[m])
         var = np.bincount(prun, weights=w ** 2 * (v_s if is_strict else v_p), minlength=nr)
         if draws is not None:
             c = draws[0] if is_strict else draws[1]
-            # one bincount over (draw, run) bins; each bin adds its pairs in pair order, as a per-draw bincount does
-            runs_b = np.bincount(idx, weights=(w[None, :] * c).ravel(), minlength=nb * nr).reshape(nb, nr)
+            runs_b = np.ascontiguousarray((S @ c).T)  # (B, nr)
             var = var + runs_b.var(axis=0, ddof=1)
         se = np.sqrt(var)
         pr.run[m], pr.se[m] = est, se

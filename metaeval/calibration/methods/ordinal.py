@@ -183,14 +183,13 @@ def _newton(fun, start: np.ndarray, gtol: float = 1e-6, maxiter: int = 30) -> tu
         t = 1.0
         while t > 1e-6:
             xn = x + t * step
-            fn = fun(xn)[0]
+            fn, gn, Hn = fun(xn, True)  # the accepted point's gradient and Hessian are the next iteration's
             if np.isfinite(fn) and fn <= f:
                 break
             t *= 0.5
         else:
             return x, f, False
-        x = xn
-        f, g, H = fun(x, True)
+        x, f, g, H = xn, fn, gn, Hn
     return x, f, bool(np.abs(g).max() <= gtol)
 
 
