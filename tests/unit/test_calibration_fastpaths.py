@@ -209,3 +209,41 @@ def test_ordinal_newton_hessian_and_fit_agree_with_bfgs():
     assert ok and np.allclose(params, res.x, atol=1e-6) and llf == pytest.approx(-res.fun, rel=1e-10)
     hess_opt = np.column_stack([(fun(params + e)[1] - fun(params - e)[1]) / 2e-6 for e in np.eye(5) * 1e-6])
     assert np.allclose(cov, np.linalg.inv((hess_opt + hess_opt.T) / 2), rtol=1e-4)
+
+
+def _old_fit(X, y):
+    """fit_cumulative_logit as it was before Newton: BFGS on _nll_grad, central-difference covariance."""
+    from scipy.optimize import minimize
+    from scipy.special import logit
+
+    from metaeval.calibration.methods.ordinal import _nll_grad
+
+    p = X.shape[1]
+    q0 = np.clip(np.mean(y == 0), 1e-3, 1 - 1e-3)
+    q1 = np.clip(np.mean(y <= 1), q0 + 1e-3, 1 - 1e-4)
+    start = np.concatenate([np.zeros(p), [logit(q0), np.log(logit(q1) - logit(q0))]])
+    res = minimize(_nll_grad, start, args=(X, y), jac=True, method="BFGS", options={"gtol": 1e-6, "maxiter": 1000})
+    k = len(start)
+    hess = np.zeros((k, k))
+    for i in range(k):
+        h = 1e-5 * max(1.0, abs(res.x[i]))
+        e = np.zeros(k)
+        e[i] = h
+        hess[:, i] = (_nll_grad(res.x + e, X, y)[1] - _nll_grad(res.x - e, X, y)[1]) / (2 * h)
+    return res.x, np.linalg.pinv((hess + hess.T) / 2), -float(res.fun), bool(res.success)
+
+
+def test_ordinal_degenerate_fit_reproduces_the_former_optimiser_exactly():
+    """A covariate that separates the top label (quasi-separation): the information is singular, so the fit
+    takes the former BFGS path and gives the former numbers exactly; a regular fit agrees to optimiser precision."""
+    from metaeval.calibration.methods.ordinal import fit_cumulative_logit
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 3, 400)
+    X = np.column_stack([rng.normal(size=400), (y == 2).astype(float)])
+    new, old = fit_cumulative_logit(X, y), _old_fit(X, y)
+    assert np.array_equal(new[0], old[0]) and np.array_equal(new[1], old[1]) and new[2:] == old[2:]
+    Xr = rng.normal(size=(400, 2))
+    yr = np.clip(np.round(Xr[:, 0] + rng.normal(size=400)) + 1, 0, 2).astype(int)
+    new, old = fit_cumulative_logit(Xr, yr), _old_fit(Xr, yr)
+    assert np.allclose(new[0], old[0], atol=1e-6) and np.allclose(new[1], old[1], rtol=1e-4, atol=1e-8)

@@ -160,24 +160,24 @@ def _sorted_objective(X: np.ndarray, y: np.ndarray):
     return fun
 
 
-def _newton(fun, start: np.ndarray, gtol: float = 1e-6, maxiter: int = 30) -> tuple[np.ndarray, float, bool]:
+def _newton(fun, start: np.ndarray, gtol: float = 1e-6, maxiter: int = 30):
     """Damped Newton on ``fun(params, hess=True) -> (f, grad, hess)`` with step halving until ``f`` decreases;
-    stops when ``max |grad| <= gtol`` (BFGS's criterion).  Returns (params, f, converged).
+    stops when ``max |grad| <= gtol`` (BFGS's criterion).  Returns (params, f, converged, hessian at params).
 
     A regular fit converges quadratically in well under ``maxiter`` iterations; when it does not (e.g. quasi-
     separation, a coefficient drifting to infinity) or the line search needs steps below 1e-6, it gives up early
-    and the caller falls back to BFGS, so such fits end exactly where the BFGS optimiser used to end them."""
+    and the caller falls back to BFGS."""
     x = np.asarray(start, dtype=float)
     f, g, H = fun(x, True)
     for _ in range(maxiter):
         if not (np.isfinite(f) and np.isfinite(g).all()):
-            return x, f, False
+            return x, f, False, H
         if np.abs(g).max() <= gtol:
-            return x, f, True
+            return x, f, True, H
         try:
             step = -np.linalg.solve(H, g)
         except np.linalg.LinAlgError:
-            return x, f, False
+            return x, f, False, H
         if not np.isfinite(step).all() or step @ g >= 0:  # not a descent direction: fall back to the gradient
             step = -g / max(1.0, float(np.abs(g).max()))
         t = 1.0
@@ -188,19 +188,31 @@ def _newton(fun, start: np.ndarray, gtol: float = 1e-6, maxiter: int = 30) -> tu
                 break
             t *= 0.5
         else:
-            return x, f, False
+            return x, f, False, H
         x, f, g, H = xn, fn, gn, Hn
-    return x, f, bool(np.abs(g).max() <= gtol)
+    return x, f, bool(np.abs(g).max() <= gtol), H
+
+
+#: reciprocal condition number of the observed information below which a fit counts as (nearly) unidentified
+RCOND_MIN = 1e-8
+
+
+def _well_conditioned(H: np.ndarray) -> bool:
+    ev = np.linalg.eigvalsh((H + H.T) / 2)
+    return bool(np.isfinite(ev).all() and ev.max() > 0 and ev.min() > RCOND_MIN * ev.max())
 
 
 def fit_cumulative_logit(X: np.ndarray, y: np.ndarray, covariance: bool = True) -> tuple[np.ndarray, np.ndarray | None, float, bool]:
-    """ML fit; returns (params = [beta, theta_0, theta_1], covariance = inverse observed information (the
-    analytic Hessian at the optimum; None when ``covariance`` is False: point predictions need none),
-    log-likelihood, converged).
+    """ML fit; returns (params = [beta, theta_0, theta_1], covariance = inverse observed information (None when
+    ``covariance`` is False: point predictions need none), log-likelihood, converged).
 
-    Damped Newton with the analytic Hessian (a few iterations), stopping at ``max |grad| <= 1e-6``; BFGS with
-    the analytic gradient (the previous optimiser) if Newton does not converge.  Both stop within the same
-    gradient tolerance of the same maximum, so fits agree to optimiser precision."""
+    Damped Newton with the analytic Hessian (a few iterations), stopping at ``max |grad| <= 1e-6``; the
+    covariance is the pseudo-inverse of the analytic Hessian there.  When Newton does not converge, or the
+    information at its optimum is (nearly) singular (reciprocal condition < ``RCOND_MIN``: a covariate (nearly)
+    separates the labels or is collinear, so the MLE is not identified along some direction), the fit is the
+    former one, unchanged: BFGS on :func:`_nll_grad` from the same start, covariance from central differences of
+    its gradient (step ``1e-5 max(1, |x_i|)``).  Regular fits agree with that path to optimiser precision; degenerate
+    ones are reproduced exactly."""
     from scipy.special import logit
 
     p = X.shape[1]
@@ -208,18 +220,26 @@ def fit_cumulative_logit(X: np.ndarray, y: np.ndarray, covariance: bool = True) 
     q1 = np.clip(np.mean(y <= 1), q0 + 1e-3, 1 - 1e-4)
     start = np.concatenate([np.zeros(p), [logit(q0), np.log(logit(q1) - logit(q0))]])
     fun = _sorted_objective(X, y)
-    x, f, ok = _newton(fun, start)
-    if not ok:
-        from scipy.optimize import minimize
+    x, f, ok, H = _newton(fun, start)
+    if ok and _well_conditioned(H):
+        if not covariance:
+            return x, None, -float(f), ok
+        return x, np.linalg.pinv((H + H.T) / 2), -float(f), ok
+    from scipy.optimize import minimize
 
-        res = minimize(fun, start, jac=True, method="BFGS", options={"gtol": 1e-6, "maxiter": 1000})
-        x, f, ok = res.x, float(res.fun), bool(res.success)
+    res = minimize(_nll_grad, start, args=(X, y), jac=True, method="BFGS", options={"gtol": 1e-6, "maxiter": 1000})
+    x, f, ok = res.x, float(res.fun), bool(res.success)
     if not covariance:
         return x, None, -float(f), ok
-    hess = fun(x, True)[2]
+    k = len(x)
+    hess = np.zeros((k, k))
+    for i in range(k):
+        h = 1e-5 * max(1.0, abs(x[i]))
+        e = np.zeros(k)
+        e[i] = h
+        hess[:, i] = (_nll_grad(x + e, X, y)[1] - _nll_grad(x - e, X, y)[1]) / (2 * h)
     hess = (hess + hess.T) / 2
-    cov = np.linalg.pinv(hess)
-    return x, cov, -float(f), ok
+    return x, np.linalg.pinv(hess), -float(f), ok
 
 
 @register
