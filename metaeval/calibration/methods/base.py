@@ -120,7 +120,7 @@ def credit_moments(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return strict, partial, v_strict, np.maximum(v_partial, 0.0)
 
 
-def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: np.ndarray | None,
+def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: "np.ndarray | tuple | None",
                                metrics: Sequence[str], level: float) -> ArrayPrediction:
     """Scores from per-pair label probabilities ``prob`` (n, 3) of the human label.
 
@@ -137,9 +137,11 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: np.nd
     nr, n = len(judge.run_ids), len(prun)
     draws = None
     if prob_draws is not None:  # only the draws' mean credits are needed (credit_moments' first two outputs),
-        # pair-major (n, B) so that the run sums below read them contiguously
-        p1 = np.ascontiguousarray(prob_draws[..., 1].T)
-        p2 = np.ascontiguousarray(prob_draws[..., 2].T)
+        # pair-major (n, B) so that the run sums below read them contiguously; a (P(partial), P(support)) pair of
+        # (B, n) arrays is accepted in place of the (B, n, 3) stack
+        d1, d2 = prob_draws if isinstance(prob_draws, tuple) else (prob_draws[..., 1], prob_draws[..., 2])
+        p1 = np.ascontiguousarray(d1.T)
+        p2 = np.ascontiguousarray(d2.T)
         draws = (p2, p2 + 0.5 * p1)
     weights: dict[str, tuple] = {}
     for m in metrics:

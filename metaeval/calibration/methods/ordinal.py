@@ -57,13 +57,16 @@ def _matrix(cols: dict[str, np.ndarray], model: dict) -> np.ndarray:
     return np.column_stack(X) if X else np.zeros((len(next(iter(cols.values()))), 0))
 
 
-def _probs(X: np.ndarray, beta: np.ndarray, cuts: np.ndarray) -> np.ndarray:
-    """(..., n, 3) label probabilities from a cumulative logit; ``beta`` (..., p), ``cuts`` (..., 2)."""
+def _probs(X: np.ndarray, beta: np.ndarray, cuts: np.ndarray, stacked: bool = True):
+    """(..., n, 3) label probabilities from a cumulative logit; ``beta`` (..., p), ``cuts`` (..., 2).
+    ``stacked=False``: only ``(P(partial), P(support))``, each (..., n) (all that expected credits need)."""
     from scipy.special import expit  # the logistic function, without overflow for large |x|
 
     xb = np.einsum("np,...p->...n", X, beta)
     c1 = expit(cuts[..., 0:1] - xb)
     c2 = expit(cuts[..., 1:2] - xb)
+    if not stacked:
+        return c2 - c1, 1.0 - c2
     return np.stack([c1, c2 - c1, 1.0 - c2], axis=-1)
 
 
@@ -285,5 +288,5 @@ class OrdinalModel(CalibrationMethod):
             if model.get("cov_params") is None:
                 raise ConfigError("ordinal model was fitted without its covariance (covariance=False): no interval")
             theta = rng.multivariate_normal(params, np.asarray(model["cov_params"]), size=draws, method="eigh")
-            prob_draws = _probs(X, theta[:, :p], _cuts(theta[:, p:]))
+            prob_draws = _probs(X, theta[:, :p], _cuts(theta[:, p:]), stacked=False)
         return expected_credit_prediction(judge, prob, prob_draws, metrics, level)
