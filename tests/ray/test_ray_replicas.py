@@ -75,9 +75,14 @@ def test_replica_that_dies_for_good_hands_its_jobs_over(ray_runtime):
     assert len({v["pid"] for v in got.values()}) == 2  # both ran jobs before the kill
 
 
-def test_cheap_jobs_go_out_in_chunks(ray_runtime):
+def test_cheap_jobs_go_out_in_chunks(ray_runtime, monkeypatch):
     """Jobs that cost the actor nothing (an offline judge) are sent in chunks: far fewer remote calls than jobs,
     the same results, each reported once, never more than the deployment's concurrency running at once."""
+    import metaeval.pipeline.executors as executors
+
+    # the echo job takes microseconds, but on a loaded 2-core machine the measured actor-side time per job can pass
+    # the 2 ms default; a 50 ms threshold keeps the test about chunking, not about the machine's load
+    monkeypatch.setattr(executors, "CHUNK_BELOW_S", 0.05)
     n = 600
     jobs = [Job(key=str(i), worker_id="w", stage="assign", payload={"i": i, "sleep": 0.0}) for i in range(n)]
     got: dict[str, dict] = {}
