@@ -69,6 +69,17 @@ def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+#: scores are rounded to this many decimals before ranking, so values that are equal in exact arithmetic but differ
+#: in the last bits (a mean summed in another order, on another machine or BLAS) tie deterministically instead of
+#: ordering by floating-point noise; score differences that matter are many orders of magnitude larger
+TIE_DECIMALS = 10
+
+
+def settle(a: np.ndarray) -> np.ndarray:
+    """``a`` as float, rounded to ``TIE_DECIMALS`` decimals (NaN stays NaN): the values every tau ranks."""
+    return np.round(np.asarray(a, dtype=float), TIE_DECIMALS)
+
+
 _CHUNK_ELEMENTS = 4_000_000  # pair-matrix elements per chunk: bounds memory for many runs x many replicates
 
 
@@ -76,8 +87,8 @@ def _chunked(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[np
     """Apply a pairwise batch function in slices of the flattened leading axes (same result, bounded memory)."""
 
     def wrapper(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        y = np.asarray(y, dtype=float)
+        x = settle(x)
+        y = settle(y)
         if x.shape != y.shape:
             raise ValueError(f"reference and candidate shapes differ: {x.shape} vs {y.shape}")
         n = x.shape[-1] if x.ndim else 1
@@ -309,8 +320,8 @@ def _tau_long(x: np.ndarray, y: np.ndarray, name: str) -> float:
 def kendall(x, y, variant: str = "b") -> float | np.ndarray:
     """Rank correlation of ``y`` (candidate) with ``x`` (reference); a float for 1-D input."""
     v = get_variant(variant)
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
+    x = settle(x)
+    y = settle(y)
     if x.ndim == 1 and x.shape == y.shape and len(x) > _LONG and v.name in ("a", "b"):
         return _tau_long(x, y, v.name)
     out = v.batch(x, y)

@@ -51,8 +51,10 @@ class PooledKernel:
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, kind: str = "pairs"):
-        x = np.asarray(x, dtype=float)
-        y = np.asarray(y, dtype=float)
+        from metaeval.analysis.kendall import settle
+
+        x = settle(x)
+        y = settle(y)
         ok = ~(np.isnan(x) | np.isnan(y))
         self.n_topics = x.shape[0]
         self.topic = np.nonzero(ok)[0]
