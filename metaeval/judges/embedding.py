@@ -69,8 +69,17 @@ def load_model(path: str | os.PathLike) -> Any:
         if key not in _MODELS:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # the library's own "Loading weights" progress bars would land in the sweep's stderr (one line per
+            # stage is metaeval's progress output off a terminal): off before the model loads
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             from sentence_transformers import SentenceTransformer
 
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except (ImportError, AttributeError):  # pragma: no cover - older/newer transformers without the switch
+                pass
             _MODELS[key] = SentenceTransformer(key, device="cpu")
         return _MODELS[key]
 
