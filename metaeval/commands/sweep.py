@@ -190,21 +190,3 @@ def dry_run_table(summary) -> str:
                  + (" <= : an upper bound (nuggets the judge creates are counted at the caps sweep.max_nuggets / "
                     "sweep.keep_top)." if bounded else ""))
     return "\n".join(lines)
-
-
-class _tqdm_progress:
-    """A tqdm bar per stage (on stderr)."""
-
-    def __init__(self, stage: str, total: int):
-        from tqdm import tqdm
-
-        self.bar = tqdm(total=total, desc=f"{stage:<10}", unit="job", leave=True, mininterval=0.2)
-
-    def update(self, n: int = 1, **live) -> None:
-        if live:
-            self.bar.set_postfix(hits=live.get("cache_hits", 0), failed=live.get("failures", 0),
-                                 retries=live.get("retries", 0), cost=f"${live.get('cost_usd', 0.0):.4f}", refresh=False)
-        self.bar.update(n)
-
-    def close(self) -> None:
-        self.bar.close()
