@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from metaeval.errors import ConfigError
-from metaeval.judges.backends.base import ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError
+from metaeval.judges.backends.base import (ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact,
+                                           status_error)
 
 log = logging.getLogger(__name__)
 
@@ -346,6 +347,21 @@ class BatchBackend(ChatBackend):
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         return await self.collector().complete(request)
+
+    async def _call(self, what: str, coro: Any) -> Any:
+        """Await one batch-API call, mapping the provider SDK's errors (the SDK module is named ``provider``) onto
+        transient / permanent errors with the key redacted."""
+        import importlib
+
+        sdk = importlib.import_module(self.provider)
+        try:
+            return await coro
+        except sdk.APITimeoutError:
+            raise TransientError("timeout", f"{what}: timed out") from None
+        except sdk.APIConnectionError as exc:
+            raise TransientError("connection", redact(f"{what}: connection error: {exc}", self._api_key)) from None
+        except sdk.APIStatusError as exc:
+            raise status_error(exc, self._api_key) from None
 
     async def aclose(self) -> None:
         col = self._collectors.pop(asyncio.get_running_loop(), None)

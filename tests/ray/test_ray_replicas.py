@@ -3,8 +3,6 @@ good hands its jobs to the others (none lost, none run twice)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
@@ -12,20 +10,6 @@ from metaeval.pipeline.executors import Job, RayExecutor
 from tests.helpers.workers import make_echo_worker
 
 pytestmark = pytest.mark.ray
-
-
-@pytest.fixture(scope="module")
-def ray_runtime():
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    root = str(Path(__file__).resolve().parents[2])
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    from metaeval.pipeline.executors import init_ray
-
-    init_ray(num_cpus=2)
-    import ray
-
-    yield ray
-    ray.shutdown()
 
 
 def test_replicas_share_the_deployment_concurrency(ray_runtime):

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from metaeval.judges.backends.anthropic_backend import AnthropicBackend
-from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError, redact, status_error
+from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError
 from metaeval.judges.batch import BatchBackend
 
 
@@ -35,18 +35,6 @@ class AnthropicBatchBackend(BatchBackend):
 
     def line_bytes(self, cid: str, request: ChatRequest) -> int:
         return len(json.dumps({"custom_id": cid, "params": message_params(request)}, ensure_ascii=False).encode("utf-8")) + 1
-
-    async def _call(self, what: str, coro: Any) -> Any:
-        import anthropic
-
-        try:
-            return await coro
-        except anthropic.APITimeoutError:
-            raise TransientError("timeout", f"{what}: timed out") from None
-        except anthropic.APIConnectionError as exc:
-            raise TransientError("connection", redact(f"{what}: connection error: {exc}", self._api_key)) from None
-        except anthropic.APIStatusError as exc:
-            raise status_error(exc, self._api_key) from None
 
     async def submit(self, group: list[tuple[str, ChatRequest]]) -> str:
         reqs = [{"custom_id": cid, "params": message_params(req)} for cid, req in group]

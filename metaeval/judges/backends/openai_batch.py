@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError, redact, status_error
+from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError
 from metaeval.judges.backends.openai_backend import OpenAIBackend
 from metaeval.judges.batch import BatchBackend
 
@@ -33,18 +33,6 @@ class OpenAIBatchBackend(BatchBackend):
 
     def line_bytes(self, cid: str, request: ChatRequest) -> int:
         return len(self._line(cid, request).encode("utf-8")) + 1
-
-    async def _call(self, what: str, coro: Any) -> Any:
-        import openai
-
-        try:
-            return await coro
-        except openai.APITimeoutError:
-            raise TransientError("timeout", f"{what}: timed out") from None
-        except openai.APIConnectionError as exc:
-            raise TransientError("connection", redact(f"{what}: connection error: {exc}", self._api_key)) from None
-        except openai.APIStatusError as exc:
-            raise status_error(exc, self._api_key) from None
 
     async def submit(self, group: list[tuple[str, ChatRequest]]) -> str:
         data = "".join(self._line(cid, req) + "\n" for cid, req in group).encode("utf-8")
