@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from metaeval.errors import FormatError
