@@ -157,3 +157,51 @@ def test_key_in_config_is_refused():
     with pytest.raises(ConfigError, match="api_key_env"):
         Deployment.from_dict({"backend": "openai", "model": "m", "api_key": "sk-x"})
     assert os.environ.get("METAEVAL_CONTRACT_KEY") == KEY
+
+
+@pytest.mark.parametrize("params", [
+    {"temperature": 0, "max_tokens": 64},
+    {"temperature": 0.3, "max_tokens": 64, "seed": 7, "stop": ["\n\n"], "top_p": None, "top_k": 5,  # top_k: extra_body
+     "response_format": {"type": "json_schema", "json_schema": {"name": "labels", "strict": True,
+                                                                "schema": {"type": "object", "properties": {}}}}},
+])
+def test_openai_fast_path_sends_what_create_sends(monkeypatch, params):
+    """The plain-JSON fast path (``client.post``) and ``chat.completions.create`` put the same JSON body on the
+    wire, authenticate the same way and return the same reply (issue 15: per-call cost at the ceiling)."""
+    from metaeval.judges.backends import openai_backend
+
+    seen = {}
+    with ChatTestServer(expected_key=KEY) as srv:
+        for fast in ("1", "0"):
+            monkeypatch.setenv("METAEVAL_OPENAI_FAST_PATH", fast)
+            dep = Deployment.from_dict({**deployment("openai", srv).public_dict(), "api_key_env": "METAEVAL_CONTRACT_KEY",
+                                        "params": params})
+            client = ChatClient(dep)
+            assert client.backend._fast is (fast == "1")
+            seen[fast] = (run(client, sample_index=int(fast)), srv.recent[-1])
+        assert srv.counts["ok"] == 2 and srv.counts["401"] == 0
+    (fast_tr, fast_body), (slow_tr, slow_body) = seen["1"], seen["0"]
+    assert fast_body == slow_body and fast_body.get("top_k") == params.get("top_k") and fast_body["messages"] == MSGS
+    assert (fast_tr.raw_output, fast_tr.input_tokens, fast_tr.output_tokens, fast_tr.finish_reason) == \
+        (slow_tr.raw_output, slow_tr.input_tokens, slow_tr.output_tokens, slow_tr.finish_reason)
+    assert openai_backend.plain_json(params) and not openai_backend.plain_json({"stop": ("a",)})
+
+
+def test_openai_non_plain_params_take_create(monkeypatch):
+    """A value the SDK's transform may change (here a tuple) goes through ``create`` as before."""
+    from openai.resources.chat.completions import completions
+
+    transforms = []
+    real = completions.async_maybe_transform
+
+    async def spy(data, *a, **kw):
+        transforms.append(1)
+        return await real(data, *a, **kw)
+
+    monkeypatch.setattr(completions, "async_maybe_transform", spy)
+    with ChatTestServer(expected_key=KEY) as srv:
+        dep = Deployment.from_dict({**deployment("openai", srv).public_dict(), "api_key_env": "METAEVAL_CONTRACT_KEY",
+                                    "params": {"temperature": 0, "stop": ("END",)}})
+        tr = run(ChatClient(dep))
+        assert srv.counts["ok"] == 1 and srv.recent[-1]["stop"] == ["END"]
+    assert tr.raw_output and len(transforms) == 1
