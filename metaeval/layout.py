@@ -14,7 +14,8 @@ study, the report, ``metaeval assess``), so the file names below are written dow
       study/                   study.json (per-topic tau, leaderboards, disagreements), reference_scores.csv,
                                reference_runs.csv (study -> report); plan.json/.md (``metaeval plan --results``)
       cells/<cell>/            labels.jsonl, scores.csv, runs.csv, calibration.json, calibration-model.json,
-                               transcripts.jsonl
+                               transcripts.jsonl; with ``sweep.samples`` k > 1: samples/labels.s<i>.jsonl
+                               (draws 1..k-1; draw 0 is labels.jsonl) and consistency.json
       report.html, report.md, report.json, report_files/
       probe/*.json             prompt-injection probe results shown by the report
 
@@ -210,6 +211,16 @@ class ResultsLayout:
     def transcripts(self, cid: Any) -> Path:
         return self.cell_dir(cid) / "transcripts.jsonl"
 
+    def sample_labels(self, cid: Any, sample: int) -> Path:
+        """Draw ``sample`` (>= 1) of the cell's judge (``sweep.samples``); draw 0 is ``labels(cid)``."""
+        if int(sample) < 1:
+            raise ValueError(f"sample {sample}: draw 0 is labels.jsonl")
+        return self.cell_dir(cid) / "samples" / f"labels.s{int(sample)}.jsonl"
+
+    def consistency(self, cid: Any) -> Path:
+        """The judge's self-consistency over its k draws (``metaeval.study.consistency``)."""
+        return self.cell_dir(cid) / "consistency.json"
+
     # ------------------------------------------------------------------ generic readers / writers
     def write_text(self, path: Path, text: str) -> Path:
         """Atomic text write of ``path`` (which must lie inside the folder)."""
@@ -300,12 +311,28 @@ class ResultsLayout:
         p = self.labels(cid)
         return read_assignments(p, name=str(cid)) if p.exists() else None
 
-    def write_labels(self, cid: Any, labels: "LabelSet") -> Path:
+    def write_labels(self, cid: Any, labels: "LabelSet", sample: int = 0) -> Path:
+        """``labels.jsonl`` (``sample`` 0) or ``samples/labels.s<sample>.jsonl``: NIST assignment JSONL."""
         from metaeval.io.assignments import assignment_records
 
-        p = self.labels(cid)
+        p = self.sample_labels(cid, sample) if sample else self.labels(cid)
+        p.parent.mkdir(parents=True, exist_ok=True)
         body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in assignment_records(labels))
         return self.write_text(p, body)
+
+    def read_samples(self, cid: Any) -> "list[LabelSet]":
+        """The cell's k draws (``labels.jsonl`` then ``samples/labels.s1..``), or [] without sample files."""
+        from metaeval.io.assignments import read_assignments
+
+        first = self.labels(cid)
+        if not first.exists() or not self.sample_labels(cid, 1).exists():
+            return []
+        out = [read_assignments(first, name=str(cid))]
+        k = 1
+        while self.sample_labels(cid, k).exists():
+            out.append(read_assignments(self.sample_labels(cid, k), name=f"{cid}~s{k}"))
+            k += 1
+        return out
 
     def read_calibration(self, cid: Any) -> dict[str, Any] | None:
         return self.read_json(self.calibration(cid), required=False)

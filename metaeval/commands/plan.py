@@ -77,8 +77,12 @@ def _load(args: argparse.Namespace):
     else:
         from pathlib import Path
 
-        # a sweep cell folder is named by its cell id (its file is always labels.jsonl)
-        judges = [load_labels(j, name=Path(j).name if Path(j).is_dir() else None) for j in args.judge]
+        # a sweep cell folder is named by its cell id (its file is always labels.jsonl); a sampled cell's folder
+        # (sweep.samples) gives all k draws: the judge's votes then shape the plan and its consistency section
+        judges = []
+        for j in args.judge:
+            draws = _cell_draws(Path(j)) if Path(j).is_dir() and len(args.judge) == 1 else []
+            judges += draws or [load_labels(j, name=Path(j).name if Path(j).is_dir() else None)]
     if args.pilot:
         qids = reference.qids
         if not 3 <= args.pilot <= len(qids):
@@ -87,6 +91,15 @@ def _load(args: argparse.Namespace):
         reference = reference.subset(qids=pick, name=f"{reference.name}[pilot {args.pilot}]")
         sampler = None  # a redrawn judge would need the held-back human labels
     return reference, judges, sampler
+
+
+def _cell_draws(cell_dir):
+    """The k draws of a sampled sweep cell folder (``results/<name>/cells/<cell>``), or [] when it has none."""
+    from metaeval.layout import ResultsLayout
+
+    if not (cell_dir / "samples").is_dir() or cell_dir.parent.name != "cells":
+        return []
+    return ResultsLayout.open(cell_dir.parent.parent).read_samples(cell_dir.name)
 
 
 def run(args: argparse.Namespace) -> int:

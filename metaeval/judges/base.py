@@ -128,9 +128,28 @@ class Judge(abc.ABC):
     kind = "judge"
     #: the stages this judge can perform (the catalog checks a cell's needs against it before any job runs)
     STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
+    #: whether repeated draws of one call can differ (``sweep.samples``: k samples per assignment call); a
+    #: deterministic judge (lexical, embedding) would only repeat its labels
+    SAMPLING: bool = False
 
     def __init__(self, name: str | None = None):
         self.name = name or self.kind
+
+    def for_sample(self, sample: int) -> "Judge":
+        """The same judge drawing sample ``sample`` (0 = this judge) of each call; it shares this judge's client,
+        cache and rate limits.  ``sweep.samples=k`` runs samples 0..k-1 of every assignment call (issue 16)."""
+        if sample == 0:
+            return self
+        if not self.SAMPLING:
+            raise ConfigError(f"judge {self.name!r} (kind {self.kind!r}) is deterministic: samples would repeat its labels")
+        import copy
+
+        twin = copy.copy(self)
+        twin._apply_sample(sample)
+        return twin
+
+    def _apply_sample(self, sample: int) -> None:  # pragma: no cover - SAMPLING judges override
+        raise NotImplementedError
 
     @abc.abstractmethod
     async def create_nuggets(self, topic: Topic, documents: Sequence[Document],

@@ -60,6 +60,8 @@ class JudgeSpec:
     requires: tuple[str, ...] = ()
     concurrency: int = 4
     source: str = "registry"
+    #: repeated draws of one call can differ (``Judge.SAMPLING``): ``sweep.samples`` > 1 applies to it
+    sampling: bool = False
 
     @property
     def prompted(self) -> bool:
@@ -169,7 +171,7 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
         raise ConfigError(f"{where}: 'prompts' must map a task to a template name")
     return JudgeSpec(name=jname, kind=kind, config=config, deployment=deployment,
                      capabilities=tuple(getattr(cls, "STAGES", ALL_STAGES)), requires=tuple(requires),
-                     concurrency=int(conc), source=source)
+                     concurrency=int(conc), source=source, sampling=bool(getattr(cls, "SAMPLING", False)))
 
 
 def lacking_stages(spec: JudgeSpec, stages: Sequence[str]) -> list[str]:

@@ -43,6 +43,7 @@ STRUCTURED: dict[str | None, Callable[[str, dict], dict] | None] = {
 
 class LLMJudge(Judge):
     kind = "llm"
+    SAMPLING = True  # sample i is a separate request (``sample_index`` is part of the cache key)
 
     def __init__(self, client: ChatClient, prompts: Mapping[str, str | PromptTemplate] | None = None,
                  max_reasks: int = 2, sample_index: int = 0, name: str | None = None,
@@ -67,6 +68,10 @@ class LLMJudge(Judge):
             raise ConfigError(f"max_reasks must be >= 0, got {max_reasks}")
         self.max_reasks = max_reasks
         self.sample_index = sample_index
+
+    def _apply_sample(self, sample: int) -> None:
+        """Sample ``sample`` of every call: the configured ``sample_index`` plus ``sample`` (its own cache entry)."""
+        self.sample_index = self.sample_index + int(sample)
 
     # ------------------------------------------------------------------ the re-ask loop
     def _response_format(self, tmpl: PromptTemplate, n: int | None) -> dict[str, Any] | None:

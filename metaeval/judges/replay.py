@@ -9,7 +9,9 @@ nuggets for the topic (at most 30, documents ignored): a replayed "creation" is 
 ``SimulatedJudge`` draws each label ``j ~ Categorical(C[h, :])`` (``metaeval.simulation``,
 rows = reference label not_support / partial_support / support) with a generator seeded by
 ``(seed, sha256(qid, run_id, nugget))``, so a label does not depend on batching or call order.  Importance is
-replayed unchanged.
+replayed unchanged.  Samples (``sweep.samples``, ``sample_index`` s > 0) redraw every label: independently from
+the confusion row (``alpha: null``, the default: the least self-consistent judge with that confusion), or, with
+``alpha``, from per-label propensities ``p ~ Dirichlet(alpha * C[h, :])`` shared by all samples.
 """
 
 from __future__ import annotations
@@ -109,13 +111,23 @@ class SimulatedJudge(ReplayJudge):
     kind = "simulated"
     STAGES = ("assign",)  # passes reference support labels through a confusion matrix
 
-    def __init__(self, reference: LabelSet, confusion: Any = None, seed: int = 0, name: str | None = None):
+    SAMPLING = True  # sample s redraws every label (see ``assign``)
+
+    def __init__(self, reference: LabelSet, confusion: Any = None, seed: int = 0, name: str | None = None,
+                 sample_index: int = 0, alpha: float | None = None):
         from metaeval.simulation import DEFAULT_CONFUSION, resolve_confusion
 
         super().__init__(reference, name=name or f"simulated:{reference.name}")
         self.confusion_spec = DEFAULT_CONFUSION if confusion is None else confusion
         self.confusion = resolve_confusion(self.confusion_spec)
         self.seed = int(seed)
+        self.sample_index = int(sample_index)
+        if alpha is not None and not float(alpha) > 0:
+            raise ConfigError(f"alpha must be > 0 (or null for independent draws), got {alpha!r}")
+        self.alpha = None if alpha is None else float(alpha)
+
+    def _apply_sample(self, sample: int) -> None:
+        self.sample_index = self.sample_index + int(sample)
 
     async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
         import numpy as np
@@ -127,18 +139,41 @@ class SimulatedJudge(ReplayJudge):
         out = []
         for n, lab in zip(nuggets, ref):
             digest = hashlib.sha256("\x1f".join((str(topic.qid), str(answer.run_id), _norm(nugget_text(n)))).encode()).digest()
-            rng = np.random.default_rng([self.seed, int.from_bytes(digest[:8], "little")])
-            out.append(Support(str(simulate_support(np.array([lab], dtype=object), self.confusion, rng)[0])))
+            item = int.from_bytes(digest[:8], "little")
+            if self.alpha is None:  # every draw independent from the confusion row (sample 0: the historical stream)
+                rng = np.random.default_rng([self.seed, item] + ([self.sample_index] if self.sample_index else []))
+                out.append(Support(str(simulate_support(np.array([lab], dtype=object), self.confusion, rng)[0])))
+            else:
+                out.append(Support(self._draw_with_propensity(lab, item)))
         return AssignResult(status=status_of(out), reason=self._missing(missing), judge=self.name, labels=tuple(out))
+
+    def _draw_with_propensity(self, label: str, item: int) -> str:
+        """A label with its own propensities: ``p ~ Dirichlet(alpha * C[h, :])`` (one per label, shared by every
+        sample), then sample ``s`` draws ``~ Categorical(p)``.  The marginal confusion stays ``C`` for every
+        ``alpha``; small ``alpha`` = a self-consistent judge, large ``alpha`` = independent draws
+        (``metaeval.planning.consistency``)."""
+        import numpy as np
+
+        from metaeval.simulation import codes_to_labels, labels_to_codes
+
+        h = int(labels_to_codes(np.array([label], dtype=object))[0])
+        if h < 0:
+            return "FAILED"
+        p = np.random.default_rng([self.seed, item]).gamma(self.alpha * np.maximum(self.confusion[h], 1e-9))
+        u = np.random.default_rng([self.seed, item, self.sample_index, 1]).random()
+        code = int(min((u >= np.cumsum(p / p.sum())[:2]).sum(), 2))
+        return str(codes_to_labels(np.array([code], dtype=np.int8))[0])
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "confusion": self.confusion.round(6).tolist(),
                 "confusion_spec": self.confusion_spec if isinstance(self.confusion_spec, str) else "matrix",
-                "seed": self.seed}
+                "seed": self.seed, "sample_index": self.sample_index, "alpha": self.alpha}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "SimulatedJudge":
         ref = config.get("reference", config.get("labels"))
         if ref is None:
             raise ConfigError("a simulated judge config needs 'reference' (a label file path or a LabelSet)")
-        return cls(_load(ref), confusion=config.get("confusion"), seed=int(config.get("seed", 0)), name=config.get("name"))
+        alpha = config.get("alpha")
+        return cls(_load(ref), confusion=config.get("confusion"), seed=int(config.get("seed", 0)), name=config.get("name"),
+                   sample_index=int(config.get("sample_index", 0)), alpha=None if alpha is None else float(alpha))

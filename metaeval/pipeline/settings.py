@@ -44,6 +44,7 @@ class SweepSettings:
     progress: bool = _f(True, "bool")
     max_failed_rate: float = _f(0.5, "float", ge=0, le=1)
     offline: bool = _f(False, "bool")
+    samples: int = _f(1, "int", ge=1, le=50, doc="k draws of every assignment call (judge self-consistency)")
 
 
 @dataclass(frozen=True)

@@ -111,11 +111,17 @@ def importance_job(judge_id: str, prompt_id: str, topic: Topic, nuggets: Sequenc
 
 
 def assign_job(judge_id: str, prompt_id: str, topic: Topic, answer: Answer, nuggets: Sequence[tuple[str, str]],
-               s: StageSettings) -> tuple[JobSpec, dict]:
+               s: StageSettings, sample: int = 0) -> tuple[JobSpec, dict]:
+    """One answer's assignment job; ``sample`` s > 0 is the judge's s-th draw of the same calls
+    (``sweep.samples``): its own job (``sample`` in the payload and the inputs hash; sample 0's key is unchanged)."""
     payload = {"topic": [topic.qid, topic.text],
                "answer": {"run_id": answer.run_id, "qid": answer.qid, "text": answer.text, "sentences": list(answer.sentences)},
                "nuggets": [list(n) for n in nuggets], "batch": s.assign_batch}
-    inputs = content_hash([payload["topic"], payload["answer"], payload["nuggets"], s.assign_batch])
+    parts: list[Any] = [payload["topic"], payload["answer"], payload["nuggets"], s.assign_batch]
+    if sample:
+        payload["sample"] = int(sample)
+        parts.append({"sample": int(sample)})
+    inputs = content_hash(parts)
     return JobSpec("assign", judge_id, prompt_id, topic.qid, inputs, run_id=answer.run_id), payload
 
 
@@ -196,9 +202,10 @@ class JudgeWorker:
         answer = Answer(run_id=a["run_id"], qid=a["qid"], text=a["text"], sentences=tuple(a.get("sentences") or ()))
         labels: list[str] = []
         results, raws, units = [], [], []
+        judge = self.judge.for_sample(int(p.get("sample", 0)))  # sweep.samples: draw s of the same judge
         for batch in batches(p["nuggets"], p["batch"]):
             nuggets = [Nugget(text=t, importance=_importance(imp)) for t, imp in batch]
-            res = await self.judge.assign(topic, answer, nuggets)
+            res = await judge.assign(topic, answer, nuggets)
             results.append(res)
             units.append([t for t, _ in batch])
             labels.extend(lab.value for lab in res.labels)

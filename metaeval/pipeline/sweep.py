@@ -103,6 +103,8 @@ class SweepOutcome:
     judging_s: float
     stopped: str | None
     dry_run: bool
+    #: cells sampled k > 1 times (``sweep.samples``): cell -> its k label sets (draw 0 = ``label_sets[cell]``)
+    samples: dict[str, list[Any]] = field(default_factory=dict)
 
 
 class Sweep:
@@ -125,6 +127,10 @@ class Sweep:
         self.relevance_counts: dict[str, dict[str, int]] = {}
         self.progress = progress
         self.settings = StageSettings.from_dict(sw)
+        #: sweep.samples = k: draws 0..k-1 of every assignment call of a sampling judge (issue 16)
+        self.samples = int(sw.get("samples", 1) or 1)
+        if self.samples < 1:
+            raise ConfigError(f"sweep.samples must be an integer >= 1, got {self.samples}")
         #: cells whose dry-run counts are upper bounds (nugget lists not known before creation: the caps are assumed)
         self.bounded: set[str] = set()
         self.budget = sw.get("budget_usd")
@@ -150,6 +156,7 @@ class Sweep:
             for c in creating:
                 c.skipped = why
             self.active = [c for c in self.active if not c.skipped]
+        self.cell_samples = {c.id: self.samples_for(c) for c in self.active}  # checked before anything is written
         self.layout = results_layout(config)  # validates name and every cell id before anything is written
         for c in self.cells:
             self.layout.cell_dir(c.id)
@@ -167,6 +174,26 @@ class Sweep:
         for c in self.active:  # the simulated/replay judges read the dataset's own reference labels
             if c.judge.config.get("reference") == "dataset":
                 c.judge = c.judge.with_options(reference=self.dataset.labels)
+
+    def samples_for(self, c: Cell) -> int:
+        """How many draws of its assignment calls cell ``c`` makes: ``sweep.samples`` for a sampling judge that
+        assigns; 1 for a deterministic judge (it would repeat its labels: said once, in the log) or a human-assigned
+        cell.  An LLM judge at temperature 0 is sampled as asked, with a warning (draws then differ only by the
+        server's nondeterminism)."""
+        k = self.samples
+        if k == 1 or c.strategy.assignment != "judge":
+            return 1
+        if not c.judge.sampling:
+            if self.config.get("_single"):
+                raise ConfigError(f"sweep.samples={k}: judge {c.judge_name!r} (kind {c.judge.kind!r}) is deterministic, "
+                                  "so its samples would repeat its labels; use a sampling judge (llm at temperature > 0, simulated)")
+            log.info("%s: judge %s is deterministic; sweep.samples=%d does not apply (1 sample)", c.id, c.judge_name, k)
+            return 1
+        dep = c.judge.deployment
+        if dep is not None and float((dep.params or {}).get("temperature", 1.0) or 0.0) == 0.0:
+            log.warning("%s: sweep.samples=%d at temperature 0: the draws differ only by the server's nondeterminism "
+                        "(set judge.deployment.params.temperature=0.7 or similar to sample the judge)", c.id, k)
+        return k
 
     # ------------------------------------------------------------------ dispatch
     def _executor(self):
@@ -355,18 +382,22 @@ class Sweep:
         for c in self.active:
             if c.strategy.assignment != "judge":
                 continue
-            for a in self.dataset.answers:
-                nuggets = nugget_lists.get((c.id, a.qid), [])
-                spec, payload = assign_job(c.judge_id, c.prompt_id, self.topics[a.qid], a, nuggets, s)
-                items.append((c, spec, payload, len(nuggets)))
-                index[(c.id, a.qid, a.run_id)] = spec.key
+            for k in range(self.cell_samples[c.id]):  # sample 0 first: its keys are those of a one-sample sweep
+                for a in self.dataset.answers:
+                    nuggets = nugget_lists.get((c.id, a.qid), [])
+                    spec, payload = assign_job(c.judge_id, c.prompt_id, self.topics[a.qid], a, nuggets, s, sample=k)
+                    items.append((c, spec, payload, len(nuggets)))
+                    index[(c.id, a.qid, a.run_id) + ((k,) if k else ())] = spec.key
         outs = self.dispatch("assign", items)
         label_sets = {c.id: self.label_set(c, nugget_lists, index, outs) for c in self.active}
+        samples = {c.id: [label_sets[c.id]] + [self.label_set(c, nugget_lists, index, outs, sample=k)
+                                               for k in range(1, self.cell_samples[c.id])]
+                   for c in self.active if self.cell_samples[c.id] > 1}
         if not self.dry_run:
             self.write_transcripts()
         self.judging_s = time.perf_counter() - t0
         self.store.close()
-        return self.outcome({} if self.dry_run else label_sets)
+        return self.outcome({} if self.dry_run else label_sets, {} if self.dry_run else samples)
 
     def write_transcripts(self) -> None:
         """Per cell, ``layout.transcripts(cell)``: the transcript records of every job the cell used (relevance,
@@ -386,7 +417,7 @@ class Sweep:
                     records.extend(out.get("transcripts", []))
             write_jsonl(self.layout.transcripts(c.id), records)
 
-    def outcome(self, label_sets: dict[str, Any]) -> SweepOutcome:
+    def outcome(self, label_sets: dict[str, Any], samples: dict[str, list[Any]] | None = None) -> SweepOutcome:
         ds = self.dataset
         calibratable = [c.id for c in self.active if c.strategy.nuggets == "human" and c.strategy.assignment == "judge"
                         and c.id in label_sets]
@@ -395,7 +426,8 @@ class Sweep:
             reference=ds.labels, calibratable=calibratable,
             dataset={"name": ds.name, "topics": len(ds.qids), "runs": len(ds.run_ids), "answers": len(ds.answers),
                      "provenance": ds.provenance},
-            topics=dict(ds.topics), judging_s=self.judging_s, stopped=self.stopped, dry_run=self.dry_run)
+            topics=dict(ds.topics), judging_s=self.judging_s, stopped=self.stopped, dry_run=self.dry_run,
+            samples=samples or {})
 
     def human_nuggets(self, qid: str, with_importance: bool = False):
         nug = self.dataset.nuggets
@@ -406,8 +438,9 @@ class Sweep:
             return [(t, str(i)) for t, i in zip(g["nugget"], g["importance"])]
         return list(g["nugget"])
 
-    def label_set(self, c: Cell, nugget_lists, index, outs):
-        """The cell's labels as a LabelSet (same answers as the dataset; FAILED where a job failed)."""
+    def label_set(self, c: Cell, nugget_lists, index, outs, sample: int = 0):
+        """The cell's labels as a LabelSet (same answers as the dataset; FAILED where a job failed); ``sample`` k > 0:
+        the judge's k-th draw (``sweep.samples``), named ``<cell>~s<k>``."""
         from metaeval.types import build_label_set
 
         if c.strategy.assignment == "human":
@@ -416,7 +449,7 @@ class Sweep:
         rows, answers = [], []
         for a in self.dataset.answers:
             nuggets = nugget_lists.get((c.id, a.qid), [])
-            rec = outs.get(index.get((c.id, a.qid, a.run_id), ""))
+            rec = outs.get(index.get((c.id, a.qid, a.run_id) + ((sample,) if sample else ()), ""))
             out = rec["output"] if rec else {}
             labels = list(out.get("labels", []))
             reasons = [f.get("reason") for f in out.get("failures", []) if f.get("reason")]
@@ -428,7 +461,9 @@ class Sweep:
                 sup_v = lab if lab in ("support", "partial_support", "not_support") else "FAILED"
                 rows.append((a.qid, a.run_id, i, text, imp_v, sup_v, imp, lab if sup_v != "FAILED" else (why or lab), -1))
             answers.append((a.qid, a.run_id, a.text, a.response_length, -1))
-        return build_label_set(c.id, rows, answers, topics=dict(self.dataset.topics), provenance={"cell": c.describe()})
+        name = f"{c.id}~s{sample}" if sample else c.id
+        prov = {"cell": c.describe(), **({"sample": sample} if sample else {})}
+        return build_label_set(name, rows, answers, topics=dict(self.dataset.topics), provenance=prov)
 
     def cell_summaries(self, label_sets: dict[str, Any]) -> list[dict[str, Any]]:
         """One row per grid cell: what it is, what its jobs cost (stored totals and this run) and its label counts."""
@@ -448,6 +483,7 @@ class Sweep:
             row["stats"]["interrupted_runs"] = len(getattr(self.store, "interrupted_runs", ()))  # none in a dry run
             row["this_run"] = {k: this_run[k] for k in ("executed", "reused", "failed_jobs", "judge_calls", "calls",
                                                         "cache_hits", "retries", "reasks", "cost_usd")}
+            row["samples"] = self.cell_samples.get(c.id, 1)
             ls = label_sets.get(c.id)
             if ls is not None:
                 fc = ls.failure_counts()

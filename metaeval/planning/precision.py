@@ -88,13 +88,12 @@ def pair_index(r: int) -> tuple[np.ndarray, np.ndarray]:
 
 def tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall tau-b between the columns of each row of ``x`` and ``y`` (shape (B, R) -> (B,)); NaN when a row
-    is constant.  ``tau_b = sum s_x s_y / sqrt(sum s_x^2 sum s_y^2)`` over pairs, ``s = sign`` of differences."""
-    x, y = np.atleast_2d(x), np.atleast_2d(y)
-    i, j = pair_index(x.shape[1])
-    sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
-    den = np.sqrt((sx != 0).sum(1) * (sy != 0).sum(1).astype(float))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (sx * sy).sum(1) / den, np.nan)
+    is constant: ``metaeval.analysis.kendall.tau_b_batch`` (values settled to 10 decimals before ranking, so run
+    means that differ only by summation order tie, as everywhere else in metaeval)."""
+    from metaeval.analysis.kendall import tau_b_batch
+
+    x, y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
+    return np.asarray(tau_b_batch(x, y), dtype=float)
 
 
 def swap_share(est: np.ndarray, truth: np.ndarray, gap: float) -> tuple[float, int]:

@@ -52,7 +52,7 @@ class _Builder:
     def build(self) -> Report:
         verdict = verdict_mod.evaluate(self.res.cells, self.th)
         self.data["verdict"] = verdict
-        sections = [self.s_summary(verdict), self.s_verdict(verdict), self.s_tau(), self.s_bias(), self.s_scatter(),
+        sections = [self.s_summary(verdict), self.s_verdict(verdict), self.s_tau(), self.s_consistency(), self.s_bias(), self.s_scatter(),
                     self.s_agreement(), self.s_descriptive(), self.s_leaderboards(), self.s_calibration(),
                     self.s_disagreements(), self.s_usage(), self.s_injection(), self.s_plan(), self.s_provenance()]
         sections = [s for s in sections if s is not None]  # no empty sections
@@ -393,6 +393,17 @@ class _Builder:
             blocks.append(Detail(f"{c['cell']}", inner, open=False))
         self.data["disagreements"] = out
         return Section("disagreements", "Where judge and reference disagree most", blocks)
+
+    def s_consistency(self) -> Section | None:
+        """Sampled cells (``sweep.samples``): flip rate, tau over draws beside the topic bootstrap, soft vs hard
+        calibration, from each cell's ``consistency`` as the study stored it; no section without samples."""
+        from metaeval.report.consistency_section import consistency_blocks
+
+        cells = {c["cell"]: c["consistency"] for c in self.active if c.get("consistency")}
+        if not cells:
+            return None
+        self.data["consistency"] = cells
+        return Section("consistency", "Judge self-consistency (k samples)", consistency_blocks(cells))
 
     def s_plan(self) -> Section | None:
         """The assessor plan (``metaeval plan --results DIR`` writes ``study/plan.json``), rendered by

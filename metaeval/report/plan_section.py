@@ -79,15 +79,14 @@ def render_markdown(plan: dict[str, Any], heading: bool = False, plot: str | Non
         out.append("")
     cons = plan.get("consistency")
     if cons:
-        out += ["### Judge self-consistency", "", cons["line"] + ".", "",
-                "Score-level calibration out-of-fold by topic (MAE of run means vs the human run means on held-out topics, "
-                f"{cons['calibration']['folds']} folds x {cons['calibration']['repeats']} repeats, SE over repeats):", ""]
-        methods = [m for m in next(iter(cons["calibration"]["variants"].values())) if m != "s_delta"]
-        out += ["| judge scores | " + " | ".join(methods) + " | s(H-J) |", "|---|" + "---|" * (len(methods) + 1)]
-        for name, res in cons["calibration"]["variants"].items():
-            out.append(f"| {name} | " + " | ".join(f"{res[m]['mae']:.4f} ± {_f(res[m]['se'], 4)}" for m in methods)
-                       + f" | {res['s_delta']:.3f} |")
-        out.append("")
+        from metaeval.report.consistency_section import calibration_caption, consistency_rows
+
+        out += ["### Judge self-consistency", "", cons["line"] + ".", ""]
+        head, rows = consistency_rows(cons)
+        if rows:
+            out += [calibration_caption(cons) + ":", "", "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+            out += ["| " + " | ".join(r) + " |" for r in rows]
+            out.append("")
     return "\n".join(out)
 
 
@@ -111,13 +110,16 @@ def render_html(plan: dict[str, Any], heading: bool = False, plot: str | None = 
     if plan.get("replay"):
         parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in plan["replay"]["lines"]) + "</ul>")
     if plan.get("consistency"):
-        parts.append(f"<h3>Judge self-consistency</h3><p>{e(plan['consistency']['line'])}</p>")
-        parts.append("<table><tr><th>judge scores</th><th>method</th><th>MAE</th><th>SE</th></tr>")
-        for name, res in plan["consistency"]["calibration"]["variants"].items():
-            for m, v in res.items():
-                if m != "s_delta":
-                    parts.append(f"<tr><td>{e(name)}</td><td>{e(m)}</td><td>{v['mae']:.4f}</td><td>{_f(v['se'], 4)}</td></tr>")
-        parts.append("</table>")
+        from metaeval.report.consistency_section import calibration_caption, consistency_rows
+
+        cons = plan["consistency"]
+        parts.append(f"<h3>Judge self-consistency</h3><p>{e(cons['line'])}</p>")
+        head, rows = consistency_rows(cons)
+        if rows:
+            parts.append(f"<table><caption>{e(calibration_caption(cons))}</caption><thead><tr>"
+                         + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>")
+            parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
+            parts.append("</tbody></table>")
     parts.append("</section>")
     return "\n".join(parts)
 

@@ -133,7 +133,7 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
 
     cons = None
     if len(samples) > 1:
-        cons = consistency_section(reference, samples, codes, metric, pilot_q, runs, s, rng)
+        cons = consistency_section(reference, samples, metric, s, rng)
 
     ag = _agreement(curves[metric])
     out = {"schema": SCHEMA, "metric": metric, "metric_name": METRIC_NAMES.get(metric, metric), "level": s["level"],
@@ -261,43 +261,14 @@ def _replay_lines(res: dict[str, Any]) -> list[str]:
     return lines
 
 
-def consistency_section(reference: "LabelSet", samples: Sequence["LabelSet"], codes: np.ndarray, metric: str,
-                        pilot_q: Sequence[str], runs: Sequence[str], s: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-    """Flip rate, tau spread over draws vs the topic bootstrap, soft vs hard score-level calibration."""
-    from metaeval.planning import consistency
-    from metaeval.planning.matrices import score_matrix
+def consistency_section(reference: "LabelSet", samples: Sequence["LabelSet"], metric: str, s: dict[str, Any],
+                        rng: np.random.Generator) -> dict[str, Any]:
+    """Flip rate, tau spread over draws vs the topic bootstrap, soft vs hard score-level calibration: the same
+    figures a sampled sweep cell gets (``metaeval.study.consistency.cell_consistency``), on the pilot topics."""
+    from metaeval.study.consistency import cell_consistency
 
-    flips = consistency.flip_stats(codes)
-    _, _, H = score_matrix(reference, metric, pilot_q, runs)
-    Js = np.stack([score_matrix(x, metric, pilot_q, runs)[2] for x in samples])
-    keep = np.isfinite(H).all(0) & np.isfinite(Js).all((0, 1))
-    H, Js = H[:, keep], Js[:, :, keep]
-    spread = consistency.tau_spread(Js.mean(1), H.mean(0))
-    boot_sd = consistency.topic_bootstrap_tau_sd(H, Js[0], int(s["bootstrap"]), rng)
-    majority = _majority_scores(samples, codes, metric, pilot_q, runs)[:, keep]
-    cf = consistency.crossfit_calibration(H, {"hard (draw 0)": Js[0], "majority": majority, "soft (vote share)": Js.mean(0)},
-                                          folds=min(int(s["folds"]), H.shape[0]), repeats=int(s["crossfit_repeats"]),
-                                          seed=int(rng.integers(2**31)))
-    return {"k": len(samples), "flip": flips, "tau": spread, "topic_bootstrap_tau_sd": boot_sd,
-            "calibration": cf, "metric": metric,
-            "line": (f"k={len(samples)}: flip rate {flips['flip_rate']:.3f} per label ({flips['non_unanimous']:.1%} of labels "
-                     f"not unanimous); tau vs reference over draws {spread['vs_reference']['mean']:.3f} "
-                     f"(sd {spread['vs_reference']['sd']:.3f}, range {spread['vs_reference']['min']:.3f}-"
-                     f"{spread['vs_reference']['max']:.3f}) vs topic-bootstrap sd {boot_sd:.3f}")}
-
-
-def _majority_scores(samples, codes, metric, qids, runs) -> np.ndarray:
-    """Scores of the per-label majority vote (ties -> draw 0's label)."""
-    from metaeval.planning.matrices import score_matrix
-    from metaeval.simulation import codes_to_labels
-
-    counts = np.stack([(codes == c).sum(0) for c in (-1, 0, 1, 2)])
-    best = counts.max(0)
-    maj = np.array([-1, 0, 1, 2])[counts.argmax(0)]
-    tie = (counts == best).sum(0) > 1
-    maj = np.where(tie, codes[0], maj)
-    lab = samples[0].with_labels(codes_to_labels(maj), name=f"{samples[0].name}~majority")
-    return score_matrix(lab, metric, qids, runs)[2]
+    return cell_consistency(samples, reference, metric, bootstrap=int(s["bootstrap"]), folds=int(s["folds"]),
+                            repeats=int(s["crossfit_repeats"]), seed=int(rng.integers(2**31)))
 
 
 def calibrated_after_plan(plan: dict[str, Any], reference: "LabelSet", judge: "LabelSet", metric: str | None = None) -> dict[str, Any]:

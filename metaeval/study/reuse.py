@@ -25,10 +25,13 @@ def labels_digest(ls: "LabelSet") -> str:
     return hashlib.sha256(h.tobytes()).hexdigest()[:24]
 
 
-def study_key(label_sets: dict[str, "LabelSet"], reference: "LabelSet | None", settings: dict[str, Any]) -> str:
+def study_key(label_sets: dict[str, "LabelSet"], reference: "LabelSet | None", settings: dict[str, Any],
+              samples: dict[str, list["LabelSet"]] | None = None) -> str:
     from metaeval import __version__
 
     parts: dict[str, Any] = {cid: labels_digest(ls) for cid, ls in sorted(label_sets.items())}
+    if samples:  # sampled cells (sweep.samples): every draw counts; absent otherwise, so older keys still match
+        parts["_samples"] = {cid: [labels_digest(ls) for ls in draws] for cid, draws in sorted(samples.items())}
     parts["_reference"] = labels_digest(reference) if reference is not None else None
     parts["_config"] = {k: settings.get(k) for k in ("analysis", "calibration", "report")}
     parts["_version"] = __version__

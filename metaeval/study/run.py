@@ -40,6 +40,8 @@ class StudyInput:
     dataset: dict[str, Any] = field(default_factory=dict)
     topics: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: cells sampled k > 1 times (``sweep.samples``): cell -> its k label sets (draw 0 = ``label_sets[cell]``)
+    samples: dict[str, list["LabelSet"]] = field(default_factory=dict)
 
     @property
     def analysis_settings(self) -> dict[str, Any]:
@@ -53,7 +55,8 @@ def study_sweep(outcome: Any, t0: float | None = None) -> dict[str, Any]:
     inp = StudyInput(layout=outcome.layout, label_sets=outcome.label_sets, reference=outcome.reference,
                      settings=outcome.config, cells=outcome.cells, calibratable=outcome.calibratable,
                      dataset=outcome.dataset, topics=outcome.topics,
-                     extra={"judging_s": outcome.judging_s, "stopped": outcome.stopped})
+                     extra={"judging_s": outcome.judging_s, "stopped": outcome.stopped},
+                     samples=getattr(outcome, "samples", {}) or {})
     return run_study(inp, t0=t0)
 
 
@@ -64,18 +67,20 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
 
     t0 = time.perf_counter() if t0 is None else t0
     lay = inp.layout
-    key = study_key(inp.label_sets, inp.reference, inp.settings)
+    key = study_key(inp.label_sets, inp.reference, inp.settings, inp.samples)
     previous = previous_summary(lay, key)
     if previous is not None:  # same labels, same settings: reuse the study (and the report) as it is
         old = {c["cell"]: c for c in previous.get("cells", [])}
         analysis = {cid: old[cid]["analysis"] for cid in inp.label_sets if "analysis" in old.get(cid, {})}
         calibration = {cid: old[cid]["calibration"] for cid in inp.label_sets if "calibration" in old.get(cid, {})}
+        consistency = {cid: old[cid]["consistency"] for cid in inp.label_sets if "consistency" in old.get(cid, {})}
     else:
         t = time.perf_counter()
         scores = write_cell_files(lay, inp.label_sets)
         ref_scores = write_reference(lay, inp.reference)
         analysis = analyse(lay, inp)
         calibration = calibrate(lay, inp)
+        consistency = self_consistency(lay, inp)
         t_fig = time.perf_counter()
         write_study_json(lay, inp, scores, ref_scores, calibration)
         log.debug("study of %d cell(s): %.2f s (per-topic tau, leaderboards, disagreements %.2f s)",
@@ -88,6 +93,8 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
             r["analysis"] = analysis[r["cell"]]
         if r["cell"] in calibration:
             r["calibration"] = calibration[r["cell"]]
+        if r["cell"] in consistency:
+            r["consistency"] = consistency[r["cell"]]
         cells.append(r)
     summary = {
         "evaluation_key": key,
@@ -171,6 +178,37 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
         if model is not None:
             lay.write_json(lay.calibration_model(cid), model)
         out[cid] = result
+    return out
+
+
+def self_consistency(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
+    """For every sampled cell: its draws 1..k-1 as ``samples/labels.s<i>.jsonl`` and its self-consistency
+    (``metaeval.study.consistency``) as ``consistency.json``, on the primary metric (the first of
+    ``analysis.metrics``), with ``analysis.bootstrap`` (at most 1000) topic replicates and ``calibration.folds``.
+    A failure is recorded in the cell's row, never hidden."""
+    if not inp.samples:
+        return {}
+    from metaeval.scoring import METRICS
+    from metaeval.study.consistency import cell_consistency
+
+    a = inp.analysis_settings
+    metric = next((m for m in (a["metrics"] or METRICS) if m in METRICS), "v_strict")
+    folds = int((inp.settings.get("calibration") or {}).get("folds", 5))
+    out: dict[str, Any] = {}
+    for cid, draws in inp.samples.items():
+        if cid not in inp.label_sets or len(draws) < 2:
+            continue
+        for i, ls in enumerate(draws[1:], start=1):
+            lay.write_labels(cid, ls, sample=i)
+        try:
+            res = cell_consistency(draws, inp.reference, metric, bootstrap=min(a["bootstrap"], 1000), folds=folds,
+                                   seed=a["seed"])
+        except Exception as exc:  # report, never hide
+            log.warning("self-consistency of %s failed: %s", cid, exc)
+            out[cid] = {"error": f"{type(exc).__name__}: {exc}", "k": len(draws)}
+            continue
+        lay.write_json(lay.consistency(cid), res)
+        out[cid] = res
     return out
 
 

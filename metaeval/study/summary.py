@@ -60,6 +60,17 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
             f"{_tau(a, metric, 'run')} | {_tau(a, metric, 'topic_avg')} | {_tau(a, metric, 'pooled')} | {cal} |"
         )
     lines.append("")
+    sampled = [c for c in summary.get("cells", []) if c.get("consistency")]
+    if sampled:
+        lines += ["Judge self-consistency (sweep.samples: k draws of every assignment call; draw 0 is the cell's labels "
+                  "above; tau over draws beside the topic-bootstrap sd):", ""]
+        for c in sampled:
+            cons = c["consistency"]
+            lines.append(f"- {c['cell']}: {cons.get('line') or cons.get('error')}")
+            cal = cons.get("calibration") or {}
+            if cal.get("line"):
+                lines.append(f"  - soft vs hard score-level calibration, {cal['line']}")
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -6,7 +6,8 @@ a list of the right length in the format the prompt asks for (JSON object when t
 list otherwise).  Labels are a deterministic function of (nugget text, answer text), so reruns agree.  A relevance
 prompt (documents, no nugget block) gets one grade 0-3 per document, a deterministic function of (query,
 document text).
-``scripted(replies)`` returns the given replies in turn.  ``wrong_length`` and ``malformed`` are used by fault
+``sampling_rule(p_redraw)`` answers repeats of one prompt like a model sampled at temperature > 0 (judge
+self-consistency tests).  ``scripted(replies)`` returns the given replies in turn.  ``wrong_length`` and ``malformed`` are used by fault
 injection.
 """
 
@@ -104,6 +105,37 @@ def label_rule(messages: Messages) -> str:
     return "Hello from the metaeval test server."
 
 
+def sampling_rule(p_redraw: float = 0.3, seed: int = 0) -> Rule:
+    """A model sampled at temperature > 0: the first time a prompt is seen the reply is ``label_rule``'s; the
+    j-th repeat of the same prompt (another sample of the same call) redraws each label with probability
+    ``p_redraw``, uniformly from the prompt's label vocabulary, from a generator seeded by (seed, prompt, j,
+    nugget).  So the set of replies to k repeats does not depend on request order; which repeat a client's
+    sample index gets does (as with a real server).  Non-label tasks answer as ``label_rule``."""
+    if not 0.0 <= p_redraw <= 1.0:
+        raise ValueError(f"p_redraw must be in [0, 1], got {p_redraw}")
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def rule(messages: Messages) -> str:
+        a = analyse(messages)
+        if a["task"] not in ("assign", "importance"):
+            return label_rule(messages)
+        digest = hashlib.sha256(json.dumps(list(messages), sort_keys=True, default=str).encode()).hexdigest()
+        with lock:
+            j = seen.get(digest, 0)
+            seen[digest] = j + 1
+        labs = json.loads(label_rule(messages))
+        labs = labs["labels"] if isinstance(labs, dict) else labs
+        if j:
+            for i, nug in enumerate(a["nuggets"][: len(labs)]):
+                h = hashlib.sha256(f"{seed}\x1f{digest}\x1f{j}\x1f{i}\x1f{nug}".encode()).digest()
+                if int.from_bytes(h[:4], "little") / 2**32 < p_redraw:
+                    labs[i] = a["labels"][h[4] % len(a["labels"])]
+        return _format(labs, "labels", a["json"])
+
+    return rule
+
+
 def wrong_length(messages: Messages) -> str:
     a = analyse(messages)
     labs = (a["labels"] or ["support"])[:1] * (a["n"] + 1)
@@ -132,4 +164,4 @@ def constant(reply: str) -> Rule:
     return lambda messages: reply
 
 
-__all__ = ["analyse", "constant", "label_rule", "malformed", "scripted", "wrong_length"]
+__all__ = ["analyse", "constant", "label_rule", "malformed", "sampling_rule", "scripted", "wrong_length"]

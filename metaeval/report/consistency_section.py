@@ -1,0 +1,52 @@
+"""The judge's self-consistency (``sweep.samples`` k >= 2; ``metaeval.study.consistency``), rendered only.
+
+``consistency_rows(cons)`` gives the soft-vs-hard calibration table (judge-score variant x method, held-out MAE
++- SE and ``s(H - J)``); ``consistency_blocks(cells)`` the report section's blocks for every sampled cell, shown
+after the tau section: the judge's own spread of tau over draws beside the topic-bootstrap sd.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _f(x: Any, nd: int = 4) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def consistency_rows(cons: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: one row per judge-score variant (hard, majority, soft), one column per method."""
+    variants = (cons.get("calibration") or {}).get("variants") or {}
+    if not variants:
+        return [], []
+    methods = [m for m in next(iter(variants.values())) if m != "s_delta"]
+    head = ["judge scores"] + [f"{m} MAE ± SE" for m in methods] + ["s(H-J)"]
+    rows = [[name] + [f"{res[m]['mae']:.4f} ± {_f(res[m].get('se'))}" for m in methods] + [_f(res.get("s_delta"), 3)]
+            for name, res in variants.items()]
+    return head, rows
+
+
+def calibration_caption(cons: dict[str, Any]) -> str:
+    cal = cons.get("calibration") or {}
+    return (f"score-level calibration on {cons.get('metric_name', cons.get('metric'))}, out of fold by topic: MAE of run "
+            f"means vs the reference's on held-out topics ({cal.get('folds')} folds x {cal.get('repeats')} repeats, SE "
+            "over repeats); none = the raw judge; hard = draw 0, majority = per-label majority vote, soft = mean over "
+            "draws (credit = vote share)")
+
+
+def consistency_blocks(cells: dict[str, dict[str, Any]]) -> list[Any]:
+    """Blocks of the report section for ``cells`` (cell -> its ``consistency.json`` dict)."""
+    from metaeval.report.model import Table, Text
+
+    blocks: list[Any] = [Text("k draws of every assignment call (sweep.samples): the flip rate is the chance that two "
+                              "draws of one label disagree; the sd of run-level tau over draws is the judge's own "
+                              "uncertainty with the topics held fixed, beside the topic-bootstrap sd behind the tau CIs above.")]
+    for cid, cons in cells.items():
+        if "error" in cons:
+            blocks.append(Text(f"{cid}: self-consistency failed: {cons['error']}", "note"))
+            continue
+        blocks.append(Text(f"{cid}: {cons['line']}.", "p"))
+        head, rows = consistency_rows(cons)
+        if rows:
+            blocks.append(Table(head, rows, f"{cid}: " + calibration_caption(cons), [False] + [True] * (len(head) - 1)))
+    return blocks
