@@ -23,6 +23,7 @@ Connections are opened per process (re-opened after a fork).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -39,6 +40,11 @@ log = logging.getLogger(__name__)
 #: bump when the key's contents change (old entries simply stop matching)
 KEY_SCHEMA = 2
 
+#: ``json.dumps(..., sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)``, built once
+_key_json = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode
+#: ``json.dumps(..., ensure_ascii=False, sort_keys=True)``, built once
+_value_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
 
 def cache_key(backend: str, model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any],
               sample_index: int = 0, revision: str | None = None, deployment: str | None = None) -> str:
@@ -54,10 +60,11 @@ def cache_key(backend: str, model: str, messages: Sequence[Mapping[str, str]], p
         "params": dict(params),
         "sample_index": int(sample_index),
     }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    blob = _key_json(payload)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=256)
 def public_url(url: str | None) -> str:
     """The URL without user, password, query or fragment (what the cache may write down); '' for the SDK default."""
     if not url:
@@ -178,7 +185,7 @@ class ResponseCache:
             return None
 
     def put(self, key: str, record: Mapping[str, Any], *, deployment: str | None = None, url: str | None = None) -> None:
-        value = json.dumps(dict(record), ensure_ascii=False, sort_keys=True)
+        value = _value_json(dict(record))
         try:
             with self._lock:
                 self._connect().execute(

@@ -12,6 +12,12 @@ cache, rate limits and retries); the executor only decides where workers live:
   jobs of an actor that died (the actor is restarted by Ray, ``max_restarts``).
 
 Both call ``on_result(job, result_or_exception)`` in the driver, in completion order.
+
+``prefetch[worker_id]`` (optional): jobs a worker may hold *beyond* its concurrency.  The sweep gives it to judges
+whose client enforces the deployment's concurrency itself (``ChatClient``'s limiter): a job runs its batches one
+after the other, so with exactly ``concurrency`` jobs in progress the deployment's slots idle while each job
+parses a reply, stores it and renders its next prompt; with more jobs in progress than slots another job's call
+takes a freed slot at once (the number of requests on the wire never exceeds the limit).
 """
 
 from __future__ import annotations
@@ -56,10 +62,11 @@ class AsyncioExecutor:
     name = "serial"
 
     def __init__(self, make_worker: Callable[[dict[str, Any]], Worker], worker_configs: dict[str, dict[str, Any]],
-                 concurrency: dict[str, int]):
+                 concurrency: dict[str, int], prefetch: Mapping[str, int] | None = None):
         self.make_worker = make_worker
         self.worker_configs = worker_configs
         self.concurrency = concurrency
+        self.prefetch = dict(prefetch or {})
         self._workers: dict[str, Worker] = {}
 
     def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
@@ -74,7 +81,7 @@ class AsyncioExecutor:
             if wid not in self._workers:
                 self._workers[wid] = self.make_worker(self.worker_configs[wid])
             worker = self._workers[wid]
-            for _ in range(max(1, self.concurrency.get(wid, 1))):
+            for _ in range(max(1, self.concurrency.get(wid, 1)) + max(0, int(self.prefetch.get(wid, 0)))):
                 tasks.append(asyncio.create_task(self._drain(worker, q, on_result)))
         try:
             await asyncio.gather(*tasks)
@@ -290,8 +297,10 @@ class RayExecutor:
     def __init__(self, make_worker: Callable[[Any], Worker], worker_configs: dict[str, Any],
                  concurrency: dict[str, int], address: str | None = None, num_cpus: int | None = None,
                  max_job_retries: int = 3, ship_package: bool = True, runtime_env: Mapping[str, Any] | None = None,
-                 shared_cache: bool | None = None, restart_timeout_s: float = 60.0):
+                 shared_cache: bool | None = None, restart_timeout_s: float = 60.0,
+                 prefetch: Mapping[str, int] | None = None):
         self.make_worker = make_worker
+        self.prefetch = dict(prefetch or {})
         self.worker_configs = worker_configs
         self.concurrency = concurrency
         self.address = address
@@ -311,9 +320,10 @@ class RayExecutor:
 
     @classmethod
     def from_runtime(cls, make_worker: Callable[[Any], Worker], worker_configs: dict[str, Any],
-                     concurrency: dict[str, int], runtime: Mapping[str, Any]) -> "RayExecutor":
+                     concurrency: dict[str, int], runtime: Mapping[str, Any],
+                     prefetch: Mapping[str, int] | None = None) -> "RayExecutor":
         """From the ``runtime`` config group (``conf/runtime/ray_local.yaml`` / ``ray_cluster.yaml``)."""
-        return cls(make_worker, worker_configs, concurrency, address=runtime.get("address"),
+        return cls(make_worker, worker_configs, concurrency, prefetch=prefetch, address=runtime.get("address"),
                    num_cpus=runtime.get("num_cpus"), max_job_retries=int(runtime.get("max_job_retries", 3)),
                    ship_package=bool(runtime.get("ship_package", True)), runtime_env=runtime.get("runtime_env"),
                    shared_cache=runtime.get("shared_cache"),
@@ -346,10 +356,15 @@ class RayExecutor:
         if wid not in self._replicas:
             cfg = self._cached(self.worker_configs[wid])
             reps = []
-            for i, (res, conc, rcfg) in enumerate(replica_plan(cfg, max(1, self.concurrency.get(wid, 1)))):
-                handle = ray.remote(_WorkerActor).options(**_actor_options(res, conc)).remote(
-                    self.make_worker, rcfg, self._secrets(rcfg), f"{wid}#{i}", conc)
-                reps.append(_Replica(wid, i, handle, 2 * conc))
+            plan = replica_plan(cfg, max(1, self.concurrency.get(wid, 1)))
+            extra = max(0, int(self.prefetch.get(wid, 0)))
+            for i, (res, conc, rcfg) in enumerate(plan):
+                # jobs the actor runs at once: its share of the deployment's concurrency (the client's limiter
+                # caps the requests) plus its share of the prefetch
+                slots = conc + extra // len(plan) + (1 if i < extra % len(plan) else 0)
+                handle = ray.remote(_WorkerActor).options(**_actor_options(res, slots)).remote(
+                    self.make_worker, rcfg, self._secrets(rcfg), f"{wid}#{i}", slots)
+                reps.append(_Replica(wid, i, handle, 2 * slots))
             self._replicas[wid] = reps
         return self._replicas[wid]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
 
@@ -18,9 +18,14 @@ from typing import Any
 STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
 
 
+#: the canonical JSON encoder (``json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+#: default=str)``, built once)
+_canonical = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def content_hash(obj: Any, n: int = 16) -> str:
     """Hex digest (first ``n`` characters of sha256) of ``obj``'s canonical JSON."""
-    data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    data = _canonical(obj)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:n]
 
 
@@ -51,10 +56,14 @@ class JobSpec:
     @cached_property
     def key(self) -> str:
         """Computed once per spec (the driver reads it several times per job: dispatch, store, owners)."""
-        return content_hash(asdict(self), 24)
+        return content_hash(self.as_dict(), 24)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """``dataclasses.asdict`` (every field is a str or an int), without its recursive deep copy."""
+        return {name: getattr(self, name) for name in _SPEC_FIELDS}
+
+
+_SPEC_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(JobSpec))
 
 
 def judge_identity(judge_config: dict[str, Any]) -> str:

@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 STATUSES = ("done", "failed")
 
+#: ``json.dumps(rec, ensure_ascii=False)`` without building an encoder per record (same output)
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def record_problem(rec: Any) -> str | None:
     """Why a decoded line is not a job record (``None`` when it is one)."""
@@ -172,7 +175,7 @@ class ResultsStore:
             "stats": stats or {},
             "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        self._fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        self._fh.write(_encode(rec) + "\n")
         self._fh.flush()
         now = time.monotonic()
         if now - self._last_sync >= self._fsync_interval:

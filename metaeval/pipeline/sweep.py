@@ -203,14 +203,20 @@ class Sweep:
             raise ConfigError(f"runtime.executor={kind!r}; expected one of {', '.join(EXECUTORS)}")
         configs = {c.worker_id: c.judge for c in self.active}  # typed JudgeSpecs: the workers build from them
         conc = {c.worker_id: c.judge.concurrency for c in self.active}
-        if kind == "ray":
-            return EXECUTORS[kind].from_runtime(make_worker, configs, conc, rt)  # replicas, runtime_env, cache actor
-        return EXECUTORS[kind](make_worker, configs, conc)
+        # judges calling a deployment in sync mode: the client's limiter holds the requests to the deployment's
+        # concurrency, so as many jobs again may be in progress (executors: ``prefetch``); others run exactly
+        # ``concurrency`` jobs at once
+        prefetch = {c.worker_id: c.judge.concurrency for c in self.active
+                    if getattr(c.judge, "deployment", None) is not None
+                    and getattr(c.judge.deployment, "mode", "sync") == "sync"}
+        if kind == "ray":  # replicas, runtime_env, cache actor
+            return EXECUTORS[kind].from_runtime(make_worker, configs, conc, rt, prefetch=prefetch)
+        return EXECUTORS[kind](make_worker, configs, conc, prefetch=prefetch)
 
     def dispatch(self, stage: str, items: list[tuple[Cell, JobSpec, dict, int]]) -> dict[str, dict[str, Any]]:
         """Run the jobs of one stage; ``items`` are (cell, spec, payload, n_items).  Returns key -> output."""
         owners: dict[str, list[Cell]] = {}
-        todo: dict[str, tuple[Cell, JobSpec, dict, int]] = {}
+        todo: dict[str, tuple[Cell, JobSpec, dict, float]] = {}  # key -> (first cell, spec, payload, est. USD)
         for cell, spec, payload, n in items:
             owners.setdefault(spec.key, []).append(cell)
             self.cell_keys.setdefault(cell.id, []).append(spec.key)  # in stage order: the cell's transcript
@@ -228,12 +234,12 @@ class Sweep:
             st.est_input_tokens += tin
             st.est_output_tokens += tout
             st.est_cost_usd += cost
-            todo.setdefault(spec.key, (cell, spec, payload, n))
+            if spec.key not in todo:  # the first cell asking for a job dispatches it, at its judge's prices
+                todo[spec.key] = (cell, spec, payload, cost)
         if self.dry_run or self.stopped or not todo:
             return self._outputs(owners)
         jobs: list[Job] = []
-        for key, (cell, spec, payload, n) in todo.items():
-            cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)[3]
+        for key, (cell, spec, payload, cost) in todo.items():
             if self.budget is not None and self.spent + cost > float(self.budget):
                 self.stopped = (f"budget cap of ${float(self.budget):.2f} reached before stage {stage!r}: "
                                 f"{len(todo) - len(jobs)} job(s) not dispatched (estimated spend so far ${self.spent:.4f})")
