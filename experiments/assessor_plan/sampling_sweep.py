@@ -9,12 +9,13 @@ The server's rule is a *sampling Figure 6 judge*: for each (nugget, answer) it f
 normalised nugget text and answer text), gives the pair a fixed propensity ``p ~ Dirichlet(alpha * C[h, :])``
 (seeded by the pair, so every request sees the same ``p``) and answers each request with a fresh draw from
 ``p`` - what an LLM at temperature > 0 does.  Pairs it cannot match get the default test-server label.
-Sample ``i`` is a sweep with ``+judge.sample_index=i`` (the sample index is part of the judge identity and the
-response-cache key, so the k samples are k distinct requests per call) at temperature 0.7.
+The k samples are ONE sweep with ``sweep.samples=k`` at temperature 0.7 (sample i of a call is its own request:
+the sample index is part of the response-cache key); the study writes the judge's self-consistency
+(``cells/<cell>/consistency.json``, the summary and the report's "Judge self-consistency" section).
 
-Outputs in ``results/assessor_plan/sampling_sweep/``: ``sample<i>/`` (sweep results folders), ``plan/``
-(``metaeval plan`` on the k label sets; also written into ``sample0/study/`` so ``metaeval report`` shows it),
-``sample0/report.html``, ``run.json`` (commands, match rate, timings).
+Outputs in ``results/assessor_plan/sampling_sweep/``: ``sampled/`` (the sweep's results folder), ``plan/``
+(``metaeval plan --judge sampled/cells/<cell>``, which reads all k draws; also written into ``sampled/study/`` so
+``metaeval report`` shows it), ``sampled/report.html``, ``run.json`` (commands, match rate, timings).
 """
 
 from __future__ import annotations
@@ -100,35 +101,35 @@ def main() -> None:
     log: dict = {"args": vars(args), "commands": [], "sweep_s": []}
     t0 = time.time()
     with ChatTestServer(rule=rule) as srv:
-        for i in range(args.k):
-            cmd = [sys.executable, "-m", "metaeval", "sweep", "--no-progress", "grid=single", "judge=testserver",
-                   "strategy=human_auto", "dataset=trec-rag-2024", f"dataset.source={NIST}", "runtime=serial",
-                   f"judge.deployment.base_url={srv.openai_base_url}", "judge.deployment.params.temperature=0.7",
-                   f"+judge.sample_index={i}", "calibration.enabled=false", "analysis.bootstrap=0",
-                   f"results_dir={OUT}", f"name=sample{i}"]
-            t1 = time.time()
-            for attempt in range(3):  # a finished sample is reused (content-hashed jobs); retry transient failures
-                res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1800)
-                if res.returncode == 0:
-                    break
-                time.sleep(10)
-            log["commands"].append(" ".join(cmd[1:]).replace(srv.openai_base_url, "http://127.0.0.1:PORT/v1"))
-            log["sweep_s"].append(time.time() - t1)
-            if res.returncode != 0:
-                raise SystemExit(f"sweep {i} failed (rc {res.returncode}):\n{res.stderr[-3000:]}")
-            print(f"[{time.time() - t0:.0f}s] sample {i}: {counts}", flush=True)
+        cmd = [sys.executable, "-m", "metaeval", "sweep", "--no-progress", "grid=single", "judge=testserver",
+               "strategy=human_auto", "dataset=trec-rag-2024", f"dataset.source={NIST}", "runtime=serial",
+               f"judge.deployment.base_url={srv.openai_base_url}", "judge.deployment.params.temperature=0.7",
+               f"sweep.samples={args.k}", "calibration.enabled=false", "analysis.bootstrap=200",
+               f"results_dir={OUT}", "name=sampled",
+               # its own response cache, so every run sends its requests (results/.cache may hold these draws)
+               f"cache.path={OUT / 'sampled.cache.sqlite'}"]
+        t1 = time.time()
+        for attempt in range(3):  # finished jobs are reused (content-hashed); retry transient failures
+            res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=3600)
+            if res.returncode == 0:
+                break
+            time.sleep(10)
+        log["commands"].append(" ".join(cmd[1:]).replace(srv.openai_base_url, "http://127.0.0.1:PORT/v1"))
+        log["sweep_s"].append(time.time() - t1)
+        if res.returncode != 0:
+            raise SystemExit(f"sweep failed (rc {res.returncode}):\n{res.stderr[-3000:]}")
+        print(f"[{time.time() - t0:.0f}s] {args.k} samples: {counts}", flush=True)
+        print("\n".join(line for line in res.stdout.splitlines() if "flip rate" in line or "held-out run MAE" in line))
         log["requests"] = srv.counts["requests"]
     log["match"] = dict(counts)
-    judges = []
-    for i in range(args.k):
-        judges += ["--judge", str(OUT / f"sample{i}" / "cells" / CELL)]
+    judges = ["--judge", str(OUT / "sampled" / "cells" / CELL)]  # a sampled cell folder: all k draws
     plan_cmd = [sys.executable, "-m", "metaeval", "plan", "--reference", str(NIST), *judges, "--metric", "V_strict",
                 "--total-topics", "301", "--reps", "400", "--replay-reps", "100", "--out", str(OUT / "plan"),
-                "--results", str(OUT / "sample0")]
+                "--results", str(OUT / "sampled")]
     res = subprocess.run(plan_cmd, capture_output=True, text=True, cwd=ROOT, timeout=1800)
     print(res.stdout[-4000:], res.stderr[-2000:])
     log["plan_command"] = " ".join(plan_cmd[1:])
-    rep = subprocess.run([sys.executable, "-m", "metaeval", "report", str(OUT / "sample0")], capture_output=True,
+    rep = subprocess.run([sys.executable, "-m", "metaeval", "report", str(OUT / "sampled")], capture_output=True,
                          text=True, cwd=ROOT, timeout=600)
     log["report_rc"] = rep.returncode
     print(rep.stdout[-1500:], rep.stderr[-1500:])

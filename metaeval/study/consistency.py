@@ -87,9 +87,9 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
     vr = spread["vs_reference"]
     out["line"] = (f"k={k}: flip rate {flips['flip_rate']:.3f} per label ({flips['non_unanimous']:.1%} of labels not "
                    f"unanimous); {out['metric_name']} run-level tau vs {reference.name} over draws {vr['mean']:.3f} "
-                   f"(sd {vr['sd']:.3f}, range {vr['min']:.3f}-{vr['max']:.3f})"
-                   + (f" vs topic-bootstrap sd {boot_sd:.3f}" if boot_sd is not None else "")
-                   + f" ({H.shape[1]} runs, {len(qids)} topics)")
+                   f"(sd {vr['sd']:.3f}, range [{vr['min']:.3f}, {vr['max']:.3f}])"
+                   + (f" vs topic-bootstrap sd {boot_sd:.3f} ({int(bootstrap)} resamples of draw 0;" if boot_sd is not None else " (")
+                   + f" {H.shape[1]} runs, {len(qids)} topics)")
     return to_jsonable(out)
 
 

@@ -311,12 +311,18 @@ def main(argv: list[str] | None = None) -> int:
         flag = "--" + f.name.replace("_", "-").replace("-s", "") if f.name == "latency_s" else "--" + f.name.replace("_", "-")
         parser.add_argument(flag, dest=f.name, type=type(f.default), default=f.default)
     parser.add_argument("--expected-key-env", default=None, help="env var holding the only key accepted")
+    parser.add_argument("--sampling", type=float, default=None, metavar="P",
+                        help="answer repeats of a prompt like a sampled model: each label redrawn with probability P "
+                             "(metaeval.testing.rules.sampling_rule; for sweep.samples)")
     args = parser.parse_args(argv)
     import os
 
+    from metaeval.testing.rules import sampling_rule
+
     faults = Faults(**{f.name: getattr(args, f.name) for f in fields(Faults)})
     key = os.environ.get(args.expected_key_env) if args.expected_key_env else None
-    server = ChatTestServer(faults=faults, host=args.host, port=args.port, expected_key=key)
+    rule = sampling_rule(args.sampling, seed=faults.seed) if args.sampling is not None else None
+    server = ChatTestServer(rule=rule, faults=faults, host=args.host, port=args.port, expected_key=key)
 
     async def serve() -> None:
         await server.start_async()

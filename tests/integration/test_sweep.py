@@ -46,6 +46,18 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
     cal = cells["lexical__human_auto"]["calibration"]
     assert cal["selection"]["folds"] == 5 and "none" in cal["candidates"]  # raw is always a candidate
     assert cal == json.loads((tmp_path / "demo" / "cells" / "lexical__human_auto" / "calibration.json").read_text(encoding="utf-8"))
+    # a correction is recommended only when it beats raw out of sample: every cell x metric of the demo
+    checked = 0
+    for cid, c in cells.items():
+        for m, block in (c.get("calibration") or {}).get("by_metric", {}).items():
+            sel = block["selection"]
+            checked += 1
+            if sel["method"] != "none":
+                assert sel["beats_raw"] and sel["held_out_mae"]["mean"] < sel["raw_mae"]["mean"], (cid, m, sel)
+                assert sel["nested_mae"]["mean"] < sel["raw_mae"]["mean"], (cid, m, sel)  # selection inside the folds too
+            else:
+                assert "raw" in block["recommendation"] or "none" in block["recommendation"], (cid, m, block["recommendation"])
+    assert checked >= 18  # three calibrated cells x six metrics
     # own nuggets: no label pairs with the reference, so label-level methods are refused (score-level ones run)
     assert cells["lexical__auto_auto"]["calibration"]["pairing"]["matched"] == 0
     assert cells["lexical__auto_auto"]["calibration"]["pairing"]["label_level"] == "refused"
