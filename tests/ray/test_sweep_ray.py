@@ -1,4 +1,5 @@
-"""The Ray executor and the serial executor store identical labels on the demo grid."""
+"""The Ray executor and the serial executor store identical labels on the demo grid, with two samples per call
+(``sweep.samples=2``: the simulated judge draws twice; the deterministic lexical judges run once)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ pytestmark = pytest.mark.ray
 
 
 def test_ray_and_serial_sweeps_store_identical_labels(tmp_path):
-    common = ["--no-progress", "grid.optional_judges=[]", "calibration.enabled=false", "analysis.bootstrap=0"]
+    common = ["--no-progress", "grid.optional_judges=[]", "calibration.enabled=false", "analysis.bootstrap=0",
+              "sweep.samples=2"]
     for runtime in ("ray_local", "serial"):
         res = subprocess.run([sys.executable, "-m", "metaeval", "sweep", *common, f"runtime={runtime}",
                               f"results_dir={tmp_path / runtime}", "name=g"], capture_output=True, text=True, timeout=300)
@@ -22,3 +24,9 @@ def test_ray_and_serial_sweeps_store_identical_labels(tmp_path):
         a = (tmp_path / "ray_local" / "g" / "cells" / cell / "labels.jsonl").read_text(encoding="utf-8")
         b = (tmp_path / "serial" / "g" / "cells" / cell / "labels.jsonl").read_text(encoding="utf-8")
         assert a == b, cell
+        sampled = (tmp_path / "serial" / "g" / "cells" / cell / "samples" / "labels.s1.jsonl")
+        assert sampled.exists() == cell.startswith("simulated"), cell
+        if sampled.exists():
+            assert (tmp_path / "ray_local" / "g" / "cells" / cell / "samples" / "labels.s1.jsonl").read_text(encoding="utf-8") \
+                == sampled.read_text(encoding="utf-8"), cell
+            assert sampled.read_text(encoding="utf-8") != b  # another draw
