@@ -4,9 +4,10 @@ Computed once here from the cell's k label sets (draw 0 is the cell's labels) an
 ``cells/<cell>/consistency.json``; the summary and the report render it.  Formulas in
 :mod:`metaeval.planning.consistency`:
 
-* flip rate: per label, the chance that two different draws disagree, ``1 - sum_c n_c (n_c - 1) / (k (k - 1))``
-  (FAILED is its own class), averaged over the labels of draw 0's rows; plus the share of labels whose k draws are
-  not unanimous;
+* flip rate: per label, the chance that two different draws disagree, ``1 - sum_c n_c (n_c - 1) / (k (k - 1))``,
+  averaged over the labels whose k draws all got a label (a FAILED draw - no reply, unparseable - says nothing
+  about the judge's mind; those labels are counted and left out); plus the share of labels whose k draws are not
+  unanimous;
 * tau spread: Kendall tau-b of each draw's run means (``metric``, the study's primary metric) against the
   reference's, with its mean, sd and range over draws (the judge's own uncertainty, topics held fixed), beside the
   sd of tau over a topic bootstrap of draw 0 (the uncertainty from the topics, as in the analysis' CIs); without
@@ -42,13 +43,18 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
 
     k = len(samples)
     _, codes = consistency.sample_codes(samples)
-    flips = consistency.flip_stats(codes)
     valid = codes >= 0
+    complete = valid.all(0)  # labels whose k draws all got a label: a FAILED draw is not a flip of the judge's mind
     out: dict[str, Any] = {"schema": SCHEMA, "k": k, "metric": metric, "metric_name": METRIC_NAMES.get(metric, metric),
-                           "flip": flips, "failed_draws": int((~valid).sum()), "draws": int(codes.size), "seed": seed}
-    if not valid.any():
-        out["line"] = f"k={k}: every draw is FAILED; no self-consistency figure"
+                           "failed_draws": int((~valid).sum()), "draws": int(codes.size),
+                           "labels_with_failed_draw": int((~complete).sum()), "seed": seed}
+    if not complete.any():
+        out["line"] = f"k={k}: no label has {k} usable draws ({out['failed_draws']} of {out['draws']} draws FAILED); no self-consistency figure"
         return to_jsonable(out)
+    flips = consistency.flip_stats(codes[:, complete])
+    out["flip"] = flips
+    left = (f"; {out['labels_with_failed_draw']} label(s) with a FAILED draw left out of the flip rate"
+            if out["labels_with_failed_draw"] else "")
     first = samples[0]
     rng = np.random.default_rng(seed)
     if reference is None:
@@ -60,7 +66,7 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
         out.update(tau=spread, topics=len(qids), runs=int(keep.sum()), reference=None,
                    line=(f"k={k}: flip rate {flips['flip_rate']:.3f} per label ({flips['non_unanimous']:.1%} of labels not "
                          f"unanimous); tau between draws mean {spread['between_draws']['mean']:.3f} "
-                         f"(min {spread['between_draws']['min']:.3f}) over {int(keep.sum())} runs, {len(qids)} topics; no reference"))
+                         f"(min {spread['between_draws']['min']:.3f}) over {int(keep.sum())} runs, {len(qids)} topics; no reference{left}"))
         return to_jsonable(out)
     runs = common_runs(reference, first)
     qids = sorted(set(reference.qids) & set(first.qids))
@@ -71,7 +77,7 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
     out.update(reference=reference.name, topics=len(qids), runs=int(keep.sum()), runs_left_out=int((~keep).sum()))
     if len(qids) < 2 or H.shape[1] < 2:
         out["line"] = (f"k={k}: flip rate {flips['flip_rate']:.3f} per label; {len(qids)} shared topic(s) and "
-                       f"{H.shape[1]} run(s) are too few for tau or calibration")
+                       f"{H.shape[1]} run(s) are too few for tau or calibration{left}")
         return to_jsonable(out)
     spread = consistency.tau_spread(Js.mean(1), H.mean(0))
     boot_sd = consistency.topic_bootstrap_tau_sd(H, Js[0], int(bootstrap), rng) if bootstrap > 1 else None
@@ -89,7 +95,7 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
                    f"unanimous); {out['metric_name']} run-level tau vs {reference.name} over draws {vr['mean']:.3f} "
                    f"(sd {vr['sd']:.3f}, range [{vr['min']:.3f}, {vr['max']:.3f}])"
                    + (f" vs topic-bootstrap sd {boot_sd:.3f} ({int(bootstrap)} resamples of draw 0;" if boot_sd is not None else " (")
-                   + f" {H.shape[1]} runs, {len(qids)} topics)")
+                   + f" {H.shape[1]} runs, {len(qids)} topics){left}")
     return to_jsonable(out)
 
 
