@@ -19,6 +19,7 @@ everything the judge reads, so shared work runs once across grid cells and finis
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -223,7 +224,17 @@ def make_worker(spec: Any) -> JudgeWorker:
     return JudgeWorker(spec)
 
 
-def _importance(value: str):
+def _importance(value: Any):
+    """``parse_importance`` (memoised for the few strings a nugget list holds: it is called once per nugget)."""
+    if isinstance(value, str):
+        return _importance_of(value)
+    from metaeval.types import parse_importance
+
+    return parse_importance(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _importance_of(value: str):
     from metaeval.types import parse_importance
 
     return parse_importance(value)
