@@ -204,14 +204,17 @@ def sweep(overrides: Sequence[str] = (), *, judges: Mapping[str, Any] | None = N
         from metaeval.pipeline.sweep import run_sweep
 
         t0 = time.perf_counter()
-        outcome = run_sweep(config, cells, stage_progress if progress else None)
+        outcome = run_sweep(config, cells, stage_progress if progress else None, hold_lock=True)
         if outcome.dry_run:
             return {"dry_run": True, "cells": outcome.cells}
         from metaeval.commands.report import report_after_study
         from metaeval.study import study_sweep
 
-        summary = study_sweep(outcome, t0)
-        report_after_study(outcome.layout, config, summary)
+        try:
+            summary = study_sweep(outcome, t0)
+            report_after_study(outcome.layout, config, summary)
+        finally:
+            outcome.release()  # the folder lock, held until the study and the report are written
         return summary
 
 

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.pipeline.sweep import run_sweep
 
     t0 = time.perf_counter()
-    outcome = run_sweep(config, cells, progress)  # pipeline: label sets
+    outcome = run_sweep(config, cells, progress, hold_lock=True)  # pipeline: label sets (folder lock held)
     if outcome.dry_run:
         print(dry_run_table({"cells": outcome.cells}))
         return 0
@@ -90,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.study import study_sweep
     from metaeval.study.summary import summary_markdown
 
-    summary = study_sweep(outcome, t0)  # study: every figure, summary.json / summary.md
-    report_after_study(outcome.layout, config, summary)  # report: renders what the study wrote
+    try:
+        summary = study_sweep(outcome, t0)  # study: every figure, summary.json / summary.md
+        report_after_study(outcome.layout, config, summary)  # report: renders what the study wrote
+    finally:
+        outcome.release()  # the folder lock: held until the study and the report are written
     print(summary_markdown(summary))
     out = f"{config['results_dir']}/{config['name']}"
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")

@@ -105,13 +105,18 @@ class SweepOutcome:
     dry_run: bool
     #: cells sampled k > 1 times (``sweep.samples``): cell -> its k label sets (draw 0 = ``label_sets[cell]``)
     samples: dict[str, list[Any]] = field(default_factory=dict)
+    #: drops the results folder's lock (``run_sweep(..., hold_lock=True)`` keeps it for the study and report)
+    release: Callable[[], None] = lambda: None
 
 
 class Sweep:
-    def __init__(self, config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None):
+    def __init__(self, config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None,
+                 hold_lock: bool = False):
         from metaeval.data.dataset import load_dataset
 
         self.config = config
+        #: keep the folder lock after judging until ``SweepOutcome.release()`` (the study and report write there too)
+        self.hold_lock = hold_lock
         self.cells = list(cells)
         self.relevance = str(config.get("sweep", {}).get("relevance", "qrels"))
         if self.relevance not in RELEVANCE_MODES:
@@ -402,8 +407,11 @@ class Sweep:
         if not self.dry_run:
             self.write_transcripts()
         self.judging_s = time.perf_counter() - t0
-        self.store.close()
-        return self.outcome({} if self.dry_run else label_sets, {} if self.dry_run else samples)
+        self.store.close(keep_lock=self.hold_lock)
+        out = self.outcome({} if self.dry_run else label_sets, {} if self.dry_run else samples)
+        if self.hold_lock:
+            out.release = self.store.release
+        return out
 
     def write_transcripts(self) -> None:
         """Per cell, ``layout.transcripts(cell)``: the transcript records of every job the cell used (relevance,
@@ -523,9 +531,16 @@ class _ReadOnlyStore:
     def put(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - a dry run dispatches nothing
         raise RuntimeError("a dry run stores nothing")
 
-    def close(self) -> None:
+    def close(self, keep_lock: bool = False) -> None:
+        pass
+
+    def release(self) -> None:
         pass
 
 
-def run_sweep(config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None) -> SweepOutcome:
-    return Sweep(config, cells, progress).run()
+def run_sweep(config: dict[str, Any], cells: Sequence[Cell], progress: ProgressFactory | None = None,
+              hold_lock: bool = False) -> SweepOutcome:
+    """Judge every cell and return its label sets.  ``hold_lock``: keep the results folder's lock after judging;
+    the caller writes the study and report and then calls ``outcome.release()`` (a second sweep of the same
+    folder waits for neither half-written summaries nor a half-written report)."""
+    return Sweep(config, cells, progress, hold_lock=hold_lock).run()
