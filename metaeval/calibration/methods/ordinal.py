@@ -242,7 +242,18 @@ def fit_cumulative_logit(X: np.ndarray, y: np.ndarray, covariance: bool = True) 
         e[i] = h
         hess[:, i] = (_nll_grad(x + e, X, y)[1] - _nll_grad(x - e, X, y)[1]) / (2 * h)
     hess = (hess + hess.T) / 2
-    return x, np.linalg.pinv(hess), -float(f), ok
+    return x, _psd(np.linalg.pinv(hess)), -float(f), ok
+
+
+def _psd(cov: np.ndarray) -> np.ndarray:
+    """``cov`` with negative eigenvalues set to 0 (symmetric).  A degenerate fit (quasi-separation: the optimiser
+    stopped where the numerical Hessian is indefinite) gives an indefinite inverse; drawing parameters from it
+    is undefined, so its negative-curvature directions get no spread (the fit is flagged ``converged`` False or
+    ill-conditioned and its intervals are approximate)."""
+    w, v = np.linalg.eigh((cov + cov.T) / 2)
+    if w.min() >= 0:
+        return (cov + cov.T) / 2
+    return (v * np.clip(w, 0, None)) @ v.T
 
 
 @register
