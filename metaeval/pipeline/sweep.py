@@ -436,7 +436,7 @@ class Sweep:
         calibratable = [c.id for c in self.active if c.strategy.nuggets == "human" and c.strategy.assignment == "judge"
                         and c.id in label_sets]
         return SweepOutcome(
-            config=self.config, layout=self.layout, label_sets=label_sets, cells=self.cell_summaries(label_sets),
+            config=self.config, layout=self.layout, label_sets=label_sets, cells=self.cell_summaries(label_sets, samples),
             reference=ds.labels, calibratable=calibratable,
             dataset={"name": ds.name, "topics": len(ds.qids), "runs": len(ds.run_ids), "answers": len(ds.answers),
                      "provenance": ds.provenance},
@@ -479,8 +479,9 @@ class Sweep:
         prov = {"cell": c.describe(), **({"sample": sample} if sample else {})}
         return build_label_set(name, rows, answers, topics=dict(self.dataset.topics), provenance=prov)
 
-    def cell_summaries(self, label_sets: dict[str, Any]) -> list[dict[str, Any]]:
-        """One row per grid cell: what it is, what its jobs cost (stored totals and this run) and its label counts."""
+    def cell_summaries(self, label_sets: dict[str, Any], samples: dict[str, list[Any]] | None = None) -> list[dict[str, Any]]:
+        """One row per grid cell: what it is, what its jobs cost (stored totals and this run) and its label counts
+        (over all k draws of a sampled cell, like its calls: a draw that FAILED counts toward the FAILED rate)."""
         rows = []
         for c in self.cells:
             row: dict[str, Any] = {"cell": c.id, **c.describe()}
@@ -500,10 +501,10 @@ class Sweep:
             row["samples"] = self.cell_samples.get(c.id, 1)
             ls = label_sets.get(c.id)
             if ls is not None:
-                fc = ls.failure_counts()
-                row["labels"] = fc["labels"]
-                row["failed_labels"] = fc["support_failed"]
-                row["failure_rate"] = fc["support_failed"] / fc["labels"] if fc["labels"] else 0.0
+                counts = [x.failure_counts() for x in ((samples or {}).get(c.id) or [ls])]
+                row["labels"] = sum(fc["labels"] for fc in counts)
+                row["failed_labels"] = sum(fc["support_failed"] for fc in counts)
+                row["failure_rate"] = row["failed_labels"] / row["labels"] if row["labels"] else 0.0
             if c.id in self.relevance_counts:
                 row["relevance"] = self.relevance_counts[c.id]
             rows.append(row)

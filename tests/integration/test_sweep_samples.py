@@ -56,6 +56,7 @@ def test_simulated_samples_in_one_sweep(tmp_path):
     s = summary(tmp_path, "s")
     row = next(c for c in s["cells"] if c["cell"] == "simulated_fig6__human_auto")
     assert row["samples"] == 4 and row["consistency"]["flip"] == cons["flip"]
+    assert row["labels"] == 4 * len(read_assignments(files[0]).labels)  # label counts (and FAILED rate) over all draws
     md = (tmp_path / "s" / "summary.md").read_text(encoding="utf-8")
     assert "Judge self-consistency" in md and f"flip rate {cons['flip']['flip_rate']:.3f}" in md
     report = (tmp_path / "s" / "report.md")
