@@ -17,6 +17,11 @@ Reading never loses a good record:
 
 The store holds the folder's ``RunLock`` (``.lock``) from opening until ``close()`` (or, with
 ``close(keep_lock=True)``, until ``release()``), so two sweeps never append to one ``jobs.jsonl``.
+
+Memory: the records kept in memory (``get``) are the file's records without ``output["transcripts"]`` (the
+prompts and replies, most of a record's size with an LLM judge); ``transcripts(key)`` reads them back from the
+record's line in ``jobs.jsonl`` (its byte offset is kept), so the driver's memory grows with the labels and
+stats of stored jobs, not with their transcripts.  The file's records are unchanged.
 """
 
 from __future__ import annotations
@@ -80,10 +85,14 @@ class ResultsStore:
         if lock:
             self.lock.acquire()  # before reading: a second sweep stops here with one line
         self._records: dict[str, dict[str, Any]] = {}
+        #: key -> (byte offset, length) of its latest record's line in jobs.jsonl (for ``transcripts``)
+        self._where: dict[str, tuple[int, int]] = {}
         self.quarantined: list[dict[str, Any]] = []
         self.lines_read = 0
         self._load()
-        self._fh = open(self.path, "a", encoding="utf-8")
+        self._fh = open(self.path, "ab")  # UTF-8 bytes, "\n" line ends: the bytes text mode wrote on POSIX
+        self._end = self._fh.seek(0, os.SEEK_END)
+        self._rfh: Any = None
         self._fsync_interval = fsync_interval_s
         self._last_sync = time.monotonic()
         self.written = 0
@@ -97,8 +106,10 @@ class ResultsStore:
         bad: list[dict[str, Any]] = []
         lines = data.split(b"\n")
         last = len(lines) - 1  # after the final "\n" split() yields b"" (or the cut-short tail of a crash)
+        pos = 0  # byte offset of the current line
         for i, raw in enumerate(lines):
             lineno = i + 1
+            start, pos = pos, pos + len(raw) + 1
             if i == last and not raw:
                 break
             if not raw.strip():
@@ -120,9 +131,21 @@ class ResultsStore:
                 continue
             self.lines_read += 1
             keep.append(raw)
-            self._records[rec["key"]] = rec  # the latest record of a key wins
+            self._keep(rec, start, len(raw))  # the latest record of a key wins
         if bad:
             self._quarantine(bad, keep)
+            self._records.clear()
+            self._where.clear()
+            self.lines_read = 0
+            self._load()  # the rewritten file: every line good, offsets from there
+
+    def _keep(self, rec: dict[str, Any], offset: int, length: int) -> None:
+        """Hold ``rec`` in memory without its transcripts; remember where its line is."""
+        out = rec.get("output")
+        if isinstance(out, dict) and "transcripts" in out:
+            rec = {**rec, "output": {k: v for k, v in out.items() if k != "transcripts"}}
+        self._records[rec["key"]] = rec
+        self._where[rec["key"]] = (offset, length)
 
     def _quarantine(self, bad: list[dict[str, Any]], keep: list[bytes]) -> None:
         """Append the bad lines to the quarantine file (synced), then atomically replace the store by its good
@@ -160,7 +183,21 @@ class ResultsStore:
         return len(self._records)
 
     def records(self) -> Iterator[dict[str, Any]]:
+        """The latest record of every key, as held in memory (without ``output["transcripts"]``)."""
         return iter(self._records.values())
+
+    def transcripts(self, key: str) -> list[dict[str, Any]]:
+        """``output["transcripts"]`` of ``key``'s latest record, read back from its line in jobs.jsonl ([] when
+        there is no such record or it has none)."""
+        where = self._where.get(key)
+        if where is None:
+            return []
+        if self._rfh is None:
+            self._rfh = open(self.path, "rb")
+        self._rfh.seek(where[0])
+        rec = json.loads(self._rfh.read(where[1]))
+        out = rec.get("output") if isinstance(rec, dict) else None
+        return list(out.get("transcripts") or []) if isinstance(out, dict) else []
 
     # ---------------------------------------------------------------- writing
     def put(self, spec: JobSpec, status: str, output: Any, stats: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -175,13 +212,15 @@ class ResultsStore:
             "stats": stats or {},
             "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        self._fh.write(_encode(rec) + "\n")
+        line = (_encode(rec) + "\n").encode("utf-8")
+        self._fh.write(line)
         self._fh.flush()
         now = time.monotonic()
         if now - self._last_sync >= self._fsync_interval:
             os.fsync(self._fh.fileno())
             self._last_sync = now
-        self._records[spec.key] = rec
+        self._keep(rec, self._end, len(line) - 1)
+        self._end += len(line)
         self.written += 1
         return rec
 
@@ -192,6 +231,9 @@ class ResultsStore:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
+        if self._rfh is not None:
+            self._rfh.close()
+            self._rfh = None
         if not keep_lock:
             self.lock.release()
 

@@ -423,13 +423,8 @@ class Sweep:
             keys = list(dict.fromkeys(self.cell_keys.get(c.id, [])))
             if not keys:
                 continue
-            records = []
-            for key in keys:
-                rec = self.store.get(key)
-                out = rec.get("output") if rec else None
-                if isinstance(out, dict):
-                    records.extend(out.get("transcripts", []))
-            write_jsonl(self.layout.transcripts(c.id), records)
+            # streamed: read back job by job from jobs.jsonl (the store does not hold transcripts in memory)
+            write_jsonl(self.layout.transcripts(c.id), (r for key in keys for r in self.store.transcripts(key)))
 
     def outcome(self, label_sets: dict[str, Any], samples: dict[str, list[Any]] | None = None) -> SweepOutcome:
         ds = self.dataset
@@ -528,6 +523,10 @@ class _ReadOnlyStore:
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._records.get(key)
+
+    def transcripts(self, key: str) -> list[dict[str, Any]]:
+        out = (self._records.get(key) or {}).get("output")
+        return list(out.get("transcripts") or []) if isinstance(out, dict) else []
 
     def put(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - a dry run dispatches nothing
         raise RuntimeError("a dry run stores nothing")
