@@ -85,3 +85,25 @@ def test_cheap_jobs_go_out_in_chunks(ray_runtime, monkeypatch):
     assert all(got[str(i)]["i"] == i for i in range(n))
     assert ex.remote_calls < n / 4, ex.remote_calls
     assert max(v["peak"] for v in got.values()) <= 8
+
+
+def test_actor_reports_job_time_without_slot_waits(ray_runtime):
+    """``run_many`` reports the seconds its jobs ran, not the time they queued for a slot behind other calls'
+    jobs, so chunking sees a job's own cost (issue 15: a queue-inflated figure kept cheap jobs unchunked)."""
+    import asyncio
+
+    from metaeval.pipeline.executors import _WorkerActor
+
+    actor = _WorkerActor(make_echo_worker, {"name": "w"}, None, "w#0", 1)  # the actor body, in this process
+
+    async def go():
+        job = ("assign", {"i": 0, "sleep": 0.05})
+        t0 = asyncio.get_running_loop().time()
+        first = asyncio.ensure_future(actor.run_many([job] * 4))
+        await asyncio.sleep(0)
+        second = await actor.run_many([job])  # queued behind the first call's four jobs (one slot)
+        return await first, second, asyncio.get_running_loop().time() - t0
+
+    (res1, ran1), (res2, ran2), wall = asyncio.run(go())
+    assert len(res1) == 4 and len(res2) == 1 and wall >= 0.24
+    assert 0.18 <= ran1 < 0.4 and 0.04 <= ran2 < 0.12, (ran1, ran2)
