@@ -16,6 +16,7 @@ the confusion row (``alpha: null``, the default: the least self-consistent judge
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any, Mapping, Sequence
 
@@ -31,7 +32,9 @@ _SUPPORT_CODE = {name: i for i, name in enumerate(SUPPORT_ORDER)}
 _SUPPORT_BY_CODE = tuple(Support(name) for name in SUPPORT_ORDER)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _norm(text: str) -> str:
+    """Whitespace collapsed, lower case (memoised: a topic's nugget texts recur in every answer's batches)."""
     return " ".join(str(text).split()).lower()
 
 
