@@ -15,6 +15,7 @@ and response model), otherwise - or with ``METAEVAL_OPENAI_FAST_PATH=0`` - throu
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -40,12 +41,20 @@ def fast_path_enabled() -> bool:
     return os.environ.get("METAEVAL_OPENAI_FAST_PATH", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+@functools.lru_cache(maxsize=1)
+def _sdk_has_security() -> bool:
+    """Whether this SDK's request options carry per-request ``security`` (``create`` then asks for bearer auth)."""
+    try:
+        from openai._models import FinalRequestOptions
+    except ImportError:  # pragma: no cover - an SDK without that module has no per-request security either
+        return False
+    return "security" in getattr(FinalRequestOptions, "model_fields", {})
+
+
 def _post_options(timeout_s: float) -> dict[str, Any]:
     """``create``'s request options: its timeout and, where the SDK has per-request security, bearer auth only."""
-    from openai._models import FinalRequestOptions
-
     opts: dict[str, Any] = {"timeout": timeout_s}
-    if "security" in getattr(FinalRequestOptions, "model_fields", {}):
+    if _sdk_has_security():
         opts["security"] = {"bearer_auth": True}
     return opts
 
