@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -77,28 +78,62 @@ class LoopbackCluster:
         #: the environment of the nodes; a driver must use it too (same RAY_AUTH_MODE)
         self.env = node_env()
 
-    def _ports(self) -> list[str]:
-        return ["--node-manager-port", str(free_port()), "--object-manager-port", str(free_port()),
-                "--dashboard-agent-listen-port", str(free_port()), "--dashboard-agent-grpc-port", str(free_port()),
-                "--runtime-env-agent-port", str(free_port()), "--metrics-export-port", str(free_port()),
-                "--worker-port-list", ",".join(str(free_port()) for _ in range(12))]
+    def _fresh_port(self) -> int:
+        """A free port not handed out before by this cluster (the kernel may give a just-released port again)."""
+        used = getattr(self, "_used", None)
+        if used is None:
+            used = self._used = {self.port}
+        for _ in range(100):
+            p = free_port()
+            if p not in used:
+                used.add(p)
+                return p
+        raise RuntimeError("no fresh loopback port")
 
-    def _start(self, name: str, args: list[str]) -> None:
-        log = open(self.root / f"{name}.log", "w")
-        proc = subprocess.Popen([RAY, "start", "--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats",
-                                 "--object-store-memory", str(100 * 1024 * 1024), *self._ports(), *args],
-                                stdout=log, stderr=subprocess.STDOUT, env=node_env(), start_new_session=True)
-        self.groups[name] = proc.pid  # session leader: its pid is the group id the node's processes keep
-        rc = proc.wait(timeout=180)
-        if rc != 0:
+    def _ports(self) -> list[str]:
+        f = self._fresh_port
+        return ["--node-manager-port", str(f()), "--object-manager-port", str(f()),
+                "--dashboard-agent-listen-port", str(f()), "--dashboard-agent-grpc-port", str(f()),
+                "--runtime-env-agent-port", str(f()), "--metrics-export-port", str(f()),
+                "--worker-port-list", ",".join(str(f()) for _ in range(12))]
+
+    #: ``ray start`` attempts per node: a port picked free can be taken by another process before the node binds
+    #: it (a race no port choice avoids); the failed node's processes are killed and it starts again on new ports
+    START_ATTEMPTS = 3
+
+    def _start(self, name: str, make_args: Any) -> None:
+        """``ray start`` node ``name`` with ``make_args()`` (called per attempt, so a retried head gets a new port)."""
+        for attempt in range(1, self.START_ATTEMPTS + 1):
+            args = make_args()
+            log = open(self.root / f"{name}.log", "w")
+            proc = subprocess.Popen([RAY, "start", "--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats",
+                                     "--object-store-memory", str(100 * 1024 * 1024), *self._ports(), *args],
+                                    stdout=log, stderr=subprocess.STDOUT, env=node_env(), start_new_session=True)
+            self.groups[name] = proc.pid  # session leader: its pid is the group id the node's processes keep
+            rc = proc.wait(timeout=180)
+            log.close()
+            if rc == 0:
+                return
+            text = (self.root / f"{name}.log").read_text()
+            if attempt < self.START_ATTEMPTS:
+                self.kill(name)  # only this node's processes; the head (when starting the worker) stays up
+                shutil.copy(self.root / f"{name}.log", self.root / f"{name}.attempt{attempt}.log")
+                if name == "head":  # a new GCS port too (it may be the one that was taken)
+                    self._new_head_port()
+                continue
             self.stop()
-            raise RuntimeError(f"ray start ({name}) failed: {(self.root / f'{name}.log').read_text()[-2000:]}")
+            raise RuntimeError(f"ray start ({name}) failed (attempt {attempt}): {text[-2000:]}")
+
+    def _new_head_port(self) -> None:
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        self.port = self._fresh_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.temp_dir = f"/tmp/rayh8_{self.port}"
 
     def start(self) -> "LoopbackCluster":
-        self._start("head", ["--head", f"--port={self.port}", "--include-dashboard=false",
-                             f"--temp-dir={self.temp_dir}",
-                             '--resources={"head_node": 1}'])
-        self._start("worker", [f"--address={self.address}", '--resources={"worker_node": 1}'])
+        self._start("head", lambda: ["--head", f"--port={self.port}", "--include-dashboard=false",
+                                     f"--temp-dir={self.temp_dir}", '--resources={"head_node": 1}'])
+        self._start("worker", lambda: [f"--address={self.address}", '--resources={"worker_node": 1}'])
         return self
 
     def kill(self, name: str) -> None:
