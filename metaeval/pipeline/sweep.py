@@ -257,8 +257,8 @@ class Sweep:
 
         def on_result(job: Job, result: Any) -> None:
             spec: JobSpec = job.meta["spec"]
-            if isinstance(result, BaseException):
-                output, status = {"error": f"{type(result).__name__}: {result}"}, "failed"
+            if isinstance(result, BaseException):  # redacted again here: the store never holds a key
+                output, status = {"error": job_error(result, self._secrets())}, "failed"
             else:  # no reply for some unit (transport failure): keep its FAILED labels, retry on a rerun
                 output, status = result, ("failed" if result.get("transport_failures") else "done")
             stats = output.pop("stats", {}) if isinstance(output, dict) else {}
@@ -287,6 +287,12 @@ class Sweep:
             if bar is not None:
                 bar.close()
         return self._outputs(owners)
+
+    def _secrets(self) -> list[str]:
+        """The API keys of the active judges (from their ``api_key_env`` variables; never stored)."""
+        import os
+
+        return [v for v in {os.environ.get(c.judge.key_env or "") for c in self.active if c.judge.key_env} if v]
 
     def _outputs(self, owners: dict[str, list[Cell]]) -> dict[str, dict[str, Any]]:
         out = {}
@@ -504,6 +510,17 @@ class Sweep:
                 row["relevance"] = self.relevance_counts[c.id]
             rows.append(row)
         return rows
+
+
+def job_error(exc: BaseException, secrets: Sequence[str] = ()) -> str:
+    """The stored text of a job that raised: ``Type: message`` with every key in ``secrets`` (and any 8+-character
+    fragment of one) replaced - the client redacts what it raises, this is the store's own guarantee."""
+    from metaeval.judges.backends.base import redact
+
+    text = f"{type(exc).__name__}: {exc}"
+    for secret in secrets:
+        text = redact(text, secret)
+    return text
 
 
 def resolve_executor(kind: str, judges: Sequence[Any]) -> str:
