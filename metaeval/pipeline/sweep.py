@@ -117,6 +117,7 @@ class Sweep:
         self.config = config
         #: keep the folder lock after judging until ``SweepOutcome.release()`` (the study and report write there too)
         self.hold_lock = hold_lock
+        self._exec = None  # the sweep's executor (``_shared_executor``)
         self.cells = list(cells)
         self.relevance = str(config.get("sweep", {}).get("relevance", "qrels"))
         if self.relevance not in RELEVANCE_MODES:
@@ -279,14 +280,25 @@ class Sweep:
                 live["failures"] += (status == "failed") + failed_items
                 bar.update(1, **live)
 
-        executor = self._executor()
+        executor = self._shared_executor()  # one per sweep: Ray actors started for one stage serve the next
         try:
             executor.run(jobs, on_result)
         finally:
-            executor.shutdown()
             if bar is not None:
                 bar.close()
         return self._outputs(owners)
+
+    def _shared_executor(self):
+        """The sweep's executor, built at the first stage with jobs and shut down when the sweep ends
+        (``run``): actors, replicas and the cache actor are started once, not once per stage."""
+        if getattr(self, "_exec", None) is None:
+            self._exec = self._executor()
+        return self._exec
+
+    def close_executor(self) -> None:
+        ex, self._exec = getattr(self, "_exec", None), None
+        if ex is not None:
+            ex.shutdown()
 
     def _secrets(self) -> list[str]:
         """The API keys of the active judges (from their ``api_key_env`` variables; never stored)."""
@@ -347,7 +359,14 @@ class Sweep:
                 log.warning("%s: %d of %d relevance grade(s) FAILED; those documents are left out of nugget creation",
                             cid, n["failed_grades"], n["documents"])
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> "SweepOutcome":
+        """Every stage in order (one executor for all of them), then the label sets."""
+        try:
+            return self._run_stages()
+        finally:
+            self.close_executor()
+
+    def _run_stages(self) -> "SweepOutcome":
         t0 = time.perf_counter()
         s = self.settings
         if self.relevance == "judge":  # 0. relevance grading by the judge (instead of the qrels)

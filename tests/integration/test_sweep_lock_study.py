@@ -31,3 +31,27 @@ def test_without_hold_the_lock_is_dropped_after_judging(tmp_path):
     outcome = run_sweep(config, cells)
     ResultsStore(outcome.layout).close()
     outcome.release()  # a no-op
+
+
+def test_one_executor_serves_every_stage(tmp_path, monkeypatch):
+    """auto_auto runs creation, importance and assignment: one executor (Ray: one set of actors) for all three,
+    shut down when the sweep ends."""
+    from metaeval.pipeline import sweep as sweep_mod
+
+    made, shut = [], []
+    real = sweep_mod.Sweep._executor
+
+    def counting(self):
+        ex = real(self)
+        made.append(ex)
+        orig = ex.shutdown
+        ex.shutdown = lambda: (shut.append(ex), orig())[1]
+        return ex
+
+    monkeypatch.setattr(sweep_mod.Sweep, "_executor", counting)
+    config, cells = compose_sweep(["grid=single", "judge=lexical", "strategy=auto_auto", "runtime=serial",
+                                   f"results_dir={tmp_path}", "name=stages"])
+    outcome = run_sweep(config, cells)
+    stages = {r["spec"]["stage"] for r in outcome.layout.iter_jobs()}
+    assert stages == {"create", "importance", "assign"}
+    assert len(made) == 1 and shut == made
