@@ -33,7 +33,7 @@ def one_error_line(res: subprocess.CompletedProcess) -> str:
 @pytest.mark.parametrize("runtime", [None, "ray_local", "serial", "ray_cluster"])
 def test_missing_key_exits_2_naming_the_variable_and_writes_nothing(tmp_path, runtime):
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    rt = [f"runtime={runtime}"] if runtime else []  # None: the default runtime (auto -> Ray for an API judge)
+    rt = [f"runtime={runtime}"] if runtime else []  # None: the default runtime (auto)
     if runtime == "ray_cluster":  # no cluster is contacted: the check comes first
         rt.append("runtime.address=127.0.0.1:1")
     res = cli("sweep", "grid=single", "judge=gpt-4o", "strategy=human_auto", "name=nokey", *rt,

@@ -34,7 +34,12 @@ def test_default_grid_is_offline_judges_by_two_strategies():
 
     assert resolve_executor("auto", [c.judge for c in cells]) == "serial"  # offline judges: no Ray start-up
     _, api = compose_sweep(["grid=single", "judge=gpt-4o"])
-    assert resolve_executor("auto", [c.judge for c in api]) == "ray"  # a model server: one actor per deployment
+    assert resolve_executor("auto", [c.judge for c in api]) == "serial"  # one deployment: no second process needed
+    _, two = compose_sweep(["grid=api_judges"])
+    assert len({c.judge.deployment.name for c in two if c.judge.deployment}) >= 2
+    assert resolve_executor("auto", [c.judge for c in two]) == "ray"  # several deployments: one actor each
+    _, rep = compose_sweep(["grid=single", "judge=vllm", "+judge.deployment.replicas=2"])
+    assert resolve_executor("auto", [c.judge for c in rep]) == "ray"  # replicas (and resources) only Ray gives
     assert resolve_executor("ray", [c.judge for c in cells]) == "ray"
     for c in cells:
         assert "deployment" not in c.judge_config  # no API judge in the default job
