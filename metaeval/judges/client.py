@@ -185,6 +185,9 @@ class ChatClient:
                 limiter.settle(est, reply.input_tokens + reply.output_tokens)
                 break
             except TransientError as exc:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # a stop (Ctrl-C, SIGTERM) is under way: never retry
+                    raise asyncio.CancelledError() from None  # (an SDK may report the cancelled request as an error)
                 msg = redact(str(exc), self._secret)
                 last = attempt == dep.limits.max_retries
                 delay = 0.0 if last else self.backoff(attempt, exc.retry_after)
