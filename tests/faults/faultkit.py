@@ -269,8 +269,11 @@ def interrupted_then_resumed(root: Path, name: str, sig: int, extra: list[str], 
     try:
         overrides = [*extra, *limits(concurrency=CONCURRENCY)]
         out = root / name
+        # SIGINT at its default, as in a terminal: a test run started as a background job of a non-interactive
+        # shell inherits SIGINT ignored (POSIX shells do that to '&' jobs), and the sweep would never see the signal
         proc = subprocess.Popen(sweep_cmd(root, name, srv.openai_base_url, *overrides), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             at_signal = wait_for_lines(out / "jobs.jsonl", 20, proc, timeout=wait_s)
             tree = {p: cmdline(p) for p in descendants(proc.pid)}  # what the driver started (Ray: its cluster)
