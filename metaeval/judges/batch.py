@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from metaeval.errors import ConfigError
-from metaeval.judges.backends.base import (ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact,
-                                           status_error)
+from metaeval.judges.backends.base import (ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError,
+                                           sdk_transport_error)
 
 log = logging.getLogger(__name__)
 
@@ -356,12 +356,11 @@ class BatchBackend(ChatBackend):
         sdk = importlib.import_module(self.provider)
         try:
             return await coro
-        except sdk.APITimeoutError:
-            raise TransientError("timeout", f"{what}: timed out") from None
-        except sdk.APIConnectionError as exc:
-            raise TransientError("connection", redact(f"{what}: connection error: {exc}", self._api_key)) from None
-        except sdk.APIStatusError as exc:
-            raise status_error(exc, self._api_key) from None
+        except sdk.APIError as exc:
+            mapped = sdk_transport_error(sdk, exc, self._api_key, f"{what}: timed out", f"{what}: ")
+            if mapped is None:
+                raise
+            raise mapped from None
 
     async def aclose(self) -> None:
         col = self._collectors.pop(asyncio.get_running_loop(), None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from metaeval.judges.backends.base import (
-    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact, split_params, status_error,
+    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact, sdk_transport_error, split_params,
 )
 
 
@@ -38,12 +38,8 @@ class AnthropicBackend(ChatBackend):
         try:
             resp = await create(model=request.model, messages=messages, max_tokens=max_tokens, timeout=request.timeout_s,
                                 **split_params(create, params))
-        except anthropic.APITimeoutError:
-            raise TransientError("timeout", f"timed out after {request.timeout_s:g}s") from None
-        except anthropic.APIConnectionError as exc:
-            raise TransientError("connection", redact(f"connection error: {exc}", self._api_key)) from None
-        except anthropic.APIStatusError as exc:
-            raise status_error(exc, self._api_key) from None
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError, anthropic.APIStatusError) as exc:
+            raise sdk_transport_error(anthropic, exc, self._api_key, f"timed out after {request.timeout_s:g}s") from None
         except anthropic.APIResponseValidationError as exc:
             raise TransientError("bad_response", redact(f"unreadable response: {exc}", self._api_key)) from None
         except TypeError as exc:  # our call does not fit this SDK version: a configuration problem

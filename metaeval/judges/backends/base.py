@@ -167,6 +167,19 @@ class ChatBackend(ABC):
         return f"{type(self).__name__}(deployment={getattr(self.deployment, 'name', '?')!r})"
 
 
+def sdk_transport_error(sdk: Any, exc: BaseException, api_key: str | None, timeout_msg: str,
+                        prefix: str = "") -> Exception | None:
+    """The transient / permanent error for a provider SDK's (``openai`` / ``anthropic`` module ``sdk``) timeout,
+    connection or HTTP-status exception ``exc``, key redacted; None for any other exception."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return TransientError("timeout", timeout_msg)
+    if isinstance(exc, sdk.APIConnectionError):
+        return TransientError("connection", redact(f"{prefix}connection error: {exc}", api_key))
+    if isinstance(exc, sdk.APIStatusError):
+        return status_error(exc, api_key)
+    return None
+
+
 def status_error(exc: Any, key: str | None) -> Exception:
     """Map an SDK's HTTP status error to ours: 429 -> rate_limit, 5xx/408/409 (and Anthropic's 529) -> server,
     both transient with the server's Retry-After; anything else is permanent.  The key is redacted."""

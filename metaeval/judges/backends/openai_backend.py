@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from metaeval.judges.backends.base import (
-    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact, split_params, status_error,
+    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact, sdk_transport_error, split_params,
 )
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -91,12 +91,8 @@ class OpenAIBackend(ChatBackend):
                 create = client.chat.completions.create
                 resp = await create(model=request.model, messages=messages, timeout=request.timeout_s,
                                     **split_params(create, request.params))
-        except openai.APITimeoutError:
-            raise TransientError("timeout", f"timed out after {request.timeout_s:g}s") from None
-        except openai.APIConnectionError as exc:
-            raise TransientError("connection", redact(f"connection error: {exc}", self._api_key)) from None
-        except openai.APIStatusError as exc:
-            raise status_error(exc, self._api_key) from None
+        except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise sdk_transport_error(openai, exc, self._api_key, f"timed out after {request.timeout_s:g}s") from None
         except openai.APIResponseValidationError as exc:
             raise TransientError("bad_response", redact(f"unreadable response: {exc}", self._api_key)) from None
         except TypeError as exc:  # our call does not fit this SDK version: a configuration problem
