@@ -291,12 +291,12 @@ class Sweep:
     def _shared_executor(self):
         """The sweep's executor, built at the first stage with jobs and shut down when the sweep ends
         (``run``): actors, replicas and the cache actor are started once, not once per stage."""
-        if getattr(self, "_exec", None) is None:
+        if self._exec is None:
             self._exec = self._executor()
         return self._exec
 
     def close_executor(self) -> None:
-        ex, self._exec = getattr(self, "_exec", None), None
+        ex, self._exec = self._exec, None
         if ex is not None:
             ex.shutdown()
 
