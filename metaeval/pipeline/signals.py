@@ -4,6 +4,11 @@ exception), Ray's ``ray.wait`` returns with ``KeyboardInterrupt``, every finishe
 (flushed per record) - and the CLI, seeing ``terminated()``, prints one line and exits 143 (128 + 15).  A rerun
 resumes.
 
+A process started with SIGINT ignored (``nohup``, a background job of a non-interactive shell: POSIX shells start
+``&`` jobs that way) keeps ignoring Ctrl-C, but SIGTERM must still stop it: there the handler raises
+``KeyboardInterrupt`` itself (raising an ignored SIGINT would do nothing), which ends ``asyncio.run`` and
+``ray.wait`` the same way.
+
 Ray's ``ray.init`` installs its own SIGTERM handler (``sys.exit(15)`` from inside a blocking ``ray.wait``, which
 ends with a C++ stack dump); ``RayExecutor`` re-installs this one right after starting Ray.
 """
@@ -26,6 +31,9 @@ class Terminated(KeyboardInterrupt):
 
 def _on_sigterm(signum: int, frame: Any) -> None:
     _state["terminated"] = True
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
+        # SIGINT ignored (nohup, '&' in a script): raising it would be a no-op and SIGTERM would be lost
+        raise KeyboardInterrupt
     signal.raise_signal(signal.SIGINT)  # the Ctrl-C path: asyncio's Runner or Python's default handler
 
 

@@ -259,8 +259,11 @@ def still_alive(tree: dict[int, str], grace_s: float) -> dict[int, str]:
 CONCURRENCY = 4
 
 
-def interrupted_then_resumed(root: Path, name: str, sig: int, extra: list[str], wait_s: float = 60) -> dict:
+def interrupted_then_resumed(root: Path, name: str, sig: int, extra: list[str], wait_s: float = 60,
+                             sigint_ignored: bool = False) -> dict:
     """Run a sweep, send ``sig`` once >= 20 of its 64 jobs are stored, then rerun it to completion.
+
+    ``sigint_ignored``: start the sweep with SIGINT ignored (as ``nohup`` or a shell's ``&`` job does).
 
     The server holds every request from the 25th on until the signal has been sent, so the signal always lands
     with 20-25 jobs stored and at most ``CONCURRENCY`` requests in flight, however slow the machine."""
@@ -269,11 +272,12 @@ def interrupted_then_resumed(root: Path, name: str, sig: int, extra: list[str], 
     try:
         overrides = [*extra, *limits(concurrency=CONCURRENCY)]
         out = root / name
-        # SIGINT at its default, as in a terminal: a test run started as a background job of a non-interactive
-        # shell inherits SIGINT ignored (POSIX shells do that to '&' jobs), and the sweep would never see the signal
+        # SIGINT at its default, as in a terminal (unless the case asks for it ignored): a test run started as a
+        # background job of a non-interactive shell inherits SIGINT ignored (POSIX shells do that to '&' jobs)
+        sigint = signal.SIG_IGN if sigint_ignored else signal.SIG_DFL
         proc = subprocess.Popen(sweep_cmd(root, name, srv.openai_base_url, *overrides), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
         try:
             at_signal = wait_for_lines(out / "jobs.jsonl", 20, proc, timeout=wait_s)
             tree = {p: cmdline(p) for p in descendants(proc.pid)}  # what the driver started (Ray: its cluster)

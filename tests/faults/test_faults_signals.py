@@ -16,9 +16,11 @@ from tests.faults.faultkit import SERIAL, check_resumed, interrupted_then_resume
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("signals")
-    cases = {"sigkill": signal.SIGKILL, "sigint": signal.SIGINT, "sigterm": signal.SIGTERM}
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        futs = {name: pool.submit(interrupted_then_resumed, root / name, name, sig, SERIAL) for name, sig in cases.items()}
+    cases = {"sigkill": signal.SIGKILL, "sigint": signal.SIGINT, "sigterm": signal.SIGTERM,
+             "sigterm-nohup": signal.SIGTERM}
+    with ThreadPoolExecutor(max_workers=len(cases)) as pool:
+        futs = {name: pool.submit(interrupted_then_resumed, root / name, name, sig, SERIAL,
+                                  sigint_ignored=name.endswith("nohup")) for name, sig in cases.items()}
         return {name: f.result() for name, f in futs.items()}
 
 
@@ -38,7 +40,7 @@ def test_sigkill_midway_then_resume(runs):
 def test_clean_stops_release_the_lock_and_put_the_run_on_record(runs):
     """Ctrl-C / SIGTERM: the lock is released (the rerun finds no stale lock), and the stopped run is on record
     (requests it had in flight were cancelled unstored: request totals are lower bounds)."""
-    for name in ("sigint", "sigterm"):
+    for name in ("sigint", "sigterm", "sigterm-nohup"):
         lock = json.loads((runs[name]["out"] / ".lock").read_text(encoding="utf-8"))
         assert "pid" not in lock and len(lock["interrupted_runs"]) == 1, (name, lock)
         assert "stale lock" not in runs[name]["again"].stderr
@@ -58,5 +60,15 @@ def test_sigterm_stops_cleanly_keeps_finished_jobs_and_resumes(runs):
     r = runs["sigterm"]
     assert r["rc"] == 143, (r["rc"], r["stderr"][-3000:])
     assert "terminated" in r["stderr"] and "Traceback" not in r["stderr"], r["stderr"][-3000:]
+    assert r["raw"].endswith(b"\n"), "a clean stop leaves no half-written line"
+    check_resumed(r)
+
+
+def test_sigterm_stops_a_sweep_started_with_sigint_ignored(runs):
+    """``nohup metaeval sweep ... &``: SIGINT is ignored (and stays so), yet SIGTERM still stops the sweep cleanly."""
+    r = runs["sigterm-nohup"]
+    assert r["rc"] == 143, (r["rc"], r["stderr"][-3000:])
+    assert "terminated" in r["stderr"] and "Traceback" not in r["stderr"], r["stderr"][-3000:]
+    assert r["stop_s"] < 10, f"took {r['stop_s']:.1f} s to stop"
     assert r["raw"].endswith(b"\n"), "a clean stop leaves no half-written line"
     check_resumed(r)
