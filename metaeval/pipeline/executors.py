@@ -7,9 +7,10 @@ cache, rate limits and retries); the executor only decides where workers live:
 * ``AsyncioExecutor`` (``runtime=serial``): every worker in the driver's event loop.  Bounded fan-out: one
   queue per worker drained by ``concurrency`` tasks (never an unbounded ``gather``).
 * ``RayExecutor`` (``runtime=ray_local`` / ``ray_cluster``): one async Ray actor per deployment with
-  ``max_concurrency`` = its limit; the driver keeps at most ``2 x concurrency`` calls in flight per actor
-  (backpressure via ``ray.wait``), streams results to the store as they finish, and resubmits the unfinished
-  jobs of an actor that died (the actor is restarted by Ray, ``max_restarts``).
+  ``max_concurrency`` = its limit; the driver keeps at most ``2 x concurrency`` jobs in flight per actor
+  (backpressure via ``ray.wait``), sent in chunks (``RayExecutor._chunk``: one remote call per few jobs, so
+  Ray's per-call cost is not paid per job), streams results to the store as chunks finish, and resubmits the
+  unfinished jobs of an actor that died (the actor is restarted by Ray, ``max_restarts``).
 
 Both call ``on_result(job, result_or_exception)`` in the driver, in completion order.
 
@@ -262,6 +263,9 @@ def _actor_options(resources: Mapping[str, float], conc: int) -> dict[str, Any]:
 #: jobs that take an actor less than this (seconds, smoothed) go out in chunks of up to CHUNK_MAX per remote call
 CHUNK_BELOW_S = 0.002
 CHUNK_MAX = 64
+#: other jobs (a model call each) go out in chunks of up to ``cap // SLOW_CHUNK_DIV`` (a replica holding 512 jobs
+#: gets them 32 at a time; one holding fewer than 32 gets them one by one)
+SLOW_CHUNK_DIV = 16
 
 
 @dataclass
@@ -316,6 +320,9 @@ class RayExecutor:
         self._service: dict[str, float] = {}
         #: remote calls made (a chunk of jobs is one call)
         self.remote_calls = 0
+        #: seconds from the first actor started to the last one answering its probe (actor start, all deployments)
+        self.actor_start_s: float | None = None
+        self._t_actors: float | None = None
         self.placements: list[dict[str, Any]] = []
 
     @classmethod
@@ -354,6 +361,8 @@ class RayExecutor:
         import ray
 
         if wid not in self._replicas:
+            if self._t_actors is None:
+                self._t_actors = time.perf_counter()
             cfg = self._cached(self.worker_configs[wid])
             reps = []
             plan = replica_plan(cfg, max(1, self.concurrency.get(wid, 1)))
@@ -373,14 +382,24 @@ class RayExecutor:
         prev = self._service.get(wid)
         self._service[wid] = per_job_s if prev is None else 0.8 * prev + 0.2 * per_job_s
 
-    def _chunk(self, wid: str, rep: _Replica) -> int:
-        """Jobs per remote call: 1, or up to ``CHUNK_MAX`` once the deployment's jobs are known to be cheap
-        (under ``CHUNK_BELOW_S`` each, e.g. an offline or simulated judge), where Ray's per-call cost would
-        dominate.  Never more than the replica's concurrency (the actor runs at most that many jobs at once)."""
+    def _chunk(self, wid: str, rep: _Replica, remaining: int, live: int) -> int:
+        """Jobs per remote call.  Each call costs ~1 ms of CPU across driver and actor (two processes on the
+        same cores as the client), which at 64-128 requests in flight is a fifth of the run; so jobs go out in
+        chunks the actor runs concurrently (under its slots, the client's limiter capping the requests):
+
+        * cheap jobs (under ``CHUNK_BELOW_S`` each once measured, e.g. an offline or simulated judge): up to
+          ``CHUNK_MAX``, at most half the replica's capacity;
+        * others (a model call each): ``cap // SLOW_CHUNK_DIV`` (at least 1), so the replica keeps most of its
+          capacity in small chunks and its slots stay busy while a chunk waits for its slowest job;
+        * never more than an equal share of the remaining jobs over twice the live replicas (the replicas share
+          the work, and the last chunks stay small).
+
+        A chunk's results reach the store together, when its last job ends: a stop (Ctrl-C, SIGTERM, a dead
+        node) loses the finished jobs of unreturned chunks, whose replies are in the response cache (a rerun
+        sends no request for them)."""
         s = self._service.get(wid)
-        if s is None or s >= CHUNK_BELOW_S:
-            return 1
-        return max(1, min(CHUNK_MAX, rep.cap // 2))
+        size = max(1, min(CHUNK_MAX, rep.cap // 2)) if s is not None and s < CHUNK_BELOW_S else rep.cap // SLOW_CHUNK_DIV
+        return max(1, min(size, -(-remaining // (2 * max(1, live)))))
 
     def _pick(self, wid: str) -> _Replica | None:
         live = [r for r in self._start(wid) if r.up and r.in_flight < r.cap]
@@ -413,7 +432,8 @@ class RayExecutor:
                     rep = self._pick(wid)
                     if rep is None:
                         break
-                    k = min(self._chunk(wid, rep), len(lst), rep.cap - rep.in_flight)
+                    live = sum(r.up for r in self._replicas[wid])
+                    k = min(self._chunk(wid, rep, len(lst), live), len(lst), rep.cap - rep.in_flight)
                     chunk = [lst.pop() for _ in range(max(1, k))]
                     ref = rep.handle.run_many.remote([(j.stage, j.payload) for j in chunk])
                     in_flight[ref] = (chunk, rep, time.perf_counter())
@@ -447,6 +467,8 @@ class RayExecutor:
                         node, pid = ray.get(ref)
                         self.placements.append({"worker": rep.wid, "replica": rep.index, "node": node, "pid": pid})
                         rep.up = True
+                        if self._t_actors is not None:
+                            self.actor_start_s = time.perf_counter() - self._t_actors
                     except actor_errors:
                         rep.dead, rep.up = True, False
                     continue

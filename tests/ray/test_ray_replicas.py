@@ -107,3 +107,27 @@ def test_actor_reports_job_time_without_slot_waits(ray_runtime):
     (res1, ran1), (res2, ran2), wall = asyncio.run(go())
     assert len(res1) == 4 and len(res2) == 1 and wall >= 0.24
     assert 0.18 <= ran1 < 0.4 and 0.04 <= ran2 < 0.12, (ran1, ran2)
+
+
+def test_slow_jobs_go_out_in_small_chunks_shared_by_the_replicas(ray_runtime):
+    """Jobs that each wait on a model call: a replica holding many of them gets them in chunks (one remote call
+    per ``cap // SLOW_CHUNK_DIV`` jobs: Ray's per-call CPU cost is what a high-concurrency run pays otherwise),
+    both replicas get work, and the last chunks shrink so neither is left holding the tail."""
+    from metaeval.pipeline import executors
+
+    n = 240
+    jobs = [Job(key=str(i), worker_id="w", stage="assign", payload={"i": i, "sleep": 0.02}) for i in range(n)]
+    got: dict[str, dict] = {}
+    ex = RayExecutor(make_echo_worker, {"w": {"name": "w", "replicas": 2}}, {"w": 64})
+    try:
+        caps = [r.cap for r in ex._start("w")]
+        ray_runtime.get([r.handle.where.remote() for r in ex._start("w")])
+        ex.run(jobs, lambda j, r: got.__setitem__(j.key, r))
+    finally:
+        ex.shutdown()
+    assert sorted(got, key=int) == [str(i) for i in range(n)]
+    assert all(got[str(i)]["i"] == i for i in range(n))
+    assert caps == [64, 64] and 64 // executors.SLOW_CHUNK_DIV == 4  # 2 x 32 slots per replica
+    assert ex.remote_calls <= n // 2, ex.remote_calls  # chunks of up to 4 (one call per job was 240 calls)
+    assert len({v["pid"] for v in got.values()}) == 2
+    assert max(v["peak"] for v in got.values()) <= 32  # each replica's share of the concurrency
