@@ -8,7 +8,8 @@ nuggets for the topic (at most 30, documents ignored): a replayed "creation" is 
 
 ``SimulatedJudge`` draws each label ``j ~ Categorical(C[h, :])`` (``metaeval.simulation``,
 rows = reference label not_support / partial_support / support) with a generator seeded by
-``(seed, sha256(qid, run_id, nugget))``, so a label does not depend on batching or call order.  Importance is
+``(seed, sha256(qid, run_id, nugget))``, so a label does not depend on batching or call order (numpy's
+``default_rng`` stream, its first uniform computed by ``metaeval.seeded_uniform`` at a fraction of the cost).  Importance is
 replayed unchanged.  Samples (``sweep.samples``, ``sample_index`` s > 0) redraw every label: independently from
 the confusion row (``alpha: null``, the default: the least self-consistent judge with that confusion), or, with
 ``alpha``, from per-label propensities ``p ~ Dirichlet(alpha * C[h, :])`` shared by all samples.
@@ -154,7 +155,7 @@ class SimulatedJudge(ReplayJudge):
         self.sample_index = self.sample_index + int(sample)
 
     async def assign(self, topic: Topic, answer: Answer, nuggets: Sequence[Nugget | str]) -> AssignResult:
-        import numpy as np
+        from metaeval.seeded_uniform import first_uniform
 
         check_sizes(batch=nuggets)
         qid, run = str(topic.qid), str(answer.run_id)
@@ -174,7 +175,7 @@ class SimulatedJudge(ReplayJudge):
             if self.alpha is None:  # every draw independent from the confusion row (sample 0: the historical stream)
                 # = simulate_support([lab], confusion, default_rng([seed, item(, sample)])) for one label, without
                 # its per-call array work: one uniform draw u, class = number of thresholds of row h that u reaches
-                u = np.random.default_rng([self.seed, item] + extra).random()
+                u = first_uniform([self.seed, item, *extra])  # = default_rng([seed, item(, s)]).random()
                 h = _SUPPORT_CODE.get(lab)
                 out.append(Support.FAILED if h is None else _SUPPORT_BY_CODE[(u >= cum[h][0]) + (u >= cum[h][1])])
             else:
@@ -188,13 +189,14 @@ class SimulatedJudge(ReplayJudge):
         (``metaeval.planning.consistency``)."""
         import numpy as np
 
+        from metaeval.seeded_uniform import first_uniform
         from metaeval.simulation import codes_to_labels, labels_to_codes
 
         h = int(labels_to_codes(np.array([label], dtype=object))[0])
         if h < 0:
             return "FAILED"
         p = np.random.default_rng([self.seed, item]).gamma(self.alpha * np.maximum(self.confusion[h], 1e-9))
-        u = np.random.default_rng([self.seed, item, self.sample_index, 1]).random()
+        u = first_uniform([self.seed, item, self.sample_index, 1])
         code = int(min((u >= np.cumsum(p / p.sum())[:2]).sum(), 2))
         return str(codes_to_labels(np.array([code], dtype=np.int8))[0])
 

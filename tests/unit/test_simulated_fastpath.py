@@ -39,3 +39,26 @@ def test_labels_equal_the_former_draw(confusion, seed, sample):
         assert [x.value for x in res.labels] == _former(judge, str(qid), str(run), nuggets)
         n += len(nuggets)
     assert n > 300
+
+
+def test_propensity_draws_equal_the_former_draw():
+    """``alpha`` set: the per-label propensity draw (its uniform now from ``metaeval.seeded_uniform``) equals the
+    former all-numpy draw, sample by sample."""
+    from metaeval.simulation import codes_to_labels, labels_to_codes
+
+    ds = load_dataset("demo")
+    lab = ds.labels.labels
+    grp = next(iter(lab.groupby(["qid", "run_id"], sort=True, observed=True)))[1]
+    qid, run = str(grp["qid"].iloc[0]), str(grp["run_id"].iloc[0])
+    nuggets = list(grp.sort_values("nugget_id")["nugget"])
+    for sample in (0, 1, 4):
+        judge = SimulatedJudge(ds.labels, confusion="paper-fig6-edits", seed=2, sample_index=sample, alpha=1.5)
+        res = asyncio.run(judge.assign(Topic(qid, ""), Answer(run, qid, ""), nuggets))
+        ref, _ = judge.reference_support(qid, run, nuggets)
+        for n, r, got in zip(nuggets, ref, res.labels):
+            item = int.from_bytes(hashlib.sha256("\x1f".join((qid, run, _norm(n))).encode()).digest()[:8], "little")
+            h = int(labels_to_codes(np.array([r], dtype=object))[0])
+            p = np.random.default_rng([2, item]).gamma(1.5 * np.maximum(judge.confusion[h], 1e-9))
+            u = np.random.default_rng([2, item, sample, 1]).random()
+            code = int(min((u >= np.cumsum(p / p.sum())[:2]).sum(), 2))
+            assert got.value == str(codes_to_labels(np.array([code], dtype=np.int8))[0])
