@@ -11,7 +11,8 @@ is its own Python process, so each row has two figures:
 * ``process`` - the whole process, from ``exec`` to exit (imports, dataset, Ray start, judging, shutdown).
 
 Runtimes: ``baseline`` (``openai.AsyncOpenAI`` + ``asyncio.Semaphore(C)``), ``serial``, ``ray_local`` (one async
-actor, ``max_concurrency`` C), ``cluster`` (a two-node loopback cluster started here, ``metaeval.testing.cluster``:
+actor, ``max_concurrency`` C), ``ray_local_x2`` (``deployment.replicas=2``: two actors sharing C, i.e. both cores
+of a 2-core machine; the client is CPU-bound at 64-128 in flight against a 200 ms server), ``cluster`` (a two-node loopback cluster started here, ``metaeval.testing.cluster``:
 two replicas pinned one per node, C split between them; its start-up is reported once).  Ratios are against the
 baseline at the same concurrency, one run each unless ``--reps``.  Timing figures are only meaningful on an
 otherwise idle machine.
@@ -20,8 +21,10 @@ otherwise idle machine.
         [--runtimes baseline,serial,ray_local,cluster] [--reps 1] [--limit N] [--json]
 
 ``--limit N`` uses the first N answers' lines of the NIST file (a smoke run).  ``--zero-cost COPIES`` measures the
-per-job overhead instead: the simulated judge (no model call) on COPIES x the NIST answers (16 -> 14,832 jobs),
-``serial`` and ``ray_local``: judging time / jobs, and the driver's peak RSS.
+per-job overhead instead, no model call, on COPIES x the NIST answers (16 -> 14,832 jobs): the simulated judge
+(Figure 6 confusion: a seeded draw per label, ~14 per job, is the judge's own cost) and the same judge with an
+identity confusion (the reference labels, no draw: metaeval's own per-job cost), ``serial`` and ``ray_local``:
+judging time / jobs, and the driver's peak RSS.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNTIMES = ("baseline", "serial", "ray_local", "cluster")
+RUNTIMES = ("baseline", "serial", "ray_local", "ray_local_x2", "cluster")
 
 
 def nist_copies(copies: int, tmp: Path) -> Path:
@@ -88,17 +91,25 @@ def one_baseline(url: str, source: Path, conc: int) -> dict:
     return {"judging_s": asyncio.run(run_baseline(url, work, conc)), "calls": len(work)}
 
 
+#: ``--zero-cost`` judges: the Figure 6 simulated judge (one seeded draw per label: the judge's own cost) and the
+#: same judge with an identity confusion (the reference labels replayed, no draw: what is left is metaeval's)
+ZERO_COST_JUDGES = {"simulated": ["judge=simulated_fig6"],
+                    "identity": ["judge=simulated_fig6", "judge.confusion=[[1,0,0],[0,1,0],[0,0,1]]"]}
+
+
 def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | None, root: str,
-              zero_cost: bool = False) -> dict:
+              zero_cost: str = "") -> dict:
     from metaeval.commands.compose import compose_sweep
     from metaeval.pipeline.sweep import Sweep
 
-    judge = (["judge=simulated_fig6", f"judge.concurrency={conc}"] if zero_cost else
+    judge = ([*ZERO_COST_JUDGES[zero_cost], f"judge.concurrency={conc}"] if zero_cost else
              ["judge=testserver", f"judge.deployment.base_url={url}/v1", f"judge.deployment.limits.concurrency={conc}"])
     overrides = ["grid=single", *judge, "strategy=human_auto", f"dataset.source={source}",
                  "dataset=trec-rag-2024", f"results_dir={root}", "name=bench",
                  "calibration.enabled=false", "analysis.bootstrap=0", "sweep.progress=false",
-                 "runtime=ray_cluster" if runtime == "cluster" else f"runtime={runtime}"]
+                 {"cluster": "runtime=ray_cluster", "ray_local_x2": "runtime=ray_local"}.get(runtime, f"runtime={runtime}")]
+    if runtime == "ray_local_x2":  # two replicas behind the deployment's shared limits: one per core here
+        overrides += ["+judge.deployment.replicas=2"]
     if runtime == "cluster":
         overrides += [f"runtime.address={address}", "+judge.deployment.resources=[{head_node:0.001},{worker_node:0.001}]"]
     config, cells = compose_sweep(overrides)
@@ -118,7 +129,7 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
     import resource
 
     jobs = sum(st.executed for st in sweep.stats.values())
-    return {"judging_s": judging, "ray_start_s": ray_start, "jobs": jobs,
+    return {"judging_s": judging, "ray_start_s": ray_start, "actor_start_s": sweep.actor_start_s, "jobs": jobs,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -129,7 +140,7 @@ def child(argv: list[str]) -> int:
     ap.add_argument("--source", required=True)
     ap.add_argument("--conc", type=int, required=True)
     ap.add_argument("--address", default=None)
-    ap.add_argument("--zero-cost", action="store_true")
+    ap.add_argument("--zero-cost", choices=sorted(ZERO_COST_JUDGES), default="")
     a = ap.parse_args(argv)
     if a.one == "baseline":
         res = one_baseline(a.url, Path(a.source), a.conc)
@@ -142,9 +153,9 @@ def child(argv: list[str]) -> int:
 
 # ---------------------------------------------------------------------------- the table (parent process)
 def measure(runtime: str, url: str, source: Path, conc: int, address: str | None, env: dict,
-            zero_cost: bool = False) -> dict:
+            zero_cost: str = "") -> dict:
     cmd = [sys.executable, "-m", "benchmarks.bench_scale", "--one", runtime, "--url", url, "--source", str(source),
-           "--conc", str(conc)] + (["--address", address] if address else []) + (["--zero-cost"] if zero_cost else [])
+           "--conc", str(conc)] + (["--address", address] if address else []) + (["--zero-cost", zero_cost] if zero_cost else [])
     t = time.perf_counter()
     res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t
@@ -170,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                          "serial and ray_local")
     args = ap.parse_args(argv)
     if args.zero_cost:
-        return zero_cost(args.zero_cost, args.json)
+        return zero_cost(args.zero_cost, args.json, args.reps)
     runtimes = [r for r in args.runtimes.split(",") if r]
     bad = sorted(set(runtimes) - set(RUNTIMES))
     if bad:
@@ -203,17 +214,22 @@ def main(argv: list[str] | None = None) -> int:
             cluster.stop()
     med = {k: {f: statistics.median(r[f] for r in v) for f in ("judging_s", "process_s")} for k, v in rows.items()}
     starts = {k: statistics.median(r.get("ray_start_s", 0.0) for r in v) for k, v in rows.items()}
+    actors = {k: statistics.median(r.get("actor_start_s") or 0.0 for r in v) for k, v in rows.items()}
     print(f"NIST human_auto assignment{f' (first {args.limit} lines)' if args.limit else ''}, test server latency "
           f"{args.latency * 1000:.0f} ms, {args.reps} run(s) each (medians); ratios vs the bare script at the same concurrency")
-    print(f"{'runtime':<10} {'in flight':>9} {'judging s':>10} {'x bare':>7} {'process s':>10} {'x bare':>7} {'ray start s':>12}")
+    print("judging includes the actors' start (launch to ready, SDK imported: 'actor start s'); Ray's own start is apart")
+    print(f"{'runtime':<12} {'in flight':>9} {'judging s':>10} {'x bare':>7} {'process s':>10} {'x bare':>7} {'ray start s':>12} "
+          f"{'actor start s':>14}")
     for conc in concs:
         base = med.get(("baseline", conc))
         for rt in runtimes:
             m = med[(rt, conc)]
             rj = f"{m['judging_s'] / base['judging_s']:.3f}" if base else "-"
             rp = f"{m['process_s'] / base['process_s']:.3f}" if base else "-"
-            st = f"{starts[(rt, conc)]:.2f}" if rt in ("ray_local", "cluster") else ""
-            print(f"{rt:<10} {conc:>9} {m['judging_s']:10.2f} {rj:>7} {m['process_s']:10.2f} {rp:>7} {st:>12}")
+            ray = rt.startswith("ray_local") or rt == "cluster"
+            st = f"{starts[(rt, conc)]:.2f}" if ray else ""
+            at = f"{actors[(rt, conc)]:.2f}" if ray else ""
+            print(f"{rt:<12} {conc:>9} {m['judging_s']:10.2f} {rj:>7} {m['process_s']:10.2f} {rp:>7} {st:>12} {at:>14}")
     if cluster_start is not None:
         print(f"two-node cluster start (ray start head + worker, once): {cluster_start:.1f} s")
     if args.json:
@@ -222,19 +238,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def zero_cost(copies: int, as_json: bool) -> int:
-    """Per-job overhead: the simulated judge (no model call) on ``copies`` x the 927 NIST answers."""
+def zero_cost(copies: int, as_json: bool, reps: int = 1) -> int:
+    """Per-job overhead on ``copies`` x the 927 NIST answers, no model call: the simulated judge (Figure 6
+    confusion, one seeded draw per label) and the identity-confusion judge (no draw), serial and ``ray_local``."""
     tmp = Path(tempfile.mkdtemp(prefix="bench_zero_"))
     source = nist_copies(copies, tmp)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    rows = {rt: measure(rt, "http://127.0.0.1:9", source, 32, None, env, zero_cost=True) for rt in ("serial", "ray_local")}
-    print(f"simulated judge (no calls), {copies} x NIST = {rows['serial']['jobs']} assignment jobs, concurrency 32")
-    print(f"{'runtime':<10} {'judging s':>10} {'ms per job':>11} {'process s':>10} {'peak RSS MB':>12}")
-    for rt, r in rows.items():
-        print(f"{rt:<10} {r['judging_s']:10.2f} {r['judging_s'] / max(1, r['jobs']) * 1000:11.3f} {r['process_s']:10.2f} "
-              f"{r['peak_rss_mb']:12.0f}")
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for _ in range(reps):  # interleaved, so a slow spell of the machine touches every row
+        for j in ("simulated", "identity"):
+            for rt in ("serial", "ray_local"):
+                runs.setdefault((j, rt), []).append(measure(rt, "http://127.0.0.1:9", source, 32, None, env, zero_cost=j))
+    rows = {k: {f: statistics.median(r[f] for r in v) for f in v[0]} for k, v in runs.items()}
+    n = rows[("identity", "serial")]["jobs"]
+    print(f"no model call, {copies} x NIST = {n:.0f} assignment jobs, concurrency 32, median of {reps} run(s); judge "
+          f"'simulated' = Figure 6 confusion (a seeded draw per label), 'identity' = identity confusion (reference "
+          f"labels, no draw)")
+    print(f"{'judge':<10} {'runtime':<10} {'judging s':>10} {'ms per job':>11} {'process s':>10} {'peak RSS MB':>12}")
+    for (j, rt), r in rows.items():
+        print(f"{j:<10} {rt:<10} {r['judging_s']:10.2f} {r['judging_s'] / max(1, r['jobs']) * 1000:11.3f} "
+              f"{r['process_s']:10.2f} {r['peak_rss_mb']:12.0f}")
     if as_json:
-        print(json.dumps({"zero_cost": rows, "copies": copies}))
+        print(json.dumps({"zero_cost": {f"{j}@{rt}": r for (j, rt), r in runs.items()}, "copies": copies}))
     return 0
 
 

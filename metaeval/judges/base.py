@@ -201,6 +201,10 @@ class Judge(abc.ABC):
     async def aclose(self) -> None:
         return None
 
+    def warm(self) -> None:
+        """Load now what the first call would load (a model server judge: its SDK); nothing by default."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 

@@ -249,6 +249,12 @@ class ChatClient:
     async def aclose(self) -> None:
         await self.backend.aclose()
 
+    def warm(self) -> None:
+        """Import what the first request would (``ChatBackend.warm``)."""
+        warm = getattr(self.backend, "warm", None)
+        if warm is not None:
+            warm()
+
     def describe(self) -> dict[str, Any]:
         return {"deployment": self.deployment.public_dict(), "cache": self.cache.path if self.cache else None}
 

@@ -186,6 +186,11 @@ class LLMJudge(Judge):
     async def aclose(self) -> None:
         await self.client.aclose()
 
+    def warm(self) -> None:
+        warm = getattr(self.client, "warm", None)
+        if warm is not None:
+            warm()
+
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "LLMJudge":
         """``{judge: llm, deployment: {...}, prompts: {task: name}, max_reasks: 2, cache: PATH|null, seed: 0}``."""

@@ -138,9 +138,10 @@ class SimulatedJudge(ReplayJudge):
         self.alpha = None if alpha is None else float(alpha)
         self._cum: Any = None
 
-    def _thresholds(self) -> Any:
+    def _thresholds(self) -> tuple[list[list[float]], list[int | None]]:
         """``simulate_codes``' class thresholds for this confusion (cumulative rows, last column 1 + 1e-12),
-        computed once instead of per label."""
+        computed once instead of per label; and per row the class every draw gives (a one-hot row, e.g. an
+        identity confusion: the same class for the smallest and the largest uniform), else None."""
         if self._cum is None:
             import numpy as np
 
@@ -148,7 +149,11 @@ class SimulatedJudge(ReplayJudge):
 
             cum = np.cumsum(row_stochastic(self.confusion), axis=1)
             cum[:, -1] = 1.0 + 1e-12
-            self._cum = cum[:, :2].tolist()
+            rows = cum[:, :2].tolist()
+            top = 1.0 - 2.0 ** -53  # the largest value random() returns
+            fixed = [int((0.0 >= a) + (0.0 >= b)) if (0.0 >= a) + (0.0 >= b) == (top >= a) + (top >= b) else None
+                     for a, b in rows]
+            self._cum = (rows, fixed)
         return self._cum
 
     def _apply_sample(self, sample: int) -> None:
@@ -167,17 +172,20 @@ class SimulatedJudge(ReplayJudge):
                 missing.append(i + 1)
             ref.append(lab or "FAILED")
         out = []
-        cum = self._thresholds()
+        cum, fixed = self._thresholds()
         extra = [self.sample_index] if self.sample_index else []
         for t, lab in zip(texts, ref):
+            h = _SUPPORT_CODE.get(lab)
+            if self.alpha is None and (h is None or fixed[h] is not None):  # FAILED, or a row every draw agrees on
+                out.append(Support.FAILED if h is None else _SUPPORT_BY_CODE[fixed[h]])
+                continue
             digest = hashlib.sha256("\x1f".join((qid, run, t)).encode()).digest()
             item = int.from_bytes(digest[:8], "little")
             if self.alpha is None:  # every draw independent from the confusion row (sample 0: the historical stream)
                 # = simulate_support([lab], confusion, default_rng([seed, item(, sample)])) for one label, without
                 # its per-call array work: one uniform draw u, class = number of thresholds of row h that u reaches
                 u = first_uniform([self.seed, item, *extra])  # = default_rng([seed, item(, s)]).random()
-                h = _SUPPORT_CODE.get(lab)
-                out.append(Support.FAILED if h is None else _SUPPORT_BY_CODE[(u >= cum[h][0]) + (u >= cum[h][1])])
+                out.append(_SUPPORT_BY_CODE[(u >= cum[h][0]) + (u >= cum[h][1])])
             else:
                 out.append(Support(self._draw_with_propensity(lab, item)))
         return AssignResult(status=status_of(out), reason=self._missing(missing), judge=self.name, labels=tuple(out))

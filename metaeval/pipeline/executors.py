@@ -524,6 +524,9 @@ class _WorkerActor:
         self.concurrency = max(1, int(concurrency))
         self._sem: asyncio.Semaphore | None = None
         self.worker = make_worker(config)
+        warm = getattr(self.worker, "warm", None)
+        if warm is not None:  # the judge's SDK imported now: the probe answers when the actor can take work
+            warm()
         import ray
 
         self.node = ray.get_runtime_context().get_node_id()

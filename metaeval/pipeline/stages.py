@@ -218,6 +218,10 @@ class JudgeWorker:
     async def aclose(self) -> None:
         await self.judge.aclose()
 
+    def warm(self) -> None:
+        """``Judge.warm``: a Ray actor calls it while it is being constructed, so it reports ready when it is."""
+        self.judge.warm()
+
 
 def make_worker(spec: Any) -> JudgeWorker:
     """The executors' worker factory: one worker per ``JudgeSpec`` (picklable, sent to Ray actors as is)."""

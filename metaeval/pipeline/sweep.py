@@ -118,6 +118,8 @@ class Sweep:
         #: keep the folder lock after judging until ``SweepOutcome.release()`` (the study and report write there too)
         self.hold_lock = hold_lock
         self._exec = None  # the sweep's executor (``_shared_executor``)
+        #: Ray: seconds from the first actor launched to the last one ready (its judge's SDK imported), else None
+        self.actor_start_s: float | None = None
         self.cells = list(cells)
         self.relevance = str(config.get("sweep", {}).get("relevance", "qrels"))
         if self.relevance not in RELEVANCE_MODES:
@@ -298,6 +300,7 @@ class Sweep:
     def close_executor(self) -> None:
         ex, self._exec = self._exec, None
         if ex is not None:
+            self.actor_start_s = getattr(ex, "actor_start_s", None)
             ex.shutdown()
 
     def _secrets(self) -> list[str]:

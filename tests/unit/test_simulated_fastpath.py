@@ -27,7 +27,9 @@ def _former(judge: SimulatedJudge, qid: str, run_id: str, nuggets: list[str]) ->
 
 
 @pytest.mark.parametrize("confusion,seed,sample", [(None, 0, 0), (None, 3, 2), ([[5, 3, 2], [1, 1, 1], [0, 2, 9]], 1, 0),
-                                                   ("paper-fig6-manual", 0, 1)])
+                                                   ("paper-fig6-manual", 0, 1),
+                                                   ([[1, 0, 0], [0, 1, 0], [0, 0, 1]], 0, 0),  # identity: no draw
+                                                   ([[1, 0, 0], [2, 5, 3], [0, 0, 1]], 5, 1)])  # one-hot rows only
 def test_labels_equal_the_former_draw(confusion, seed, sample):
     ds = load_dataset("demo")
     judge = SimulatedJudge(ds.labels, confusion=confusion, seed=seed, sample_index=sample)

@@ -15,6 +15,7 @@ from metaeval.judges.backends.base import (
 
 class AnthropicBackend(ChatBackend):
     name = "anthropic"
+    SDK_MODULES = ("anthropic",)
 
     def _make_sdk_client(self) -> Any:
         from anthropic import AsyncAnthropic

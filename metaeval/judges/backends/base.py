@@ -139,6 +139,8 @@ class ChatBackend(ABC):
     """Holds one SDK client per event loop (SDK HTTP pools are bound to the loop that created them)."""
 
     name = "base"
+    #: modules the first request imports (the provider SDK): ``warm`` imports them ahead of it
+    SDK_MODULES: tuple[str, ...] = ()
 
     def __init__(self, deployment: Any, api_key: str):
         self.deployment = deployment
@@ -151,6 +153,14 @@ class ChatBackend(ABC):
         if client is None:
             client = self._clients[loop] = self._make_sdk_client()
         return client
+
+    def warm(self) -> None:
+        """Import the SDK now rather than in the first request (a fresh Ray actor: ~1 s on a small machine, which
+        would otherwise hold its first requests while it reports ready)."""
+        import importlib
+
+        for name in self.SDK_MODULES:
+            importlib.import_module(name)
 
     @abstractmethod
     def _make_sdk_client(self) -> Any: ...

@@ -61,6 +61,7 @@ def _post_options(timeout_s: float) -> dict[str, Any]:
 
 class OpenAIBackend(ChatBackend):
     name = "openai"
+    SDK_MODULES = ("openai", "openai.types.chat")
 
     def __init__(self, deployment: Any, api_key: str):
         super().__init__(deployment, api_key)
