@@ -249,7 +249,8 @@ def zero_cost(copies: int, as_json: bool, reps: int = 1) -> int:
         for j in ("simulated", "identity"):
             for rt in ("serial", "ray_local"):
                 runs.setdefault((j, rt), []).append(measure(rt, "http://127.0.0.1:9", source, 32, None, env, zero_cost=j))
-    rows = {k: {f: statistics.median(r[f] for r in v) for f in v[0]} for k, v in runs.items()}
+    rows = {k: {f: statistics.median(r[f] for r in v) for f in v[0] if all(r[f] is not None for r in v)}
+            for k, v in runs.items()}
     n = rows[("identity", "serial")]["jobs"]
     print(f"no model call, {copies} x NIST = {n:.0f} assignment jobs, concurrency 32, median of {reps} run(s); judge "
           f"'simulated' = Figure 6 confusion (a seeded draw per label), 'identity' = identity confusion (reference "

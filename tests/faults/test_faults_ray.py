@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
 from metaeval.testing.server import Faults
 from tests.faults.faultkit import (BASE, CONCURRENCY, RecordingServer, answer_keys, check_accounting, check_resumed,
-                                   cmdline, descendants, interrupted_then_resumed, jobs, kill_tree, limits, still_alive,
-                                   sweep_cmd, wait_for_lines)
+                                   cmdline, descendants, interrupted_then_resumed, jobs, kill_tree, limits, run_sweep,
+                                   still_alive, sweep_cmd, wait_for_lines)
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(300)]
 RAY = ["runtime=ray_local", *BASE]
@@ -77,3 +78,55 @@ def test_ray_driver_sigterm_stops_cleanly_without_a_stack_dump_and_resumes(tmp_p
     assert "*** SIGTERM received" not in r["stderr"] and "Stack trace" not in r["stderr"], r["stderr"][-3000:]
     assert not r["survivors"], f"processes of the terminated run still alive: {r['survivors']}"
     check_resumed(r)
+
+
+def test_ray_sigint_with_chunked_jobs_rerun_resends_only_unanswered_requests(tmp_path):
+    """At 16 in flight the Ray executor sends model-call jobs 4 to a remote call, so at a stop some jobs have their
+    reply but their chunk never came back: those are not in ``jobs.jsonl``, yet their replies are in the response
+    cache, and the rerun sends the server only the requests that had no reply (held at the stop)."""
+    conc = 16
+    # 42 replies, then the rest held: 42 is not a multiple of the chunk size (4), so whatever the order, the stop
+    # cuts a chunk that holds answered jobs
+    srv = RecordingServer(faults=Faults(latency_s=0.02), hold_from=42).start()
+    tree: dict[int, str] = {}
+    try:
+        overrides = [*RAY, *limits(concurrency=conc)]
+        out = tmp_path / "chunks"
+        proc = subprocess.Popen(sweep_cmd(tmp_path, "chunks", srv.openai_base_url, *overrides), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            at_signal = wait_for_lines(out / "jobs.jsonl", 4, proc, timeout=120)  # at least one chunk back
+            deadline = time.monotonic() + 60
+            # all slots held: request 42 + conc - 1 is sent only once 42 replies have reached the client
+            while len(srv.log) < 42 + conc and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            tree = {p: cmdline(p) for p in descendants(proc.pid)}
+            os.kill(proc.pid, signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=60)
+            # replied to before the stop (the held requests get a 200 only once released, to nobody)
+            answered = {e["answer"] for e in srv.log if e["status"] == 200}
+            n_first = len(srv.log)
+            srv.release()
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        kill_tree(list(still_alive(tree, grace_s=10)))
+        assert proc.returncode == 130, stderr[-3000:]
+        texts = answer_keys()
+        text_of = {k: t for t, keys in texts.items() for k in keys}
+        stored = {text_of[(r["spec"]["qid"], r["spec"]["run_id"])] for r in jobs(out) if r["status"] == "done"}
+        assert at_signal >= 4 and len(answered) >= 30, (at_signal, len(answered))
+        # the case under test: replies that arrived but whose chunk never reached the store
+        assert answered - stored, ("every answered job was stored: no chunk was cut by the stop", len(answered),
+                                   len(stored), n_first)
+        again = run_sweep(tmp_path, "chunks", srv.openai_base_url, *overrides, timeout=180)
+        assert again.returncode == 0, again.stderr[-3000:]
+        rerun = {e["answer"] for e in srv.log[n_first:]}
+        assert not rerun & answered, f"{len(rerun & answered)} answered request(s) sent again"
+        assert answered | rerun == set(texts)
+    finally:
+        srv.stop()
+    acc = check_accounting(out)
+    assert acc["failed_labels"] == 0
