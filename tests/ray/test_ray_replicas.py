@@ -83,7 +83,7 @@ def test_cheap_jobs_go_out_in_chunks(ray_runtime, monkeypatch):
         ex.shutdown()
     assert sorted(calls, key=int) == [str(i) for i in range(n)]
     assert all(got[str(i)]["i"] == i for i in range(n))
-    assert ex.remote_calls < n / 4, ex.remote_calls
+    assert ex.remote_calls < n / 3, ex.remote_calls  # 75 at best (8 per call); the first calls go out singly until measured
     assert max(v["peak"] for v in got.values()) <= 8
 
 
