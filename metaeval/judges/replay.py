@@ -151,8 +151,8 @@ class SimulatedJudge(ReplayJudge):
             cum[:, -1] = 1.0 + 1e-12
             rows = cum[:, :2].tolist()
             top = 1.0 - 2.0 ** -53  # the largest value random() returns
-            fixed = [int((0.0 >= a) + (0.0 >= b)) if (0.0 >= a) + (0.0 >= b) == (top >= a) + (top >= b) else None
-                     for a, b in rows]
+            lowest = [(0.0 >= a) + (0.0 >= b) for a, b in rows]  # the class of u = 0 per row
+            fixed = [lo if lo == (top >= a) + (top >= b) else None for lo, (a, b) in zip(lowest, rows)]
             self._cum = (rows, fixed)
         return self._cum
 
