@@ -465,9 +465,10 @@ class RayExecutor:
                     rep = probes.pop(ref)
                     try:
                         node, pid = ray.get(ref)
+                        first = not any(p["worker"] == rep.wid and p["replica"] == rep.index for p in self.placements)
                         self.placements.append({"worker": rep.wid, "replica": rep.index, "node": node, "pid": pid})
                         rep.up = True
-                        if self._t_actors is not None:
+                        if first and self._t_actors is not None:  # a restarted replica is not the actors' start
                             self.actor_start_s = time.perf_counter() - self._t_actors
                     except actor_errors:
                         rep.dead, rep.up = True, False
