@@ -6,8 +6,11 @@ resumes.
 
 A process started with SIGINT ignored (``nohup``, a background job of a non-interactive shell: POSIX shells start
 ``&`` jobs that way) keeps ignoring Ctrl-C, but SIGTERM must still stop it: there the handler raises
-``KeyboardInterrupt`` itself (raising an ignored SIGINT would do nothing), which ends ``asyncio.run`` and
-``ray.wait`` the same way.
+``KeyboardInterrupt`` itself (raising an ignored SIGINT would do nothing), which ends ``ray.wait`` the same way.
+Inside a running event loop it is raised from a loop callback instead (``call_soon_threadsafe``), never in the
+middle of a task's step: a task that died of it would keep the exception, and ``asyncio.run`` would log its
+traceback ("Task exception was never retrieved") while shutting down; raised between callbacks, it ends
+``asyncio.run`` the way Ctrl-C in ``select`` does and the tasks are cancelled cleanly.
 
 Ray's ``ray.init`` installs its own SIGTERM handler (``sys.exit(15)`` from inside a blocking ``ray.wait``, which
 ends with a C++ stack dump); ``RayExecutor`` re-installs this one right after starting Ray.
@@ -16,6 +19,7 @@ ends with a C++ stack dump); ``RayExecutor`` re-installs this one right after st
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from typing import Any
 
@@ -29,12 +33,22 @@ class Terminated(KeyboardInterrupt):
     """Kept for callers that raise it themselves; the SIGTERM handler goes through SIGINT (see the docstring)."""
 
 
+def _raise_interrupt() -> None:
+    raise KeyboardInterrupt
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     _state["terminated"] = True
-    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
-        # SIGINT ignored (nohup, '&' in a script): raising it would be a no-op and SIGTERM would be lost
-        raise KeyboardInterrupt
-    signal.raise_signal(signal.SIGINT)  # the Ctrl-C path: asyncio's Runner or Python's default handler
+    if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None):
+        signal.raise_signal(signal.SIGINT)  # the Ctrl-C path: asyncio's Runner or Python's default handler
+        return
+    # SIGINT ignored (nohup, '&' in a script): raising it would be a no-op and SIGTERM would be lost
+    asyncio = sys.modules.get("asyncio")  # no asyncio imported: no loop running
+    loop = asyncio._get_running_loop() if asyncio is not None else None
+    if loop is not None:
+        loop.call_soon_threadsafe(_raise_interrupt)  # between callbacks, never inside a task's step
+        return
+    raise KeyboardInterrupt
 
 
 def terminated() -> bool:
