@@ -10,9 +10,10 @@ is its own Python process, so each row has two figures:
   ``openai`` import (the bare script imports it before its timer starts too);
 * ``process`` - the whole process, from ``exec`` to exit (imports, dataset, Ray start, judging, shutdown).
 
-Runtimes: ``baseline`` (``openai.AsyncOpenAI`` + ``asyncio.Semaphore(C)``), ``serial``, ``ray_local`` (one async
-actor, ``max_concurrency`` C), ``ray_local_x2`` (``deployment.replicas=2``: two actors sharing C, i.e. both cores
-of a 2-core machine; the client is CPU-bound at 64-128 in flight against a 200 ms server), ``cluster`` (a two-node loopback cluster started here, ``metaeval.testing.cluster``:
+Runtimes: ``baseline`` (``openai.AsyncOpenAI`` + ``asyncio.Semaphore(C)``), ``serial``, ``ray_local`` (the default
+``replicas: auto``: one async actor per 32 in flight up to the CPUs, so one at 32 and two on a 2-core machine at
+64-128, where one client process is CPU-bound against a 200 ms server), ``ray_local_1`` (``deployment.replicas=1``:
+one actor, ``max_concurrency`` C), ``cluster`` (a two-node loopback cluster started here, ``metaeval.testing.cluster``:
 two replicas pinned one per node, C split between them; its start-up is reported once).  Ratios are against the
 baseline at the same concurrency, one run each unless ``--reps``.  Timing figures are only meaningful on an
 otherwise idle machine.
@@ -42,7 +43,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNTIMES = ("baseline", "serial", "ray_local", "ray_local_x2", "cluster")
+RUNTIMES = ("baseline", "serial", "ray_local", "ray_local_1", "cluster")
 
 
 def nist_copies(copies: int, tmp: Path) -> Path:
@@ -107,9 +108,9 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
     overrides = ["grid=single", *judge, "strategy=human_auto", f"dataset.source={source}",
                  "dataset=trec-rag-2024", f"results_dir={root}", "name=bench",
                  "calibration.enabled=false", "analysis.bootstrap=0", "sweep.progress=false",
-                 {"cluster": "runtime=ray_cluster", "ray_local_x2": "runtime=ray_local"}.get(runtime, f"runtime={runtime}")]
-    if runtime == "ray_local_x2":  # two replicas behind the deployment's shared limits: one per core here
-        overrides += ["+judge.deployment.replicas=2"]
+                 {"cluster": "runtime=ray_cluster", "ray_local_1": "runtime=ray_local"}.get(runtime, f"runtime={runtime}")]
+    if runtime == "ray_local_1":  # one actor whatever the concurrency (replicas: auto gives more at 64+)
+        overrides += ["+judge.deployment.replicas=1"]
     if runtime == "cluster":
         overrides += [f"runtime.address={address}", "+judge.deployment.resources=[{head_node:0.001},{worker_node:0.001}]"]
     config, cells = compose_sweep(overrides)
@@ -129,7 +130,8 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
     import resource
 
     jobs = sum(st.executed for st in sweep.stats.values())
-    return {"judging_s": judging, "ray_start_s": ray_start, "actor_start_s": sweep.actor_start_s, "jobs": jobs,
+    return {"judging_s": judging, "ray_start_s": ray_start, "actor_start_s": sweep.actor_start_s,
+            "actors": sweep.actors, "jobs": jobs,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -215,11 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     med = {k: {f: statistics.median(r[f] for r in v) for f in ("judging_s", "process_s")} for k, v in rows.items()}
     starts = {k: statistics.median(r.get("ray_start_s", 0.0) for r in v) for k, v in rows.items()}
     actors = {k: statistics.median(r.get("actor_start_s") or 0.0 for r in v) for k, v in rows.items()}
+    counts = {k: max(r.get("actors", 0) for r in v) for k, v in rows.items()}
     print(f"NIST human_auto assignment{f' (first {args.limit} lines)' if args.limit else ''}, test server latency "
           f"{args.latency * 1000:.0f} ms, {args.reps} run(s) each (medians); ratios vs the bare script at the same concurrency")
     print("judging includes the actors' start (launch to ready, SDK imported: 'actor start s'); Ray's own start is apart")
     print(f"{'runtime':<12} {'in flight':>9} {'judging s':>10} {'x bare':>7} {'process s':>10} {'x bare':>7} {'ray start s':>12} "
-          f"{'actor start s':>14}")
+          f"{'actor start s':>14} {'actors':>6}")
     for conc in concs:
         base = med.get(("baseline", conc))
         for rt in runtimes:
@@ -229,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             ray = rt.startswith("ray_local") or rt == "cluster"
             st = f"{starts[(rt, conc)]:.2f}" if ray else ""
             at = f"{actors[(rt, conc)]:.2f}" if ray else ""
-            print(f"{rt:<12} {conc:>9} {m['judging_s']:10.2f} {rj:>7} {m['process_s']:10.2f} {rp:>7} {st:>12} {at:>14}")
+            n = str(counts[(rt, conc)]) if ray else ""
+            print(f"{rt:<12} {conc:>9} {m['judging_s']:10.2f} {rj:>7} {m['process_s']:10.2f} {rp:>7} {st:>12} {at:>14} {n:>6}")
     if cluster_start is not None:
         print(f"two-node cluster start (ray start head + worker, once): {cluster_start:.1f} s")
     if args.json:

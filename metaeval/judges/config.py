@@ -12,7 +12,7 @@ A deployment is one model behind one backend::
              backoff_base_s: 0.5, max_backoff_s: 30}           # not part of the cache key
     prices: {input_per_1m: 0.15, output_per_1m: 0.60}          # USD per million tokens
                                    # (+ batch_input_per_1m / batch_output_per_1m; default half)
-    replicas: 1                  # Ray actors serving it (limits split across them)
+    replicas: auto               # Ray actors serving it (limits split across them); auto: executors.auto_replicas
     resources: {}                # Ray resources per actor, e.g. {num_gpus: 1}; a list = one per replica
     mode: sync                   # sync | batch (the provider's batch API: metaeval.judges.batch)
     batch: {}                    # batch settings (max_requests, window_s, poll_s, max_poll_s, journal)
@@ -97,8 +97,11 @@ class Deployment:
     #: explicit deployment revision / namespace: part of the response-cache key (the URL is not); set it when one
     #: model name is served by different servers or weights, so their replies never share cache entries
     revision: str | None = None
-    #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/executors.py)
-    replicas: int = 1
+    #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/executors.py);
+    #: ``"auto"`` (default): ``metaeval.pipeline.executors.auto_replicas`` - one, unless an HTTP deployment has
+    #: many requests in flight on a Ray runtime with CPUs to spare
+    replicas: int | str = "auto"
+
     #: Ray resources per actor ({num_gpus: 1, ...}); a list gives one mapping per replica (pins replicas to nodes)
     resources: Any = field(default_factory=dict)
     #: "sync" (one request per call) or "batch" (the provider's batch API, metaeval.judges.batch)
@@ -109,8 +112,11 @@ class Deployment:
     def __post_init__(self) -> None:
         if self.revision is not None and (not isinstance(self.revision, str) or not self.revision):
             raise ConfigError(f"deployment {self.name!r}: revision must be a non-empty string or null, got {self.revision!r}")
-        if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 1:
-            raise ConfigError(f"deployment {self.name!r}: replicas must be an integer >= 1, got {self.replicas!r}")
+        if self.replicas != "auto" and (isinstance(self.replicas, bool) or not isinstance(self.replicas, int)
+                                        or self.replicas < 1):
+            raise ConfigError(f"deployment {self.name!r}: replicas must be an integer >= 1 or 'auto', got {self.replicas!r}")
+        if self.replicas == "auto" and isinstance(self.resources, (list, tuple)) and len(self.resources) > 1:
+            object.__setattr__(self, "replicas", len(self.resources))  # one replica per listed mapping
         res = self.resources
         if isinstance(res, Mapping):
             res = [res]

@@ -216,19 +216,62 @@ def _with_config(cfg: Any, conf: dict[str, Any]) -> Any:
     return dataclasses.replace(cfg, **changes)
 
 
-def replica_plan(cfg: Any, concurrency: int) -> list[tuple[dict[str, float], int, Any]]:
+#: ``replicas: auto``: one actor per this many requests in flight (an HTTP deployment in sync mode)
+REQUESTS_PER_REPLICA = 32
+#: backends whose calls go to a server over HTTP (the client's work is the SDK's request/response handling)
+HTTP_BACKENDS = ("openai", "anthropic")
+
+
+def _resource_list(dep: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``resources`` as a list (a single mapping -> one entry shared by every replica)."""
+    res = dep.get("resources") or {}
+    return [res] if isinstance(res, Mapping) else list(res)
+
+
+def is_auto_replicas(cfg: Any) -> bool:
+    """Whether the judge's replica count is left to ``auto_replicas`` (``replicas`` absent or ``"auto"`` and no
+    per-replica ``resources`` list)."""
+    dep = _deployment_dict(cfg)
+    return dep.get("replicas") in (None, "auto") and len(_resource_list(dep)) <= 1
+
+
+def auto_replicas(cfg: Any, concurrency: int, limit: int) -> int:
+    """Replicas for ``replicas: auto``: ``max(1, min(concurrency // REQUESTS_PER_REPLICA, limit))`` for a deployment
+    that calls a server over HTTP in sync mode and asks for no Ray resources; 1 for everything else (batch mode,
+    offline and in-process judges, a deployment holding GPUs).
+
+    Why: the SDK client's own work (building, sending and parsing each request: ~1-3 ms of CPU per call through
+    openai/httpx/pydantic) makes one process the bottleneck at a few hundred requests per second.  Measured with
+    ``benchmarks.bench_scale`` (NIST, 1,721 calls at 200 ms): one actor's judging time is 1.10x the bare script's at
+    32 in flight but 1.24-1.26x at 64-128, where two replicas give 1.07x and 0.85x.  ``limit`` is the executor's
+    share of the CPUs Ray reports (``RayExecutor``: CPUs // deployments), so auto never puts more actors than
+    cores on the machine or cluster for this reason.  A replica costs one actor start (in parallel, ~1 s) and a
+    process (~150 MB)."""
+    dep = _deployment_dict(cfg)
+    if dep.get("backend") not in HTTP_BACKENDS or dep.get("mode", "sync") != "sync" or any(_resource_list(dep)):
+        return 1
+    return max(1, min(int(concurrency) // REQUESTS_PER_REPLICA, int(limit)))
+
+
+def replica_plan(cfg: Any, concurrency: int, auto_limit: int = 1) -> list[tuple[dict[str, float], int, Any]]:
     """One (ray resources, max_concurrency, worker config) per replica of a judge deployment.
 
     The deployment's limits are *shared*: its ``concurrency`` is split so the replicas' sum equals it (each at
     least 1: replica ``i`` gets ``C // N + (i < C % N)``), and ``rpm``/``tpm`` are divided by ``N``; so N
     replicas never send more than the one deployment would.  ``resources`` is a mapping for every replica or a
     list with one mapping per replica (custom node resources pin replicas to nodes); CPUs default to 0.
+    ``replicas: auto`` (the default) is ``auto_replicas(cfg, concurrency, auto_limit)``.
     """
     conf = _config_dict(cfg)
     dep = _deployment_dict(cfg)
-    res = dep.get("resources") or {}
-    res = [res] if isinstance(res, Mapping) else list(res)
-    n = int(dep.get("replicas") or len(res) or 1)
+    res = _resource_list(dep)
+    if is_auto_replicas(cfg):
+        n = auto_replicas(cfg, concurrency, auto_limit)
+    else:
+        n = dep.get("replicas")
+        n = len(res) if n in (None, "auto") else n  # a per-replica resources list: one replica per mapping
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise ConfigError(f"judge {conf.get('name', '?')}: replicas must be an integer >= 1 or 'auto', got {n!r}")
     if n < 1 or len(res) not in (1, n):
         raise ConfigError(f"judge {conf.get('name', '?')}: replicas={n} with {len(res)} resource mappings")
     out = []
@@ -323,6 +366,7 @@ class RayExecutor:
         #: seconds from the first actor started to the last one answering its probe (actor start, all deployments)
         self.actor_start_s: float | None = None
         self._t_actors: float | None = None
+        self._auto_cap: int | None = None
         self.placements: list[dict[str, Any]] = []
 
     @classmethod
@@ -365,17 +409,29 @@ class RayExecutor:
                 self._t_actors = time.perf_counter()
             cfg = self._cached(self.worker_configs[wid])
             reps = []
-            plan = replica_plan(cfg, max(1, self.concurrency.get(wid, 1)))
+            plan = replica_plan(cfg, max(1, self.concurrency.get(wid, 1)), self._auto_limit())
+            # auto replicas go to different nodes where there are several (explicit ones follow their resources)
+            spread = {"scheduling_strategy": "SPREAD"} if len(plan) > 1 and is_auto_replicas(cfg) else {}
             extra = max(0, int(self.prefetch.get(wid, 0)))
             for i, (res, conc, rcfg) in enumerate(plan):
                 # jobs the actor runs at once: its share of the deployment's concurrency (the client's limiter
                 # caps the requests) plus its share of the prefetch
                 slots = conc + extra // len(plan) + (1 if i < extra % len(plan) else 0)
-                handle = ray.remote(_WorkerActor).options(**_actor_options(res, slots)).remote(
+                handle = ray.remote(_WorkerActor).options(**_actor_options(res, slots), **spread).remote(
                     self.make_worker, rcfg, self._secrets(rcfg), f"{wid}#{i}", slots)
                 reps.append(_Replica(wid, i, handle, 2 * slots))
             self._replicas[wid] = reps
         return self._replicas[wid]
+
+    def _auto_limit(self) -> int:
+        """Most replicas ``replicas: auto`` may give one deployment: the CPUs Ray reports (this machine, or the
+        whole cluster) shared equally by the executor's deployments, at least 1."""
+        if self._auto_cap is None:
+            import ray
+
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            self._auto_cap = max(1, cpus // max(1, len(self.worker_configs)))
+        return self._auto_cap
 
     def _observe(self, wid: str, per_job_s: float) -> None:
         """Exponentially weighted mean of the actor-side seconds per job (what chunking keys on)."""

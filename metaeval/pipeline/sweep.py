@@ -120,6 +120,8 @@ class Sweep:
         self._exec = None  # the sweep's executor (``_shared_executor``)
         #: Ray: seconds from the first actor launched to the last one ready (its judge's SDK imported), else None
         self.actor_start_s: float | None = None
+        #: Ray actors the sweep's executor started (replicas of every deployment; 0 in-process)
+        self.actors = 0
         self.cells = list(cells)
         self.relevance = str(config.get("sweep", {}).get("relevance", "qrels"))
         if self.relevance not in RELEVANCE_MODES:
@@ -301,6 +303,7 @@ class Sweep:
         ex, self._exec = self._exec, None
         if ex is not None:
             self.actor_start_s = getattr(ex, "actor_start_s", None)
+            self.actors = len(getattr(ex, "placements", []))
             ex.shutdown()
 
     def _secrets(self) -> list[str]:
@@ -556,7 +559,9 @@ def resolve_executor(kind: str, judges: Sequence[Any]) -> str:
     if kind != "auto":
         return kind
     deps = [j.deployment for j in judges if getattr(j, "deployment", None) is not None]
-    needs_ray = any(int(getattr(d, "replicas", 1) or 1) > 1 or getattr(d, "resources", None) for d in deps)
+    # replicas: auto never asks for Ray by itself (it adds actors only on a Ray runtime)
+    needs_ray = any((getattr(d, "replicas", 1) if isinstance(getattr(d, "replicas", 1), int) else 1) > 1
+                    or getattr(d, "resources", None) for d in deps)
     return "ray" if needs_ray or len({getattr(d, "name", id(d)) for d in deps}) >= 2 else "serial"
 
 

@@ -131,3 +131,28 @@ def test_slow_jobs_go_out_in_small_chunks_shared_by_the_replicas(ray_runtime):
     assert ex.remote_calls <= n // 2, ex.remote_calls  # chunks of up to 4 (one call per job was 240 calls)
     assert len({v["pid"] for v in got.values()}) == 2
     assert max(v["peak"] for v in got.values()) <= 32  # each replica's share of the concurrency
+
+
+def test_auto_replicas_spread_a_busy_http_deployment_over_the_cpus(ray_runtime):
+    """``replicas: auto``: 64 in flight on a 2-CPU runtime -> two actors sharing the concurrency (32 each); two
+    such deployments share the CPUs (one actor each); 16 in flight -> one actor."""
+    def dep(name, conc):
+        return {"name": name, "judge": "llm", "deployment": {"backend": "openai", "model": "m", "limits": {"concurrency": conc}}}
+
+    jobs = [Job(key=str(i), worker_id="w", stage="assign", payload={"i": i, "sleep": 0.02}) for i in range(160)]
+    got: dict[str, dict] = {}
+    ex = RayExecutor(make_echo_worker, {"w": dep("w", 64)}, {"w": 64})
+    try:
+        reps = ex._start("w")
+        ray_runtime.get([r.handle.where.remote() for r in reps])
+        ex.run(jobs, lambda j, r: got.__setitem__(j.key, r))
+    finally:
+        ex.shutdown()
+    assert len(reps) == 2 and sorted(got, key=int) == [str(i) for i in range(160)]
+    assert len({v["pid"] for v in got.values()}) == 2 and max(v["peak"] for v in got.values()) <= 32
+    for configs, conc, want in (({"a": dep("a", 64), "b": dep("b", 64)}, {"a": 64, "b": 64}, 1), ({"a": dep("a", 16)}, {"a": 16}, 1)):
+        ex = RayExecutor(make_echo_worker, configs, conc)
+        try:
+            assert len(ex._start("a")) == want
+        finally:
+            ex.shutdown()

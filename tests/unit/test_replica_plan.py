@@ -96,3 +96,41 @@ def test_ray_client_address_without_the_extra_is_one_config_error():
         pytest.skip("the Ray Client extra is installed here")
     with pytest.raises(ConfigError, match="GCS address HOST:PORT"):
         init_ray("ray://127.0.0.1:1")
+
+
+def test_auto_replicas_one_per_32_in_flight_for_http_deployments_up_to_the_limit():
+    """``replicas: auto`` (the default): an HTTP deployment in sync mode gets one actor per 32 requests in flight,
+    at most ``auto_limit`` (the executor's share of Ray's CPUs); everything else gets one."""
+    from metaeval.pipeline.executors import REQUESTS_PER_REPLICA, auto_replicas
+
+    assert REQUESTS_PER_REPLICA == 32
+    n = lambda cfg, conc, limit: len(replica_plan(cfg, conc, limit))  # noqa: E731
+    assert n(_cfg(), 128, 2) == 2 and n(_cfg(replicas="auto"), 128, 4) == 4 and n(_cfg(), 128, 8) == 4
+    assert n(_cfg(), 63, 8) == 1 and n(_cfg(), 64, 8) == 2 and n(_cfg(), 64, 1) == 1
+    assert n(_cfg(backend="anthropic"), 96, 8) == 3
+    assert n(_cfg(mode="batch"), 256, 8) == 1  # one batch client
+    assert n(_cfg(resources={"num_gpus": 1}), 256, 8) == 1  # a deployment holding resources: set replicas yourself
+    assert n(_cfg(replicas=1), 256, 8) == 1  # explicit wins
+    assert n(_cfg(resources=[{"a": 1}, {"b": 1}, {"c": 1}]), 256, 8) == 3  # one per listed mapping
+    assert n({"judge": "simulated", "name": "s"}, 256, 8) == 1  # offline judge: no HTTP client to spread
+    plan = replica_plan(_cfg(limits={"concurrency": 128, "rpm": 1000}), 128, 2)
+    assert [c for _, c, _ in plan] == [64, 64] and [p["deployment"]["limits"]["rpm"] for _, _, p in plan] == [500, 500]
+    assert auto_replicas(_cfg(), 0, 8) == 1
+
+
+def test_deployment_replicas_auto_by_default_and_validated():
+    d = Deployment.from_dict({"backend": "openai", "model": "m"})
+    assert d.replicas == "auto"
+    assert Deployment(name="m", backend="openai", model="m", resources=({"a": 1}, {"b": 1})).replicas == 2
+    for bad in ("many", 1.5, True, -1):
+        with pytest.raises(ConfigError, match="replicas must be an integer >= 1 or 'auto'"):
+            Deployment.from_dict({"backend": "openai", "model": "m", "replicas": bad})
+
+
+def test_auto_replicas_never_asks_for_ray_by_itself():
+    from metaeval.judges.catalog import resolve_judge
+    from metaeval.pipeline.sweep import resolve_executor
+
+    one = resolve_judge({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "limits": {"concurrency": 256}}})
+    two = resolve_judge({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "replicas": 2}})
+    assert resolve_executor("auto", [one]) == "serial" and resolve_executor("auto", [two]) == "ray"
