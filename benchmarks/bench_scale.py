@@ -14,7 +14,9 @@ Runtimes: ``baseline`` (``openai.AsyncOpenAI`` + ``asyncio.Semaphore(C)``), ``se
 ``replicas: auto``: one async actor per 32 in flight up to the CPUs, so one at 32 and two on a 2-core machine at
 64-128, where one client process is CPU-bound against a 200 ms server), ``ray_local_1`` (``deployment.replicas=1``:
 one actor, ``max_concurrency`` C), ``cluster`` (a two-node loopback cluster started here, ``metaeval.testing.cluster``:
-two replicas pinned one per node, C split between them; its start-up is reported once).  Ratios are against the
+two replicas pinned one per node, C split between them; its start-up is reported once; ``cluster`` ships the
+driver's package to the nodes (``runtime_env`` ``py_modules``, the default), ``cluster_installed`` uses the copy
+installed on the nodes, ``runtime.ship_package=false``).  Ratios are against the
 baseline at the same concurrency, one run each unless ``--reps``.  Timing figures are only meaningful on an
 otherwise idle machine.
 
@@ -43,7 +45,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNTIMES = ("baseline", "serial", "ray_local", "ray_local_1", "cluster")
+RUNTIMES = ("baseline", "serial", "ray_local", "ray_local_1", "cluster", "cluster_installed")
+CLUSTERS = ("cluster", "cluster_installed")
 
 
 def nist_copies(copies: int, tmp: Path) -> Path:
@@ -108,11 +111,14 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
     overrides = ["grid=single", *judge, "strategy=human_auto", f"dataset.source={source}",
                  "dataset=trec-rag-2024", f"results_dir={root}", "name=bench",
                  "calibration.enabled=false", "analysis.bootstrap=0", "sweep.progress=false",
-                 {"cluster": "runtime=ray_cluster", "ray_local_1": "runtime=ray_local"}.get(runtime, f"runtime={runtime}")]
+                 {"cluster": "runtime=ray_cluster", "cluster_installed": "runtime=ray_cluster",
+                  "ray_local_1": "runtime=ray_local"}.get(runtime, f"runtime={runtime}")]
     if runtime == "ray_local_1":  # one actor whatever the concurrency (replicas: auto gives more at 64+)
         overrides += ["+judge.deployment.replicas=1"]
-    if runtime == "cluster":
+    if runtime in CLUSTERS:
         overrides += [f"runtime.address={address}", "+judge.deployment.resources=[{head_node:0.001},{worker_node:0.001}]"]
+    if runtime == "cluster_installed":
+        overrides += ["runtime.ship_package=false"]
     config, cells = compose_sweep(overrides)
     importlib.import_module("openai")  # the SDK import is outside both judging figures (the bare script's too)
 
@@ -122,7 +128,8 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
 
         t = time.perf_counter()
         rt = config.get("runtime", {})
-        init_ray(rt.get("address"), rt.get("num_cpus"), cluster_runtime_env() if rt.get("address") else None)
+        init_ray(rt.get("address"), rt.get("num_cpus"),
+                 cluster_runtime_env(bool(rt.get("ship_package", True))) if rt.get("address") else None)
         ray_start = time.perf_counter() - t
     sweep = Sweep(config, cells)
     out = sweep.run()
@@ -198,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     proc, url = start_server(args.latency)
     rows: dict[tuple[str, int], list[dict]] = {}
     try:
-        if "cluster" in runtimes:
+        if set(CLUSTERS) & set(runtimes):
             from metaeval.testing.cluster import LoopbackCluster
 
             t = time.perf_counter()
@@ -209,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.reps):
                 for rt in runtimes:
                     rows.setdefault((rt, conc), []).append(
-                        measure(rt, url, source, conc, cluster.address if rt == "cluster" and cluster else None, env))
+                        measure(rt, url, source, conc, cluster.address if rt in CLUSTERS and cluster else None, env))
     finally:
         proc.kill()
         if cluster is not None:
@@ -221,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"NIST human_auto assignment{f' (first {args.limit} lines)' if args.limit else ''}, test server latency "
           f"{args.latency * 1000:.0f} ms, {args.reps} run(s) each (medians); ratios vs the bare script at the same concurrency")
     print("judging includes the actors' start (launch to ready, SDK imported: 'actor start s'); Ray's own start is apart")
-    print(f"{'runtime':<12} {'in flight':>9} {'judging s':>10} {'x bare':>7} {'process s':>10} {'x bare':>7} {'ray start s':>12} "
+    print(f"{'runtime':<17} {'in flight':>9} {'judging s':>10} {'x bare':>7} {'process s':>10} {'x bare':>7} {'ray start s':>12} "
           f"{'actor start s':>14} {'actors':>6}")
     for conc in concs:
         base = med.get(("baseline", conc))
@@ -229,11 +236,11 @@ def main(argv: list[str] | None = None) -> int:
             m = med[(rt, conc)]
             rj = f"{m['judging_s'] / base['judging_s']:.3f}" if base else "-"
             rp = f"{m['process_s'] / base['process_s']:.3f}" if base else "-"
-            ray = rt.startswith("ray_local") or rt == "cluster"
+            ray = rt.startswith("ray_local") or rt in CLUSTERS
             st = f"{starts[(rt, conc)]:.2f}" if ray else ""
             at = f"{actors[(rt, conc)]:.2f}" if ray else ""
             n = str(counts[(rt, conc)]) if ray else ""
-            print(f"{rt:<12} {conc:>9} {m['judging_s']:10.2f} {rj:>7} {m['process_s']:10.2f} {rp:>7} {st:>12} {at:>14} {n:>6}")
+            print(f"{rt:<17} {conc:>9} {m['judging_s']:10.2f} {rj:>7} {m['process_s']:10.2f} {rp:>7} {st:>12} {at:>14} {n:>6}")
     if cluster_start is not None:
         print(f"two-node cluster start (ray start head + worker, once): {cluster_start:.1f} s")
     if args.json:

@@ -553,9 +553,9 @@ def resolve_executor(kind: str, judges: Sequence[Any]) -> str:
     model-server deployments (one actor process per deployment) or a deployment asks for what only Ray gives
     (``replicas`` > 1, ``resources`` such as GPUs); otherwise the in-process asyncio executor.  One deployment's
     network-bound calls need no second process: measured with ``benchmarks.bench_scale`` (NIST, 1,721 calls,
-    32/64/128 in flight), the serial executor's judging time is 0.8-1.04x the bare SDK script's and Ray's
-    1.08-1.61x, before Ray's own start (3-5 s on 2 cores); offline judges (lexical, simulated, embedding, local
-    LLM) would likewise only pay that start."""
+    32/64/128 in flight), the serial executor's judging time is 0.96-1.02x the bare SDK script's and Ray's
+    0.85-1.09x (``replicas: auto``), before Ray's own start (4-6 s on 2 cores); offline judges (lexical,
+    simulated, embedding, local LLM) would likewise only pay that start."""
     if kind != "auto":
         return kind
     deps = [j.deployment for j in judges if getattr(j, "deployment", None) is not None]
