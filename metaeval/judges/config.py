@@ -101,7 +101,6 @@ class Deployment:
     #: ``"auto"`` (default): ``metaeval.pipeline.executors.auto_replicas`` - one, unless an HTTP deployment has
     #: many requests in flight on a Ray runtime with CPUs to spare
     replicas: int | str = "auto"
-
     #: Ray resources per actor ({num_gpus: 1, ...}); a list gives one mapping per replica (pins replicas to nodes)
     resources: Any = field(default_factory=dict)
     #: "sync" (one request per call) or "batch" (the provider's batch API, metaeval.judges.batch)

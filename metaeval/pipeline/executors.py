@@ -303,6 +303,8 @@ def _actor_options(resources: Mapping[str, float], conc: int) -> dict[str, Any]:
     return opts
 
 
+#: seconds before a probe answered ``ActorUnavailableError`` (a replica restarting) is sent again
+PROBE_RETRY_S = 0.5
 #: jobs that take an actor less than this (seconds, smoothed) go out in chunks of up to CHUNK_MAX per remote call
 CHUNK_BELOW_S = 0.002
 CHUNK_MAX = 64
@@ -423,6 +425,11 @@ class RayExecutor:
             self._replicas[wid] = reps
         return self._replicas[wid]
 
+    @property
+    def actor_count(self) -> int:
+        """Actors this executor started and saw ready: each (deployment, replica) once, however often restarted."""
+        return len({(p["worker"], p["replica"]) for p in self.placements})
+
     def _auto_limit(self) -> int:
         """Most replicas ``replicas: auto`` may give one deployment: the CPUs Ray reports (this machine, or the
         whole cluster) shared equally by the executor's deployments, at least 1."""
@@ -477,6 +484,7 @@ class RayExecutor:
             lst.reverse()  # pop() from the end keeps submission order
         in_flight: dict[Any, tuple[list[Job], _Replica, float]] = {}
         probes: dict[Any, _Replica] = {}
+        reprobe: list[tuple[float, _Replica]] = []  # (when, replica): probes answered "unavailable", to resend
         attempts: dict[str, int] = {}
         for wid in pending:
             for rep in self._start(wid):
@@ -512,7 +520,13 @@ class RayExecutor:
 
         fill()
         while in_flight or any(pending.values()):
+            now = time.monotonic()
+            for item in [x for x in reprobe if x[0] <= now]:
+                reprobe.remove(item)
+                probes[item[1].handle.where.remote()] = item[1]
             refs = list(in_flight) + list(probes)
+            if not refs:  # every replica down, its next probe not due yet
+                time.sleep(PROBE_RETRY_S)
             done, rest = ray.wait(refs, num_returns=1, timeout=1.0) if refs else ([], [])
             if done and rest:  # everything else already finished too: one round trip instead of one per job
                 done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
@@ -526,6 +540,10 @@ class RayExecutor:
                         rep.up = True
                         if first and self._t_actors is not None:  # a restarted replica is not the actors' start
                             self.actor_start_s = time.perf_counter() - self._t_actors
+                    except ActorUnavailableError:
+                        # not reachable yet: a probe sent right after a kill can reach the dead process before
+                        # Ray knows it died; ask again shortly (``give_up_stalled`` bounds the wait)
+                        reprobe.append((time.monotonic() + PROBE_RETRY_S, rep))
                     except actor_errors:
                         rep.dead, rep.up = True, False
                     continue

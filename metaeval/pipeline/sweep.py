@@ -303,7 +303,7 @@ class Sweep:
         ex, self._exec = self._exec, None
         if ex is not None:
             self.actor_start_s = getattr(ex, "actor_start_s", None)
-            self.actors = len(getattr(ex, "placements", []))
+            self.actors = getattr(ex, "actor_count", 0)
             ex.shutdown()
 
     def _secrets(self) -> list[str]:

@@ -32,7 +32,10 @@ def test_dead_actor_is_restarted_and_its_jobs_retried(ray_runtime, tmp_path):
     marker = tmp_path / "died-once"
     jobs = [Job(key=str(i), worker_id="w", stage="assign", payload={"i": i, "sleep": 0.02, "die": str(marker) if i == 5 else None}) for i in range(12)]
     got = {}
-    RayExecutor(make_echo_worker, {"w": {"name": "w"}}, {"w": 2}).run(jobs, lambda j, r: got.__setitem__(j.key, r))
+    ex = RayExecutor(make_echo_worker, {"w": {"name": "w"}}, {"w": 2})
+    ex.run(jobs, lambda j, r: got.__setitem__(j.key, r))
     assert marker.exists()
+    # the restarted actor is placed again but counted once
+    assert ex.actor_count == 1 and len(ex.placements) >= 1
     assert sorted(got, key=int) == [str(i) for i in range(12)]
     assert all(isinstance(v, dict) for v in got.values()), [v for v in got.values() if not isinstance(v, dict)]
