@@ -333,7 +333,8 @@ class RayExecutor:
     ``2 x max_concurrency``); a replica is live once its actor has answered a probe, so a replica whose resources
     no node offers (its node is gone) never receives work.  A replica whose call fails with an actor error stops receiving work; its job is
     resubmitted (``max_job_retries``) to another replica; a probe brings it back once Ray has restarted it, and
-    it is given up for good when the probe says the actor is dead.  When no replica of a deployment is up for
+    it is given up for good when the probe says the actor is dead (``ActorDiedError``; a probe answered
+    ``ActorUnavailableError`` - the kill not yet known to Ray - is sent again).  When no replica of a deployment is up for
     ``restart_timeout_s`` the remaining jobs are reported as failed (data: a rerun retries them), never lost.
 
     On a cluster (``address``) the package is shipped with ``cluster_runtime_env``, each actor receives only its
