@@ -536,8 +536,9 @@ class RayExecutor:
                     rep = probes.pop(ref)
                     try:
                         node, pid = ray.get(ref)
-                        first = not any(p["worker"] == rep.wid and p["replica"] == rep.index for p in self.placements)
+                        placed = self.actor_count
                         self.placements.append({"worker": rep.wid, "replica": rep.index, "node": node, "pid": pid})
+                        first = self.actor_count > placed
                         rep.up = True
                         if first and self._t_actors is not None:  # a restarted replica is not the actors' start
                             self.actor_start_s = time.perf_counter() - self._t_actors

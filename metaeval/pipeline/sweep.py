@@ -560,8 +560,8 @@ def resolve_executor(kind: str, judges: Sequence[Any]) -> str:
         return kind
     deps = [j.deployment for j in judges if getattr(j, "deployment", None) is not None]
     # replicas: auto never asks for Ray by itself (it adds actors only on a Ray runtime)
-    needs_ray = any((getattr(d, "replicas", 1) if isinstance(getattr(d, "replicas", 1), int) else 1) > 1
-                    or getattr(d, "resources", None) for d in deps)
+    needs_ray = any(isinstance(r := getattr(d, "replicas", 1), int) and r > 1 or getattr(d, "resources", None)
+                    for d in deps)
     return "ray" if needs_ray or len({getattr(d, "name", id(d)) for d in deps}) >= 2 else "serial"
 
 
