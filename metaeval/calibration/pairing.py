@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metaeval.simulation import labels_to_codes
+from metaeval.types import support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.calibration.pairs import Pairs
@@ -109,7 +109,7 @@ def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
     r_sh = np.isin(rl_a, ja_a)
     r_shared = int(r_sh.sum())
     rk = rl_k[r_sh]
-    rc = labels_to_codes(rl["support"].astype(object).to_numpy())[r_sh]
+    rc = support_codes(rl["support"].astype(object).to_numpy())[r_sh]
     uk, inv, r_cnt = np.unique(rk, return_inverse=True, return_counts=True)
     r_val = np.full(len(uk), -1, dtype=np.int64)
     r_val[inv] = rc  # only read where the key is unique, so which duplicate wins does not matter

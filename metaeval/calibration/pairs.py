@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from metaeval.scoring import METRICS
-from metaeval.simulation import labels_to_codes
-from metaeval.types import IMPORTANCE_LEVELS
+from metaeval.types import IMPORTANCE_LEVELS, support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -175,7 +174,7 @@ def pairs_from_labelset(ls: "LabelSet", run_ids: Sequence[str] | None = None, qi
     nid = lab["nugget_id"].to_numpy(np.int64)
     per_topic = lab.groupby("qid", observed=True)["nugget_id"].transform("max").to_numpy(float) + 1.0
     return Pairs(
-        ans=ans, imp=imp, sup=labels_to_codes(lab["support"].astype(object).to_numpy()),
+        ans=ans, imp=imp, sup=support_codes(lab["support"].astype(object).to_numpy()),
         nug_len=_word_counts(lab["nugget"]),
         pos=nid / np.maximum(per_topic, 1.0), nugget_id=nid,
         ans_run=a_run, ans_topic=a_top, ans_len=a_len, run_ids=run_ids, qids=qids,

@@ -26,7 +26,7 @@ run, topic.
   ``d +- t_{G-1, 1-alpha/2} SE`` clipped to [-1, 1].  A stratum inside one topic (``G = 1``, the per-topic
   strata) has no between-topic information: its interval is a **within-topic bootstrap over answers**
   (answers of the topic resampled with replacement, all pairs of an answer together, percentile interval of
-  ``B`` replicates), or n/a (NaN) with fewer than two answers - never a zero-width interval.
+  ``B`` replicates; :mod:`metaeval.analysis.resample` on the stream ``"analysis.answer_bootstrap"``), or n/a (NaN) with fewer than two answers - never a zero-width interval.
 
 Marginal-homogeneity tests (Stuart-Maxwell) live in ``metaeval.analysis``.
 """
@@ -48,6 +48,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
 log = logging.getLogger(__name__)
+#: random stream of the within-topic bootstrap over answers (``random_streams.stream(seed, ANSWER_BOOTSTRAP)``)
+ANSWER_BOOTSTRAP = "analysis.answer_bootstrap"
 
 
 def shift_frame(human: "LabelSet", judge: "LabelSet") -> "pd.DataFrame":
@@ -78,7 +80,7 @@ def clustered_index(df: "pd.DataFrame", alpha: float = 0.05, n_boot: int = 1000,
     from scipy.special import stdtrit
 
     from metaeval.analysis.confusion import strictness_index
-    from metaeval.analysis.resample import percentile_ci, topic_weights
+    from metaeval.analysis.resample import percentile_ci, ratio_replicates, topic_weights
 
     m = np.zeros((3, 3))
     np.add.at(m, (df["human"].to_numpy(), df["judge"].to_numpy()), 1)
@@ -106,8 +108,8 @@ def clustered_index(df: "pd.DataFrame", alpha: float = 0.05, n_boot: int = 1000,
         return out
     tot = np.bincount(answers, weights=s, minlength=k)
     cnt = np.bincount(answers, minlength=k).astype(float)
-    w = topic_weights(k, n_boot, seed)  # the same resampler, over the topic's answers
-    reps = (w @ tot) / (w @ cnt)
+    w = topic_weights(k, n_boot, seed, ANSWER_BOOTSTRAP)  # the one resampler, over the topic's answers
+    reps = ratio_replicates(tot, cnt, w)
     out.update({"ci_cluster": list(percentile_ci(reps, alpha)), "se_cluster": float(np.std(reps, ddof=1)),
                 "ci_method": f"within-topic bootstrap over {k} answers (percentile, {n_boot} replicates)"})
     return out

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from metaeval.errors import ConfigError
-from metaeval.simulation import codes_to_labels, labels_to_codes, resolve_confusion
+from metaeval.simulation import resolve_confusion
+from metaeval.types import support_codes, support_labels
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
@@ -53,17 +54,17 @@ def sample_codes(samples: Sequence["LabelSet"]) -> tuple["Any", np.ndarray]:
     if len(samples) < 2:
         raise ConfigError(f"self-consistency needs k >= 2 samples; got {len(samples)}")
     base = samples[0].labels[_KEY].reset_index(drop=True)
-    codes = [labels_to_codes(samples[0].labels["support"].astype(object).to_numpy())]
+    codes = [support_codes(samples[0].labels["support"].astype(object).to_numpy())]
     keys0 = [samples[0].labels[k].to_numpy() for k in _KEY]
     for s in samples[1:]:
         if len(s.labels) == len(base) and all((s.labels[k].to_numpy() == v).all() for k, v in zip(_KEY, keys0)):
-            codes.append(labels_to_codes(s.labels["support"].astype(object).to_numpy()))  # same rows: no join
+            codes.append(support_codes(s.labels["support"].astype(object).to_numpy()))  # same rows: no join
             continue
         lab = s.labels[_KEY + ["support"]].drop_duplicates(_KEY)
         m = base.merge(lab, on=_KEY, how="left")
         if m["support"].isna().any():
             raise ConfigError(f"sample {s.name} lacks {int(m['support'].isna().sum())} of the first sample's labels")
-        codes.append(labels_to_codes(m["support"].astype(object).to_numpy()))
+        codes.append(support_codes(m["support"].astype(object).to_numpy()))
     return base, np.stack(codes)
 
 
@@ -88,7 +89,7 @@ def simulate_sampling_judge(human: "LabelSet", k: int, confusion: Any = "paper-f
         raise ConfigError(f"need k >= 1 and alpha > 0 (got k={k}, alpha={alpha})")
     C = resolve_confusion(confusion)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    h = labels_to_codes(human.labels["support"].astype(object).to_numpy())
+    h = support_codes(human.labels["support"].astype(object).to_numpy())
     valid = h >= 0
     p = rng.gamma(alpha * np.maximum(C[np.where(valid, h, 0)], 1e-9))
     p /= p.sum(1, keepdims=True)
@@ -98,7 +99,7 @@ def simulate_sampling_judge(human: "LabelSet", k: int, confusion: Any = "paper-f
         u = rng.random(len(h))
         c = (u[:, None] >= cum[:, :2]).sum(1).astype(np.int8)
         c[~valid] = -1
-        out.append(human.with_labels(codes_to_labels(c), name=f"{name}~s{s}",
+        out.append(human.with_labels(support_labels(c), name=f"{name}~s{s}",
                                      provenance={"simulated_from": human.name, "sample": s, "alpha": alpha,
                                                  "confusion": C.round(6).tolist()}))
     return out
@@ -120,12 +121,14 @@ def tau_spread(run_means: np.ndarray, reference: np.ndarray | None) -> dict[str,
     return out
 
 
-def topic_bootstrap_tau_sd(H: np.ndarray, J: np.ndarray, reps: int, rng: np.random.Generator) -> float:
-    """sd of tau-b(run means of J, run means of H) over a bootstrap of topics (rows)."""
+def topic_bootstrap_tau_sd(H: np.ndarray, J: np.ndarray, reps: int, seed: int | np.random.Generator) -> float:
+    """sd of tau-b(run means of J, run means of H) over ``reps`` topic resamples (rows) of
+    :func:`metaeval.analysis.resample.topic_weights` (an int ``seed``: the analysis topic-bootstrap stream)."""
+    from metaeval.analysis.resample import run_mean_replicates, topic_weights
     from metaeval.planning.precision import tau_b_rows
 
-    w = rng.integers(0, H.shape[0], size=(reps, H.shape[0]))
-    return float(np.nanstd(tau_b_rows(J[w].mean(1), H[w].mean(1)), ddof=1))
+    w = topic_weights(H.shape[0], reps, seed)
+    return float(np.nanstd(tau_b_rows(run_mean_replicates(J, w), run_mean_replicates(H, w)), ddof=1))
 
 
 def crossfit_calibration(H: np.ndarray, variants: dict[str, np.ndarray], *, methods: Sequence[str] = ("ppi", "ppi_pp", "regression"),

@@ -101,13 +101,13 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
 
 def _majority(samples: Sequence["LabelSet"], codes: np.ndarray) -> "LabelSet":
     """Draw 0's rows with the per-label majority vote (ties -> draw 0's label)."""
-    from metaeval.simulation import codes_to_labels
+    from metaeval.types import support_labels
 
     counts = np.stack([(codes == c).sum(0) for c in (-1, 0, 1, 2)])
     maj = np.array([-1, 0, 1, 2])[counts.argmax(0)]
     tie = (counts == counts.max(0)).sum(0) > 1
     maj = np.where(tie, codes[0], maj)
-    return samples[0].with_labels(codes_to_labels(maj), name=f"{samples[0].name}~majority")
+    return samples[0].with_labels(support_labels(maj), name=f"{samples[0].name}~majority")
 
 
 def _calibration_line(cal: dict[str, Any]) -> str:
