@@ -209,12 +209,3 @@ def _word_counts(texts: "pd.Series") -> np.ndarray:
     codes, uniq = pd.factorize(texts.fillna("").astype(str))
     counts = np.array([len(str(u).split()) for u in uniq], dtype=float)
     return counts[codes] if len(codes) else np.zeros(0)
-
-
-def align_pairs(human: "LabelSet", judge: "LabelSet") -> tuple[Pairs, np.ndarray]:
-    """Judge pairs plus the human support code of the same (qid, run_id, normalised nugget *text*) (-1 where
-    there is none or it is FAILED): :func:`metaeval.calibration.pairing.pair_by_text`, never by position."""
-    from metaeval.calibration.pairing import pair_by_text
-
-    p = pair_by_text(human, judge)
-    return p.judge, p.human

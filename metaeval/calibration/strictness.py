@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metaeval.calibration.pairs import align_pairs
+from metaeval.calibration.pairing import align_pairs
 from metaeval.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover

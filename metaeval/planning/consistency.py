@@ -1,7 +1,6 @@
 """Judge self-consistency: k samples per judge call (the sample index is part of the job/cache key).
 
-Input: k label sets of the same judge (one per sample index; rows matched on (qid, run_id, nugget_id)), or
-one label set with a ``sample`` column (split by :func:`split_samples`).
+Input: k label sets of the same judge (one per sample index; rows matched on (qid, run_id, nugget_id)).
 
 * Per-label flip rate: the chance that two different draws of the same label disagree,
   ``1 - sum_c n_c (n_c - 1) / (k (k - 1))`` (``n_c`` = draws with label ``c``; FAILED is its own class),
@@ -32,21 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
 _KEY = ["qid", "run_id", "nugget_id"]
-
-
-def split_samples(labels: "LabelSet", column: str = "sample") -> list["LabelSet"]:
-    """One label set with a ``sample`` column -> one label set per sample value (sorted)."""
-    from metaeval.types import LabelSet
-
-    if column not in labels.labels.columns:
-        raise ConfigError(f"label set {labels.name} has no {column!r} column; pass k label sets instead")
-    out = []
-    for s in sorted(labels.labels[column].unique().tolist()):
-        lab = labels.labels[labels.labels[column] == s].drop(columns=[column]).reset_index(drop=True)
-        ls = LabelSet(name=f"{labels.name}~s{s}", labels=lab, answers=labels.answers.copy(), topics=dict(labels.topics),
-                 provenance=dict(labels.provenance))
-        out.append(ls)
-    return out
 
 
 def sample_codes(samples: Sequence["LabelSet"]) -> tuple["Any", np.ndarray]:
