@@ -366,7 +366,8 @@ def test_checker_accepts_a_clean_tree(tmp_path):
     # 2. a string import through importlib (and a registry entry naming a module)
     ("io/bad.py", "import importlib\ndef f():\n    return importlib.import_module('metaeval.study.run')\n",
      "io (layer 1) imports study (layer 5): upward (study.run, string import)"),
-    ("judges/bad.py", "PLUGINS = {'x': 'metaeval.study.run:Study'}\n", "judges (layer 3) imports study (layer 5): upward"),
+    ("judges/bad.py", "PLUGINS = {'x': 'metaeval.study.run:Study'}\n",
+     "judges (layer 3) imports study (layer 5): upward"),
     ("report/bad.py", "def f():\n    return __import__('metaeval.scoring')\n", "report must not import scoring"),
     # 3. the report reaching a raw-data reader, directly or through io's auto-detecting package
     ("report/bad.py", "from metaeval.io.trec import read_topics\n", "report must not import io.trec (of io only"),
