@@ -73,10 +73,6 @@ ONLY: dict[str, dict[str, set[str]]] = {
 # violation's key (``path: message``, no line number).  The test passes while they are present and FAILS once an
 # entry no longer occurs (test_known_violations_still_occur), so the lead deletes each entry as its fix merges:
 KNOWN_UNTIL_MERGE: set[str] = {
-    # analysis/agreement <-> analysis/clustered (owner: the "one module per statistical primitive" branch)
-    "cycle: metaeval.analysis.agreement <-> metaeval.analysis.clustered",
-    # calibration/pairing <-> calibration/pairs
-    "cycle: metaeval.calibration.pairing <-> metaeval.calibration.pairs",
     # judges/catalog <-> judges/registry (owner: the "one judge catalog" branch)
     "cycle: metaeval.judges.catalog <-> metaeval.judges.registry",
     # pipeline/executors.py imports the facade for metaeval.__file__; study/reuse.py and cli.py for __version__
