@@ -127,7 +127,7 @@ def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: boo
 
     from metaeval.layout import results_layout
     from metaeval.pipeline.grid import check_cells
-    from metaeval.pipeline.specs import content_hash
+    from metaeval.hashing import content_hash
 
     layout = results_layout(config)
     for c in cells:
