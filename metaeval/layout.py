@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -223,30 +222,18 @@ class ResultsLayout:
 
     # ------------------------------------------------------------------ generic readers / writers
     def write_text(self, path: Path, text: str) -> Path:
-        """Atomic text write of ``path`` (which must lie inside the folder)."""
+        """Atomic text write of ``path`` (which must lie inside the folder); OS errors -> one-line ``OutputError``."""
+        from metaeval.io.atomic import atomic_write_text
+
         _inside(self._base, path, "write")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_text(path, text)
         return path
 
     def write_bytes(self, path: Path, data: bytes) -> Path:
+        from metaeval.io.atomic import atomic_write_bytes
+
         _inside(self._base, path, "write")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(path, data)
         return path
 
     def write_json(self, path: Path, obj: Any, indent: int | None = 2) -> Path:
