@@ -199,3 +199,22 @@ def test_cache_filled_through_client_replays_offline_at_another_url(tmp_path):
     offline = ChatClient(moved, cache=ResponseCache(path), offline=True)
     again = asyncio.run(offline.complete(M))
     assert again.cache_hit and again.raw_output == first.raw_output
+
+
+# ---------------------------------------------------------------- batch journal
+def test_batch_journal_sets_a_non_utf8_line_aside(tmp_path, caplog):
+    """Item 13: one non-UTF-8 byte made the whole journal unreadable (every batch job failed until the file was
+    deleted); now that line alone is set aside (once) and the rest is read."""
+    from metaeval.judges.batch import BatchJournal
+
+    path = tmp_path / "j.jsonl"
+    good = [json.dumps({"event": "submitted", "batch": "b1", "custom_ids": ["r1", "r2"]}),
+            json.dumps({"event": "submitted", "batch": "b2", "custom_ids": ["r3"]})]
+    path.write_bytes(good[0].encode() + b"\n" + b'{"event": "ended", "batch": "b\xff"}\n' + good[1].encode() + b"\n")
+    j = BatchJournal(path)
+    assert j.pending() == ["b1", "b2"] and j.lookup("r3") == "b2"
+    q = json.loads(j.quarantine_path.read_text(encoding="utf-8"))
+    assert q["line"] == 2 and "UnicodeDecodeError" in q["reason"]
+    BatchJournal(path)  # read again: the line is not set aside twice
+    assert len(j.quarantine_path.read_text(encoding="utf-8").splitlines()) == 1
+    assert "set aside" in caplog.text
