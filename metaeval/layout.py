@@ -361,16 +361,30 @@ class ResultsLayout:
         return {rec["key"]: rec for rec in self.iter_jobs()}
 
     # ------------------------------------------------------------------ fingerprint
+    def holds_results(self) -> bool:
+        """Whether a sweep stored anything here: a non-empty ``jobs.jsonl`` or a ``summary.json``."""
+        try:
+            return (self.jobs.exists() and self.jobs.stat().st_size > 0) or self.summary_json.exists()
+        except OSError:
+            return True  # cannot tell: protect the folder
+
     def read_fingerprint(self) -> dict[str, Any] | None:
         return self.read_json(self.fingerprint, required=False)
 
     def check_fingerprint(self, dataset_fp: str | None, grid_fp: str | None = None, *, write: bool = True) -> None:
         """Refuse (``ConfigError``, one line suggesting ``name=...``) when this folder holds results of another
-        dataset or grid; otherwise record the fingerprints (when ``write`` and none is stored yet).
+        dataset or grid; otherwise record the fingerprints (when ``write`` and none is stored yet).  A folder
+        without results (``holds_results`` False: an earlier run failed before storing a job) never refuses.
 
         A folder with results but no fingerprint file (made before fingerprints existed) is adopted.
         ``None`` skips that part of the comparison."""
         stored = self.read_fingerprint()
+        if stored is not None and not self.holds_results():
+            # a run that failed before storing anything (a typo in dataset.source...) must not block the corrected
+            # retry: with no job and no summary there is nothing to protect, so the new fingerprints replace it
+            if write:
+                self.write_json(self.fingerprint, {"format": FINGERPRINT_FORMAT, "dataset": dataset_fp, "grid": grid_fp})
+            return
         if stored is not None:
             for what, new in (("dataset", dataset_fp), ("grid", grid_fp)):
                 old = stored.get(what)

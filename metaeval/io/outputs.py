@@ -84,9 +84,16 @@ def _limits(base: str) -> tuple[int, int]:
         return 4096, 255
 
 
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except OSError:  # ENAMETOOLONG and the like: it cannot exist
+        return False
+
+
 def _existing_ancestor(p: Path) -> Path:
     q = p
-    while not q.exists() and q != q.parent:  # exists() is False for a path under a file (ENOTDIR): go up
+    while not _exists(q) and q != q.parent:  # False for a path under a file (ENOTDIR) too: go up
         q = q.parent
     return q
 
@@ -121,12 +128,10 @@ def check_output(path: str | os.PathLike | None, *, kind: Literal["file", "dir"]
         return _fail(option, raw, "is a folder; name a file")
     if kind == "dir" and p.exists() and not p.is_dir():
         return _fail(option, raw, "is a file; name a folder")
-    anc = _existing_ancestor(absolute)
-    if not anc.is_dir():
-        return _fail(option, raw, f"{_shown(anc, 80)} is a file, so nothing can be written under it")
-    target = absolute if (kind == "dir" and absolute.is_dir()) else anc
-    if kind == "file" and absolute.exists():
-        target = absolute.parent
+    # the folder the output goes into (a file) or is made under (a folder): its nearest existing ancestor
+    target = _existing_ancestor(absolute.parent if kind == "file" else absolute)
+    if not target.is_dir():
+        return _fail(option, raw, f"{_shown(target, 80)} is a file, so nothing can be written under it")
     if _read_only(target):
         return _fail(option, raw, f"{_shown(target, 80)} is on a read-only file system")
     if not os.access(target, os.W_OK | os.X_OK):
