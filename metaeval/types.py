@@ -314,6 +314,8 @@ def build_label_set(
     """Make a ``LabelSet`` from row tuples ordered as ``LABEL_COLUMNS`` and ``ANSWER_COLUMNS``."""
     import pandas as pd
 
+    rows = _without_lone_surrogates(name, rows, LABEL_COLUMNS, provenance)
+    answers = _without_lone_surrogates(name, answers, ANSWER_COLUMNS, provenance)
     labels = pd.DataFrame.from_records(rows, columns=list(LABEL_COLUMNS))
     labels["importance"] = make_importance_categorical(labels["importance"])
     labels["support"] = make_support_categorical(labels["support"])
@@ -329,3 +331,43 @@ def build_label_set(
         provenance=dict(provenance or {}),
         problems=list(problems or []),
     )
+
+
+def _without_lone_surrogates(name: str, records: list[tuple], columns: tuple[str, ...],
+                             provenance: dict[str, Any] | None) -> list[tuple]:
+    """``records`` with every lone UTF-16 surrogate (``"\\ud800"`` from a JSON escape: valid JSON, not encodable
+    as UTF-8, so Arrow, CSV and JSON writers fail on it) replaced by U+FFFD, with one warning naming the label
+    set, the first line and field.  A record whose strings all encode is returned as it is (one ``encode`` per
+    record on the fast path)."""
+    out: list[tuple] | None = None
+    first: tuple[Any, str] | None = None
+    fixed = 0
+    for k, rec in enumerate(records):
+        try:
+            "\x00".join(v for v in rec if isinstance(v, str)).encode("utf-8")
+            continue
+        except UnicodeEncodeError:
+            pass
+        if out is None:
+            out = list(records)
+        vals = list(rec)
+        for j, v in enumerate(vals):
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    vals[j] = v.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                    fixed += 1
+                    if first is None:
+                        first = (rec[columns.index("line")] if "line" in columns else -1, columns[j])
+        out[k] = tuple(vals)
+    if out is None:
+        return records
+    import logging
+
+    src = (provenance or {}).get("path") or name
+    line, field = first or (-1, "?")
+    logging.getLogger(__name__).warning(
+        "%s%s: field %r: %d text value(s) held a lone UTF-16 surrogate (\\ud800-\\udfff, not valid Unicode text); "
+        "replaced by U+FFFD", src, f":{line}" if isinstance(line, int) and line > 0 else "", field, fixed)
+    return out
