@@ -8,9 +8,11 @@ pair is tested over topics with a paired test (registry :data:`PAIRED_TESTS`, tw
 * ``t``: paired t-test ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` df (equals
   ``scipy.stats.ttest_rel``); a pair with zero variance is significant iff its mean difference is not 0.
 * ``permutation``: sign-flip randomisation test of ``mean(d) = 0`` (Fisher 1935; e.g. Smucker, Allan &
-  Carterette 2007, CIKM).  Statistic ``|sum_t s_t d_t|`` over sign vectors ``s``.  **Exact** when there are at
-  most ``exact_max_topics`` topics: all ``2^(n-1)`` sign vectors with ``s_1 = +1`` (the statistic is symmetric
-  in ``s -> -s``), ``p = #{|S*| >= |S|} / 2^(n-1)``, smallest possible ``p = 2^-(n-1)``.  Otherwise **Monte Carlo,
+  Carterette 2007, CIKM).  Statistic ``|sum_t s_t d_t|`` over sign vectors ``s``.  **Exact** whenever enumeration
+  is feasible - at most ``exact_max_topics`` topics, or ``2^(n-1)`` times the number of pairs to test at most
+  ``exact_budget`` (2^24: e.g. one pair with 25 topics, or 16 pairs with 21): all ``2^(n-1)`` sign vectors with
+  ``s_1 = +1`` (the statistic is symmetric in ``s -> -s``), enumerated in blocks, ``p = #{|S*| >= |S|} /
+  2^(n-1)``, smallest possible ``p = 2^-(n-1)``.  Otherwise **Monte Carlo,
   drawn until the decision at alpha is stable**: random sign vectors (stream ``random_streams.stream(seed,
   "analysis.sign_flip")``) in doubling batches, ``p = (1 + #{|S*| >= |S|}) / (1 + L)`` with ``L`` the pair's draws
   (Phipson & Smyth 2010, a valid p-value).  After each batch the exact p's Clopper-Pearson interval at
@@ -64,9 +66,11 @@ def paired_t(d: np.ndarray, **_: Any) -> tuple[np.ndarray, np.ndarray]:
     return p, np.where(n >= 2, 0.0, np.nan)
 
 
-def _exact_signs(n: int) -> np.ndarray:
-    """All ``2^(n-1)`` sign vectors of length ``n`` with the first sign +1, as a float matrix."""
-    codes = np.arange(2 ** (n - 1), dtype=np.int64)[:, None]
+def _exact_signs(n: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Sign vectors ``start .. stop - 1`` (default: all ``2^(n-1)``) of length ``n`` with the first sign +1, as a
+    float matrix; vector ``c`` has sign ``-1`` at topic ``k + 1`` where bit ``k`` of ``c`` is set."""
+    stop = 2 ** (n - 1) if stop is None else stop
+    codes = np.arange(start, stop, dtype=np.int64)[:, None]
     bits = (codes >> np.arange(n - 1, dtype=np.int64)) & 1
     return np.hstack([np.ones((len(codes), 1)), 1.0 - 2.0 * bits])
 
@@ -83,7 +87,8 @@ def _clopper_pearson(hits: np.ndarray, n: np.ndarray, error: float) -> tuple[np.
 
 def sign_flip(d: np.ndarray, seed: int | np.random.Generator = 0, *, n_tests: int | None = None,
               alpha: float = 0.05, resolution: float = 4.0, first_batch: int = 1000, decision_error: float = 1e-3,
-              max_draws: int = 2_000_000, exact_max_topics: int = 16) -> tuple[np.ndarray, np.ndarray, dict]:
+              max_draws: int = 2_000_000, exact_max_topics: int = 16,
+              exact_budget: int = 2 ** 24) -> tuple[np.ndarray, np.ndarray, dict]:
     """Sign-flip test per column of ``d`` (topics x pairs); see the module docstring.
 
     Returns ``(p, min_attainable_p, info)`` with ``info = {method, exact, draws_max, kind, undecided, ...}``;
@@ -101,14 +106,16 @@ def sign_flip(d: np.ndarray, seed: int | np.random.Generator = 0, *, n_tests: in
     live = n >= 1
     p[live & (obs <= tol)] = 1.0  # all differences zero (or summing to 0): no evidence
     todo = live & (obs > tol)
-    if t_count <= exact_max_topics:
-        signs = _exact_signs(max(t_count, 1))
-        cols = np.nonzero(todo)[0]
-        step = max(1, _CHUNK // max(len(signs), 1))
-        for s in range(0, len(cols), step):
-            c = cols[s:s + step]
-            p[c] = (np.abs(signs @ d0[:, c]) >= obs[c] - tol[c]).sum(axis=0) / len(signs)
-        info = {"method": "exact sign-flip", "exact": True, "draws_max": int(len(signs)),
+    n_signs = 2 ** (max(t_count, 1) - 1)
+    cols = np.nonzero(todo)[0]
+    if t_count <= exact_max_topics or (t_count <= 40 and n_signs * len(cols) <= exact_budget):
+        hits = np.zeros(len(cols))
+        block = max(1, _CHUNK // max(len(cols), 1))
+        for start in range(0, n_signs, block):
+            signs = _exact_signs(max(t_count, 1), start, min(start + block, n_signs))
+            hits += (np.abs(signs @ d0[:, cols]) >= obs[cols] - tol[cols]).sum(axis=0)
+        p[cols] = hits / n_signs
+        info = {"method": "exact sign-flip", "exact": True, "draws_max": int(n_signs),
                 "kind": np.where(live, "exact", None), "undecided": 0}
         nnz = (d0 != 0).sum(axis=0)
         return p, np.where(live, 2.0 ** -(np.maximum(nnz, 1) - 1), np.nan), info
