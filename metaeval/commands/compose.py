@@ -193,7 +193,7 @@ def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:
     else ``<dataset>-<grid>`` (``<dataset>-<judge>-<prompt>-<strategy>`` for one cell; a short hash of the cell
     ids when the grid was changed on the command line), so different datasets never share a folder."""
     from metaeval.layout import slugify
-    from metaeval.pipeline.specs import content_hash
+    from metaeval.hashing import content_hash
 
     choices = config.get("_choices") or {}
     ds = str((config.get("dataset") or {}).get("name") or choices.get("dataset") or "dataset")

@@ -127,11 +127,18 @@ def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: boo
 
     from metaeval.layout import results_layout
     from metaeval.pipeline.grid import check_cells
-    from metaeval.pipeline.specs import content_hash
+    from metaeval.hashing import content_hash
+
+    from metaeval.io.outputs import check_output
+    from metaeval.pipeline.lock import RunLock
 
     layout = results_layout(config)
     for c in cells:
         layout.cell_dir(c.id)
+    check_output(layout.root, kind="dir", option="results_dir/name")  # a file, /proc, read-only, too long: one line
+    cache = config.get("cache") or {}
+    if cache.get("enabled", True) and cache.get("path"):
+        check_output(cache["path"], kind="file", option="cache.path")
     check_cells(cells, str(config["sweep"].get("relevance", "qrels")),
                 need_keys=not (dry_run or config["sweep"].get("offline")),  # a replay sends nothing: no key needed
                 single=bool(config.get("_single")))
@@ -144,10 +151,10 @@ def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: boo
     dataset_fp = content_hash([ds.get("name"), where(ds.get("source")), where(ds.get("nuggets"))])
     grid_fp = content_hash(sorted(c.id for c in cells))
     layout.check_fingerprint(dataset_fp, grid_fp, write=False)
-    layout.ensure()
-    layout.check_fingerprint(dataset_fp, grid_fp, write=True)
-    layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
-    layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(config, with_judges=True), sort_keys=False))
+    with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
+        layout.check_fingerprint(dataset_fp, grid_fp, write=True)
+        layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
+        layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(config, with_judges=True), sort_keys=False))
 
 
 def info_text(config_dir=None) -> str:

@@ -164,9 +164,9 @@ def cluster_runtime_env(ship_package: bool = True, extra: Mapping[str, Any] | No
     runtime env at INFO on every node; keys travel as actor arguments instead (``_Secrets``)."""
     env: dict[str, Any] = dict(extra or {})
     if ship_package:
-        import metaeval
+        from metaeval.paths import PACKAGE_DIR
 
-        pkg = str(Path(metaeval.__file__).resolve().parent)
+        pkg = str(PACKAGE_DIR)
         env["py_modules"] = [*env.get("py_modules", []), pkg]
         env["excludes"] = [*env.get("excludes", []), "__pycache__", "*.pyc"]
     return env

@@ -24,7 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from metaeval.pipeline.specs import JobSpec, content_hash
+from metaeval.hashing import content_hash
+from metaeval.pipeline.specs import JobSpec
 from metaeval.types import Answer, Document, Nugget, Topic
 
 

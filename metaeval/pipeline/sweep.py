@@ -25,7 +25,7 @@ from metaeval.pipeline.grid import RELEVANCE_MODES, Cell, check_cells
 from metaeval.pipeline.specs import JobSpec
 from metaeval.pipeline.stages import (StageSettings, assign_job, create_job, estimate_job, importance_job, make_worker,
                                       placeholder_nuggets, relevance_job, relevant_documents, sort_and_keep)
-from metaeval.pipeline.store import ResultsStore
+from metaeval.pipeline.store import ResultsStore, output_problem
 from metaeval.types import Topic
 
 log = logging.getLogger(__name__)
@@ -235,8 +235,13 @@ class Sweep:
             st.keys.add(spec.key)
             rec = self.store.get(spec.key)
             if rec is not None and rec["status"] == "done":
-                st.reused += 1
-                continue
+                problem = output_problem(stage, rec.get("output"), n)
+                if problem is None:
+                    st.reused += 1
+                    continue
+                set_aside = getattr(self.store, "set_aside", None)  # a dry run's view of the store has none
+                if set_aside is not None:
+                    set_aside(spec.key, problem)
             calls, tin, tout, cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)
             st.est_bound = st.est_bound or cell.id in self.bounded
             st.est_calls += calls
@@ -530,6 +535,7 @@ class Sweep:
                 counts = [x.failure_counts() for x in ((samples or {}).get(c.id) or [ls])]
                 row["labels"] = sum(fc["labels"] for fc in counts)
                 row["failed_labels"] = sum(fc["support_failed"] for fc in counts)
+                row["failed_importance"] = sum(fc["importance_failed"] for fc in counts)  # pipeline.health
                 row["failure_rate"] = row["failed_labels"] / row["labels"] if row["labels"] else 0.0
             if c.id in self.relevance_counts:
                 row["relevance"] = self.relevance_counts[c.id]
