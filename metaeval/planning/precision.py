@@ -307,23 +307,6 @@ def _guard_rows(s2: np.ndarray, n: int) -> np.ndarray:
     return np.stack([moderated_variance(row, np.full(row.shape, float(n))) for row in s2])
 
 
-def need_range(D: np.ndarray, half_width: float, total: int, level: float = 0.95, reps: int = 200,
-               rng: np.random.Generator | int = 0, q: tuple[float, float] = (0.05, 0.95)) -> dict[str, Any]:
-    """How sure is "about N topics"?  Bootstrap the pilot topics (rows of ``D = H - J``), recompute each run's
-    ``S^2`` and the median-run and worst-run ``N``; returns their ``q`` quantiles over ``reps`` resamples."""
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    D = np.asarray(D, dtype=float)
-    D = D[:, np.isfinite(D).all(0)]
-    med, worst = [], []
-    for _ in range(reps):
-        w = rng.integers(0, D.shape[0], size=D.shape[0])
-        n = topics_needed(D[w].var(0, ddof=1), half_width, total, level)
-        med.append(np.ceil(np.median(n)))
-        worst.append(n.max())
-    return {"reps": reps, "quantiles": list(q), "median_run": [float(np.quantile(med, x)) for x in q],
-            "worst_run": [float(np.quantile(worst, x)) for x in q]}
-
-
 def _summ(v: np.ndarray) -> dict[str, float | None]:
     v = np.asarray(v, dtype=float)
     v = v[np.isfinite(v)]

@@ -68,7 +68,9 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
     total = int(s["total_topics"] or len(judge_q))
     if total < len(pilot_q):
         raise ConfigError(f"total_topics={total} is smaller than the {len(pilot_q)} pilot topics")
-    rng = np.random.default_rng(seed)
+    from metaeval.random_streams import stream
+
+    rng = stream(seed, "planning.plan")
     bud = budget.budget_settings(s)
     ref_pilot = reference.subset(qids=pilot_q, run_ids=runs)
     labels_per_topic = len(ref_pilot.labels) / len(pilot_q)
@@ -102,8 +104,6 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
                                       pilot_topics=len(pilot_q))
         nd["hours_median_run"] = budget.hours(nd["median_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
         nd["hours_worst_run"] = budget.hours(nd["worst_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
-        nd["range"] = precision.need_range((H - J[pilot_idx])[:, keep], float(s["target_half_width"]), total,
-                                           float(s["level"]), int(s["bootstrap"]), rng)
         nd["line"] += f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours)"
         for w in nd["warnings"]:
             nd["line"] += f"; warning: {w}"

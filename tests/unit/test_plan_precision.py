@@ -126,18 +126,6 @@ def test_need_statement():
     assert "V_strict" in nd["line"] and str(nd["worst_run"]) in nd["line"]
 
 
-def test_need_range_brackets_the_point_value_and_narrows_with_a_bigger_pilot():
-    rng = np.random.default_rng(0)
-    small = rng.normal(0, 0.15, size=(8, 5))
-    big = rng.normal(0, 0.15, size=(200, 5))
-    r_small = P.need_range(small, 0.02, 301, reps=300, rng=1)
-    r_big = P.need_range(big, 0.02, 301, reps=300, rng=1)
-    point = int(np.ceil(np.median(P.topics_needed(big.var(0, ddof=1), 0.02, 301))))
-    lo, hi = r_big["median_run"]
-    assert lo <= point <= hi
-    assert (hi - lo) < (r_small["median_run"][1] - r_small["median_run"][0])
-
-
 def test_constant_pilot_differences_warn_and_never_plan_two_topics():
     """A pilot where most runs' human-minus-judge difference is constant (variance 0) used to give "about 2 topics":
     the guarded variance plans with the moderated pooled variance, warns, and leads with the N the pilot justifies."""
