@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -223,30 +222,18 @@ class ResultsLayout:
 
     # ------------------------------------------------------------------ generic readers / writers
     def write_text(self, path: Path, text: str) -> Path:
-        """Atomic text write of ``path`` (which must lie inside the folder)."""
+        """Atomic text write of ``path`` (which must lie inside the folder); OS errors -> one-line ``OutputError``."""
+        from metaeval.io.atomic import atomic_write_text
+
         _inside(self._base, path, "write")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_text(path, text)
         return path
 
     def write_bytes(self, path: Path, data: bytes) -> Path:
+        from metaeval.io.atomic import atomic_write_bytes
+
         _inside(self._base, path, "write")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(path, data)
         return path
 
     def write_json(self, path: Path, obj: Any, indent: int | None = 2) -> Path:
@@ -374,16 +361,30 @@ class ResultsLayout:
         return {rec["key"]: rec for rec in self.iter_jobs()}
 
     # ------------------------------------------------------------------ fingerprint
+    def holds_results(self) -> bool:
+        """Whether a sweep stored anything here: a non-empty ``jobs.jsonl`` or a ``summary.json``."""
+        try:
+            return (self.jobs.exists() and self.jobs.stat().st_size > 0) or self.summary_json.exists()
+        except OSError:
+            return True  # cannot tell: protect the folder
+
     def read_fingerprint(self) -> dict[str, Any] | None:
         return self.read_json(self.fingerprint, required=False)
 
     def check_fingerprint(self, dataset_fp: str | None, grid_fp: str | None = None, *, write: bool = True) -> None:
         """Refuse (``ConfigError``, one line suggesting ``name=...``) when this folder holds results of another
-        dataset or grid; otherwise record the fingerprints (when ``write`` and none is stored yet).
+        dataset or grid; otherwise record the fingerprints (when ``write`` and none is stored yet).  A folder
+        without results (``holds_results`` False: an earlier run failed before storing a job) never refuses.
 
         A folder with results but no fingerprint file (made before fingerprints existed) is adopted.
         ``None`` skips that part of the comparison."""
         stored = self.read_fingerprint()
+        if stored is not None and not self.holds_results():
+            # a run that failed before storing anything (a typo in dataset.source...) must not block the corrected
+            # retry: with no job and no summary there is nothing to protect, so the new fingerprints replace it
+            if write:
+                self.write_json(self.fingerprint, {"format": FINGERPRINT_FORMAT, "dataset": dataset_fp, "grid": grid_fp})
+            return
         if stored is not None:
             for what, new in (("dataset", dataset_fp), ("grid", grid_fp)):
                 old = stored.get(what)

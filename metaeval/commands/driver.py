@@ -38,13 +38,18 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
     import yaml
 
     from metaeval.hashing import content_hash
+    from metaeval.io.outputs import check_output
     from metaeval.layout import ResultsLayout
     from metaeval.pipeline.grid import check_cells
+    from metaeval.pipeline.lock import RunLock
 
     p, sw = settings.pipeline, settings.sweep
     layout = ResultsLayout(p.results_dir, p.name)
     for c in cells:
         layout.cell_dir(c.id)
+    check_output(layout.root, kind="dir", option="results_dir/name")  # a file, /proc, read-only, too long: one line
+    if p.cache.active_path:
+        check_output(p.cache.active_path, kind="file", option="cache.path")
     check_cells(cells, sw.relevance, need_keys=not (sw.dry_run or sw.offline), single=p.single)
     if sw.dry_run:
         return
@@ -56,11 +61,11 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
     dataset_fp = content_hash([ds.name, where(ds.source), where(ds.nuggets)])
     grid_fp = content_hash(sorted(c.id for c in cells))
     layout.check_fingerprint(dataset_fp, grid_fp, write=False)
-    layout.ensure()
-    layout.check_fingerprint(dataset_fp, grid_fp, write=True)
-    layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
-    layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(settings.document, with_judges=True),
-                                                         sort_keys=False))
+    with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
+        layout.check_fingerprint(dataset_fp, grid_fp, write=True)
+        layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
+        layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(settings.document, with_judges=True),
+                                                             sort_keys=False))
 
 
 def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],

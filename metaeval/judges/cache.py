@@ -109,8 +109,13 @@ class ResponseCache:
     """``get(key) -> dict | None`` and ``put(key, record)`` over one SQLite file."""
 
     def __init__(self, path: str | os.PathLike):
+        from metaeval.io.outputs import check_output, output_errors
+
         self.path = str(path)
-        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if self.path != ":memory:":
+            check_output(self.path, kind="file", option="cache.path")  # a folder, too long, read-only: one line
+        with output_errors(self.path):
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1

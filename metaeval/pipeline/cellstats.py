@@ -89,6 +89,7 @@ def cell_summaries(cells: Sequence[Any], stats: dict[str, CellStats], store: Any
             counts = [x.failure_counts() for x in ((samples or {}).get(c.id) or [ls])]
             row["labels"] = sum(fc["labels"] for fc in counts)
             row["failed_labels"] = sum(fc["support_failed"] for fc in counts)
+            row["failed_importance"] = sum(fc["importance_failed"] for fc in counts)  # pipeline.health
             row["failure_rate"] = row["failed_labels"] / row["labels"] if row["labels"] else 0.0
         if c.id in relevance_counts:
             row["relevance"] = relevance_counts[c.id]

@@ -30,7 +30,7 @@ from metaeval.pipeline.settings import PipelineSettings
 from metaeval.pipeline.specs import JobSpec
 from metaeval.pipeline.stages import (assign_job, create_job, estimate_job, importance_job, make_worker,
                                       placeholder_nuggets, relevance_job, relevant_documents, sort_and_keep)
-from metaeval.pipeline.store import ResultsStore
+from metaeval.pipeline.store import ResultsStore, output_problem
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +110,13 @@ class Sweep:
             st.keys.add(spec.key)
             rec = self.store.get(spec.key)
             if rec is not None and rec["status"] == "done":
-                st.reused += 1
-                continue
+                problem = output_problem(stage, rec.get("output"), n)
+                if problem is None:
+                    st.reused += 1
+                    continue
+                set_aside = getattr(self.store, "set_aside", None)  # a dry run's view of the store has none
+                if set_aside is not None:
+                    set_aside(spec.key, problem)
             calls, tin, tout, cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)
             st.est_bound = st.est_bound or cell.id in self.bounded
             st.est_calls += calls

@@ -4,7 +4,8 @@ run score and both rankings.
 * ``raw``: ``metaeval.calibration.raw.raw_leaderboard`` - run means of the judge's per-answer scores; CI: topics
   resampled with replacement, ``analysis.bootstrap`` replicates seeded with ``analysis.seed`` (the same setting as
   the analysis' tau CIs);
-* ranks are competition ranks, 1 = best (equal scores share the best rank of their group; undefined last);
+* ranks are competition ranks, 1 = best (:func:`metaeval.analysis.ranks.ranks`: equal scores share the best rank
+  of their group; undefined last);
   ``rank_shift`` = raw rank - reference rank.
 
 The calibrated (cross-fitted, out-of-fold) leaderboard is part of the cell's ``calibration.json``
@@ -17,16 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from metaeval.analysis.ranks import ranks  # the one ranking rule (importable from here as before)
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from metaeval.types import LabelSet
-
-
-def ranks(values: dict[str, float]) -> dict[str, int]:
-    """Competition ranks, 1 = highest; equal scores share the best rank of their group; NaN last."""
-    key = {r: (-v if v == v else float("inf")) for r, v in values.items()}
-    return {r: 1 + sum(key[o] < key[r] for o in values) for r in values}
 
 
 def raw_leaderboards(judge: "LabelSet", ref_runs: "pd.DataFrame | None", metrics: Sequence[str], *, n_boot: int,

@@ -164,7 +164,8 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for cid in inp.label_sets:  # every cell: score-level methods need no shared nuggets (label-level ones say so)
         try:
-            result = calibrate_study(inp.reference, inp.label_sets[cid], settings, seed=ccfg.seed)
+            result = calibrate_study(inp.reference, inp.label_sets[cid], settings, seed=ccfg.seed,
+                                     analysis_seed=inp.settings.analysis.seed)
         except Exception as exc:  # report, never hide: the cell's summary says why calibration is missing
             log.warning("calibration of %s failed: %s", cid, exc)
             out[cid] = {"error": f"{type(exc).__name__}: {exc}"}
@@ -228,14 +229,7 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
         per = scores[cid]
         shared = cid in inp.calibratable or _shares_nuggets(inp.reference, ls)
         cell: dict[str, Any] = {"shares_reference_nuggets": shared, "per_topic_tau": {}, "disagreements": {}}
-        from_cal = {m: leaderboard.from_calibration(calibration.get(cid), m) for m in metrics}
-        todo = [m for m in metrics if from_cal[m] is None]
-        lb = leaderboard.raw_leaderboards(ls, ref_runs, todo, n_boot=a.bootstrap, seed=a.seed) if todo else \
-            {"level": 0.95, "n_boot": a.bootstrap, "seed": a.seed, "metrics": {}}
-        for m in metrics:
-            if from_cal[m] is not None:
-                lb["metrics"][m] = from_cal[m]
-        lb["source"] = {m: ("calibration.json" if from_cal[m] is not None else "study") for m in metrics}
+        lb = leaderboard.raw_leaderboards(ls, ref_runs, metrics, n_boot=a.bootstrap, seed=a.seed)
         cell["leaderboard"] = lb
         if ref_scores is not None:
             from metaeval.study import bias  # per-run judge-minus-reference bias; strictness by importance (H9)

@@ -22,8 +22,13 @@ def test_topic_weights_are_seeded_multinomial_counts():
     assert w.shape == (50, 7) and (w.sum(axis=1) == 7).all()
     assert np.array_equal(w, topic_weights(7, 50, seed=3))
     assert not np.array_equal(w, topic_weights(7, 50, seed=4))
-    gen = np.random.default_rng(3)
-    assert np.array_equal(w, topic_weights(7, 50, seed=gen))
+    # an int seed draws from the named analysis stream; a Generator is used as it is
+    from metaeval.random_streams import stream
+
+    assert np.array_equal(w, topic_weights(7, 50, seed=stream(3, "analysis.topic_bootstrap")))
+    assert not np.array_equal(w, topic_weights(7, 50, seed=3, purpose="calibration.raw"))
+    idx = stream(3, "analysis.topic_bootstrap").integers(0, 7, size=(50, 7))
+    assert np.array_equal(w, np.stack([np.bincount(r, minlength=7) for r in idx]))
 
 
 def test_ci_methods():

@@ -82,8 +82,8 @@ def test_study_is_reused_only_when_nothing_changed(tmp_path):
 
 
 def test_a_calibrated_cell_shows_one_raw_interval(tmp_path):
-    """With calibration on, the study's raw leaderboard is the calibration leaderboard's raw column (one interval per
-    run, not a second bootstrap with another stream)."""
+    """With calibration on, the calibration leaderboard's judge-score column is the study's raw leaderboard (one
+    function, seeded by analysis.seed: one interval per run, not a second bootstrap with another stream)."""
     inp = _input(tmp_path)
     inp.settings = build_study_settings(dataclasses.asdict(inp.settings.analysis), {"enabled": True, "folds": 4, "seed": 0})
     run_study(inp)
@@ -91,8 +91,7 @@ def test_a_calibrated_cell_shows_one_raw_interval(tmp_path):
     cal = json.loads(lay.calibration("jl__human_auto").read_text(encoding="utf-8"))
     lb = json.loads(lay.study_json.read_text(encoding="utf-8"))["cells"]["jl__human_auto"]["leaderboard"]
     for m in ("v_strict", "a"):
-        assert lb["source"][m] == "calibration.json"
-        want = {r["run_id"]: (r["raw"], r["raw_ci"]) for r in cal["by_metric"][m]["leaderboard"]["rows"]}
+        want = {r["run_id"]: (r["judge_score"], r["judge_score_ci"]) for r in cal["by_metric"][m]["leaderboard"]["rows"]}
         got = {r["run_id"]: (r["raw"], r["raw_ci"]) for r in lb["metrics"][m]}
         assert got == want
         ranks = [r["raw_rank"] for r in lb["metrics"][m]]
