@@ -152,6 +152,12 @@ def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: boo
     grid_fp = content_hash(sorted(c.id for c in cells))
     layout.check_fingerprint(dataset_fp, grid_fp, write=False)
     with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
+        import logging
+
+        from metaeval.layout import endpoint_changes
+
+        for line in endpoint_changes(layout, public_config(config, with_judges=True)):  # once per deployment
+            logging.getLogger("metaeval.sweep").warning(line)
         layout.check_fingerprint(dataset_fp, grid_fp, write=True)
         layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
         layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(config, with_judges=True), sort_keys=False))
