@@ -334,13 +334,17 @@ class Sweep:
         graded >= min_grade in the qrels (all of the topic's documents when the dataset has no qrels)."""
         if cell is not None and (cell.id, qid) in self.judged:
             return list(self.judged[(cell.id, qid)])
-        docs = self.dataset.documents.get(qid, [])
-        qrels = self.dataset.qrels
-        if qrels is None or not len(docs):
-            return list(docs)
-        graded = qrels[(qrels["qid"] == qid) & (qrels["grade"] >= self.settings.min_grade)]
-        keep = set(graded["docid"])
-        return [d for d in docs if d.docid in keep]
+        memo = self.__dict__.setdefault("_docs_memo", {})  # per topic: the same for every cell (a 1,000-judge grid)
+        if qid not in memo:
+            docs = self.dataset.documents.get(qid, [])
+            qrels = self.dataset.qrels
+            if qrels is None or not len(docs):
+                memo[qid] = list(docs)
+            else:
+                graded = qrels[(qrels["qid"] == qid) & (qrels["grade"] >= self.settings.min_grade)]
+                keep = set(graded["docid"])
+                memo[qid] = [d for d in docs if d.docid in keep]
+        return list(memo[qid])
 
     def grade_relevance(self) -> None:
         """Stage 0 (``sweep.relevance=judge``): per (judge, prompt, topic) one job grading all candidate documents
@@ -439,10 +443,11 @@ class Sweep:
                     items.append((c, spec, payload, len(nuggets)))
                     index[(c.id, a.qid, a.run_id) + ((k,) if k else ())] = spec.key
         outs = self.dispatch("assign", items)
-        label_sets = {c.id: self.label_set(c, nugget_lists, index, outs) for c in self.active}
-        samples = {c.id: [label_sets[c.id]] + [self.label_set(c, nugget_lists, index, outs, sample=k)
-                                               for k in range(1, self.cell_samples[c.id])]
-                   for c in self.active if self.cell_samples[c.id] > 1}
+        label_sets = {} if self.dry_run else {c.id: self.label_set(c, nugget_lists, index, outs) for c in self.active}
+        samples = {} if self.dry_run else {
+            c.id: [label_sets[c.id]] + [self.label_set(c, nugget_lists, index, outs, sample=k)
+                                        for k in range(1, self.cell_samples[c.id])]
+            for c in self.active if self.cell_samples[c.id] > 1}
         if not self.dry_run:
             self.write_transcripts()
         self.judging_s = time.perf_counter() - t0
@@ -478,13 +483,15 @@ class Sweep:
             samples=samples or {})
 
     def human_nuggets(self, qid: str, with_importance: bool = False):
-        nug = self.dataset.nuggets
-        if nug is None:
-            raise ConfigError(f"dataset {self.dataset.name!r} has no human nuggets")
-        g = nug[nug["qid"] == qid].sort_values("nugget_id")
-        if with_importance:
-            return [(t, str(i)) for t, i in zip(g["nugget"], g["importance"])]
-        return list(g["nugget"])
+        memo = self.__dict__.setdefault("_nuggets_memo", {})  # per topic: the same for every cell
+        if (qid, with_importance) not in memo:
+            nug = self.dataset.nuggets
+            if nug is None:
+                raise ConfigError(f"dataset {self.dataset.name!r} has no human nuggets")
+            g = nug[nug["qid"] == qid].sort_values("nugget_id")
+            memo[(qid, with_importance)] = ([(t, str(i)) for t, i in zip(g["nugget"], g["importance"])]
+                                            if with_importance else list(g["nugget"]))
+        return list(memo[(qid, with_importance)])
 
     def label_set(self, c: Cell, nugget_lists, index, outs, sample: int = 0):
         """The cell's labels as a LabelSet (same answers as the dataset; FAILED where a job failed); ``sample`` k > 0:
