@@ -8,6 +8,8 @@ once by ``compose_sweep``; nothing below it sees the composed dict except as a r
 
 from __future__ import annotations
 
+import logging
+
 import os
 import time
 from dataclasses import dataclass
@@ -62,6 +64,10 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
     grid_fp = content_hash(sorted(c.id for c in cells))
     layout.check_fingerprint(dataset_fp, grid_fp, write=False)
     with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
+        from metaeval.layout import endpoint_changes
+
+        for line in endpoint_changes(layout, public_config(settings.document, with_judges=True)):  # once per deployment
+            logging.getLogger("metaeval.sweep").warning(line)
         layout.check_fingerprint(dataset_fp, grid_fp, write=True)
         layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
         layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(settings.document, with_judges=True),
