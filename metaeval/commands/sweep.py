@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         summary = study_sweep(outcome, t0)  # study: every figure, summary.json / summary.md
-        report_after_study(outcome.layout, config, summary)  # report: renders what the study wrote
+        closing = report_after_study(outcome.layout, config, summary)  # report: renders what the study wrote
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
     print(summary_markdown(summary))
@@ -100,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")
     if summary.get("stopped"):
         print(f"stopped early: {summary['stopped']}")
+    for line in closing:  # last: the verdict and where report.html is
+        print(line)
+    if summary.get("stopped"):
         return 3
     import sys
 
