@@ -12,7 +12,7 @@ import logging
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -25,6 +25,8 @@ class SweepRun:
 
     summary: dict[str, Any] | None
     dry_run_cells: list[dict[str, Any]] | None = None
+    #: the report's closing lines (synthetic-data note, verdict, where report.html is); [] without a report
+    closing: list[str] = field(default_factory=list)
 
 
 def public_config(config: dict, with_judges: bool = False) -> dict:
@@ -89,10 +91,11 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     from metaeval.commands.report import report_after_study
     from metaeval.study import study_sweep
 
+    closing: list[str] = []
     try:
         summary = study_sweep(outcome, settings.study, settings.document, t0)  # every figure, summary.json / .md
         if settings.report_enabled:
-            report_after_study(outcome.layout, settings.document, summary)  # renders what the study wrote
+            closing = report_after_study(outcome.layout, settings.document, summary)  # renders what the study wrote
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
-    return SweepRun(summary=summary)
+    return SweepRun(summary=summary, closing=closing)
