@@ -79,7 +79,7 @@ def shift_frame(human: "LabelSet", judge: "LabelSet") -> "pd.DataFrame":
     return lab
 
 
-def clustered_index(df: "pd.DataFrame", alpha: float = 0.05, n_boot: int = 1000, seed: int | None = 0) -> dict[str, Any]:
+def clustered_index(df: "pd.DataFrame", alpha: float = 0.05, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Strictness index with the analysis package's Wald CI and a topic-clustered (CR1, t(G-1)) CI; for a
     stratum within one topic a within-topic bootstrap over answers (see the module docstring)."""
     from scipy.special import stdtrit
@@ -168,7 +168,7 @@ _SE_MIXED = ("model-based (REML random intercept), not cluster-robust: a varianc
 
 
 def strictness_models(human: "LabelSet", judge: "LabelSet", mixed: bool = True, alpha: float = 0.05,
-                      n_boot: int = 1000, seed: int | None = 0) -> dict[str, Any]:
+                      n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Fit the strictness models and indices described in the module docstring; JSON-ready dict.
 
     ``alpha``: interval level ``1 - alpha``; ``n_boot`` / ``seed``: the within-topic bootstrap of strata that lie
