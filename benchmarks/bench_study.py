@@ -80,7 +80,8 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--no-report", action="store_true")
-    ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative time")
+    ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative CPU time")
+    ap.add_argument("--profile-out", default=None, help="also write the raw cProfile stats (CPU time) to this file")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
 
@@ -98,7 +99,8 @@ def main(argv=None) -> int:
         if profile:
             import cProfile
 
-            prof = cProfile.Profile()
+            # CPU time (this process), not wall: the machine is shared, and other load would inflate wall times
+            prof = cProfile.Profile(time.process_time)
             prof.enable()
         t, c = time.perf_counter(), time.process_time()
         run_study(inp)
@@ -112,6 +114,8 @@ def main(argv=None) -> int:
             import pstats
 
             prof.disable()
+            if args.profile_out:
+                prof.dump_stats(args.profile_out)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(profile)
         return {"inp": inp, "build_s": build_s, "study_s": study_s, "study_cpu_s": study_cpu, "report_s": report_s,
                 "report_cpu_s": report_cpu}
