@@ -82,6 +82,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-report", action="store_true")
     ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative CPU time")
     ap.add_argument("--profile-out", default=None, help="also write the raw cProfile stats (CPU time) to this file")
+    ap.add_argument("--keep", default=None,
+                    help="write the results folders here (KEEP/cold, KEEP/warm; must not hold results) and keep them, "
+                         "e.g. to compare summary.json / study.json across code versions")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
 
@@ -124,8 +127,9 @@ def main(argv=None) -> int:
     # submodules: a per-process constant); pass 2 ("warm", the figure the targets refer to) is the study's own
     # cost, on a fresh results folder with the same input.  Both are reported.
     with tempfile.TemporaryDirectory() as tmp:
-        cold = one_pass(Path(tmp) / "cold")
-        warm = one_pass(Path(tmp) / "warm", args.profile)
+        base = Path(args.keep) if args.keep else Path(tmp)
+        cold = one_pass(base / "cold")
+        warm = one_pass(base / "warm", args.profile)
     ref = warm["inp"].reference
     out = {"scale": args.scale, "topics": len(ref.qids), "runs": len(ref.run_ids), "answers": len(ref.answers),
            "bootstrap": args.bootstrap, "build_s": warm["build_s"], "study_s": warm["study_s"],
