@@ -44,8 +44,20 @@ def run(args: argparse.Namespace) -> int:
         metric = normalize_metric(args.metric)
         if metric not in METRICS:
             raise ConfigError(f"--metric {args.metric!r}: expected one of {', '.join(METRICS)}")
+    from metaeval.io.outputs import OutputError, check_output
     from metaeval.report.write import write_report
 
+    try:
+        check_output(args.results_dir, kind="dir", option="RESULTS_DIR")  # read-only, a file, too long: one line
+    except OutputError as exc:
+        if not args.print_:
+            raise
+        # --print needs no file: print the report, then say (one line, exit 2) that nothing could be written
+        from metaeval.report.build import build_report
+        from metaeval.report.render_text import render_text
+
+        print(render_text(build_report(args.results_dir, thresholds=args.thresholds, metric=metric)))
+        raise OutputError(f"{exc}; printed only, no report file written") from None
     rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric, latex=args.latex)
     if args.print_:
         from metaeval.report.render_text import render_text
