@@ -110,7 +110,8 @@ def test_identical_refusals_collapse_into_one_note():
            "candidates": {"none": {"status": "ok", "level": "score", "held_out": held},
                           **{m: {"status": "refused", "level": "label", "reason": reason}
                              for m in ("posterior", "matrix", "matrix_unconstrained", "ordinal")}},
-           "leaderboard": {"rows": [], "corrected_by": "none", "human_labelled_topics": 1, "raw_mae_vs_reference": 0.1}}
+           "leaderboard": {"rows": [], "estimated_by": "ppi_pp", "human_labelled_topics": 1, "judge_only_topics": 0,
+                           "intervals_why": "PPI++ is the fallback"}}
     notes = [b.text for b in cell_blocks(cal) if isinstance(b, Text) and reason in b.text]
     assert notes == [f"posterior, matrix, matrix_unconstrained, ordinal: {reason}"]
 
