@@ -35,7 +35,7 @@ def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
     sel = cal["selection"]
     name = sel["method"] if sel["method"] != "none" else "none (raw kept)"
     if sel.get("verdict", "stable") != "stable":
-        name = f"unstable: {sel['method']} (fallback)"
+        name = f"{sel['verdict']}: {sel['method']}"
     return {"calibration": name, "held_out_mae": _pm(sel.get("nested_mae") or sel["held_out_mae"]),
             "raw_mae": _pm(sel["raw_mae"]),
             "beats_raw": "yes" if sel["beats_raw"] else "no"}
