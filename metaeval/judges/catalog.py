@@ -91,6 +91,14 @@ class JudgeSpec:
         """The same judge with some config options replaced (prompts, cache, a resolved reference)."""
         return replace(self, config={**self.config, **options})
 
+    def with_deployment(self, **changes: Any) -> "JudgeSpec":
+        """The same judge with deployment fields replaced (``base_url=...``): the typed deployment and the config
+        it is recorded from change together; nothing is parsed again."""
+        if self.deployment is None:
+            raise ConfigError(f"judge {self.name!r} has no deployment")
+        return replace(self, deployment=replace(self.deployment, **changes),
+                       config={**self.config, "deployment": {**self.config["deployment"], **changes}})
+
     def missing_requirements(self) -> list[str]:
         """Modules named in ``requires`` that are not importable (an optional extra not installed)."""
         return [m for m in self.requires if importlib.util.find_spec(m) is None]
