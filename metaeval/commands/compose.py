@@ -232,7 +232,7 @@ def _grid_judges_and_prompts(config: dict[str, Any], overrides: list[str], confi
     if not prompts:
         prompts = {config["prompt"]["name"]: config["prompt"]}
     # a grid judge's cell name is its config name (grid.judges entry); the single top-level judge keeps its 'name'
-    return [resolve_judge(cfg, name=n) for n, cfg in judge_cfgs.items()], prompts
+    return [resolve_judge(cfg, name=n, source=f"config judge/{n}") for n, cfg in judge_cfgs.items()], prompts
 
 
 def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:

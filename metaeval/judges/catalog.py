@@ -121,13 +121,13 @@ def judge_names(config_dirs: Sequence[str | os.PathLike] | None = None) -> dict[
 
 
 def resolve_judge(spec: "str | Mapping[str, Any] | JudgeSpec", *, config_dirs: Sequence[str | os.PathLike] | None = None,
-                  name: str | None = None) -> JudgeSpec:
+                  name: str | None = None, source: str | None = None) -> JudgeSpec:
     """A ``JudgeSpec`` from a name (file path, config name, registry name), a mapping, or a spec (returned as is)."""
     from metaeval.judges.registry import JUDGES
 
     if isinstance(spec, JudgeSpec):
         return spec
-    source = "mapping"
+    source = source or "mapping"
     if isinstance(spec, Mapping):
         config = dict(spec)
     elif isinstance(spec, (str, os.PathLike)):
