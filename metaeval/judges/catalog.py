@@ -164,6 +164,10 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
     deployment = None
     if config.get("deployment") is not None:
         deployment = Deployment.from_dict(config["deployment"], where=f"{where}: deployment")
+        if deployment.mode == "batch":  # batch settings checked here, before any job, not when the backend is built
+            from metaeval.judges.batch import BatchSettings
+
+            BatchSettings.from_dict(deployment.batch, deployment.backend, where=f"{where}: deployment.batch")
     elif kind == "llm":
         raise ConfigError(f"{where}: an llm judge needs a 'deployment' mapping")
     options = getattr(cls, "OPTIONS", None)  # a class that declares its options: any other key is a typo
