@@ -43,6 +43,27 @@ class _Replica:
     down_since: float = field(default_factory=time.monotonic)
 
 
+def _actor_errors() -> tuple[type, ...]:
+    """Ray's errors for an actor that died or cannot be reached."""
+    from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+    return (ActorDiedError, ActorUnavailableError, RayActorError)
+
+
+@dataclass
+class _RunState:
+    """One ``RayExecutor.run``: jobs not sent yet per deployment, chunks in flight, probes, resend times, retries."""
+
+    on_result: OnResult
+    pending: dict[str, list[Job]] = field(default_factory=dict)
+    #: remote call -> (its jobs, the replica, when sent)
+    in_flight: dict[Any, tuple[list[Job], Any, float]] = field(default_factory=dict)
+    probes: dict[Any, Any] = field(default_factory=dict)
+    #: (when, replica): probes answered "unavailable", to resend
+    reprobe: list[tuple[float, Any]] = field(default_factory=list)
+    attempts: dict[str, int] = field(default_factory=dict)
+
+
 class RayExecutor:
     """Async Ray actors per judge deployment: ``replicas`` of them (see the module docstring and ``replica_plan``).
 
@@ -188,109 +209,116 @@ class RayExecutor:
     # ------------------------------------------------------------------ run
     def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
         import ray
-        from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
-        actor_errors = (ActorDiedError, ActorUnavailableError, RayActorError)
         init_ray(self.address, self.num_cpus,
                  cluster_runtime_env(self.ship_package, self.runtime_env) if self.address else None)
         install_sigterm()  # ray.init replaced our SIGTERM handler with sys.exit (a C++ stack dump mid-ray.wait)
-        pending: dict[str, list[Job]] = {}
+        st = _RunState(on_result=on_result)
         for job in jobs:
-            pending.setdefault(job.worker_id, []).append(job)
-        for lst in pending.values():
+            st.pending.setdefault(job.worker_id, []).append(job)
+        for lst in st.pending.values():
             lst.reverse()  # pop() from the end keeps submission order
-        in_flight: dict[Any, tuple[list[Job], _Replica, float]] = {}
-        probes: dict[Any, _Replica] = {}
-        reprobe: list[tuple[float, _Replica]] = []  # (when, replica): probes answered "unavailable", to resend
-        attempts: dict[str, int] = {}
-        for wid in pending:
+        for wid in st.pending:
             for rep in self._start(wid):
-                probes[rep.handle.where.remote()] = rep
-
-        def fill() -> None:
-            for wid, lst in pending.items():
-                while lst:
-                    rep = self._pick(wid)
-                    if rep is None:
-                        break
-                    live = sum(r.up for r in self._replicas[wid])
-                    k = min(self._chunk(wid, rep, len(lst), live), len(lst), rep.cap - rep.in_flight)
-                    chunk = [lst.pop() for _ in range(max(1, k))]
-                    ref = rep.handle.run_many.remote([(j.stage, j.payload) for j in chunk])
-                    in_flight[ref] = (chunk, rep, time.perf_counter())
-                    self.remote_calls += 1
-                    rep.in_flight += len(chunk)
-
-        def give_up_stalled() -> None:
-            """Fail (as data) the jobs of deployments with no replica up for ``restart_timeout_s``."""
+                st.probes[rep.handle.where.remote()] = rep
+        self._fill(st)
+        while st.in_flight or any(st.pending.values()):
             now = time.monotonic()
-            for wid, lst in pending.items():
-                reps = self._replicas.get(wid, [])
-                if not lst or any(r.up for r in reps):
-                    continue
-                if all(r.dead for r in reps) or now - max(r.down_since for r in reps) > self.restart_timeout_s:
-                    err = RuntimeError(f"no replica of {wid} is available (all died or restarting > "
-                                       f"{self.restart_timeout_s:g}s); {len(lst)} job(s) not run")
-                    log.error("%s", err)
-                    while lst:
-                        on_result(lst.pop(), err)
-
-        fill()
-        while in_flight or any(pending.values()):
-            now = time.monotonic()
-            for item in [x for x in reprobe if x[0] <= now]:
-                reprobe.remove(item)
-                probes[item[1].handle.where.remote()] = item[1]
-            refs = list(in_flight) + list(probes)
+            for item in [x for x in st.reprobe if x[0] <= now]:
+                st.reprobe.remove(item)
+                st.probes[item[1].handle.where.remote()] = item[1]
+            refs = list(st.in_flight) + list(st.probes)
             if not refs:  # every replica down, its next probe not due yet
                 time.sleep(PROBE_RETRY_S)
             done, rest = ray.wait(refs, num_returns=1, timeout=1.0) if refs else ([], [])
             if done and rest:  # everything else already finished too: one round trip instead of one per job
                 done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
             for ref in done:
-                if ref in probes:
-                    rep = probes.pop(ref)
-                    try:
-                        node, pid = ray.get(ref)
-                        placed = self.actor_count
-                        self.placements.append({"worker": rep.wid, "replica": rep.index, "node": node, "pid": pid})
-                        first = self.actor_count > placed
-                        rep.up = True
-                        if first and self._t_actors is not None:  # a restarted replica is not the actors' start
-                            self.actor_start_s = time.perf_counter() - self._t_actors
-                    except ActorUnavailableError:
-                        # not reachable yet: a probe sent right after a kill can reach the dead process before
-                        # Ray knows it died; ask again shortly (``give_up_stalled`` bounds the wait)
-                        reprobe.append((time.monotonic() + PROBE_RETRY_S, rep))
-                    except actor_errors:
-                        rep.dead, rep.up = True, False
-                    continue
-                chunk, rep, _t0 = in_flight.pop(ref)
-                rep.in_flight -= len(chunk)
-                try:
-                    results, busy_s = ray.get(ref)
-                    self._observe(rep.wid, busy_s / len(chunk))
-                except actor_errors as exc:
-                    if rep.up:  # stop sending to it; a probe brings it back when Ray has restarted it
-                        rep.up, rep.down_since = False, time.monotonic()
-                        log.warning("replica %s#%d of %s failed (%s); probing it", rep.wid, rep.index, rep.wid,
-                                    type(exc).__name__)
-                        probes[rep.handle.where.remote()] = rep
-                    for job in chunk:
-                        attempts[job.key] = attempts.get(job.key, 0) + 1
-                        if attempts[job.key] <= self.max_job_retries:
-                            log.warning("worker %s died during job %s; retrying (%d)", rep.wid, job.key,
-                                        attempts[job.key])
-                            pending[job.worker_id].append(job)
-                        else:
-                            on_result(job, exc)
-                    continue
-                except Exception as exc:
-                    results = [exc] * len(chunk)
-                for job, result in zip(chunk, results):
-                    on_result(job, result)
-            give_up_stalled()
-            fill()
+                if ref in st.probes:
+                    self._probed(st, ref)
+                else:
+                    self._chunk_done(st, ref)
+            self._give_up_stalled(st)
+            self._fill(st)
+
+    def _fill(self, st: "_RunState") -> None:
+        """Send pending jobs, in chunks, to the least-loaded live replica of their deployment while it has room."""
+        for wid, lst in st.pending.items():
+            while lst:
+                rep = self._pick(wid)
+                if rep is None:
+                    break
+                live = sum(r.up for r in self._replicas[wid])
+                k = min(self._chunk(wid, rep, len(lst), live), len(lst), rep.cap - rep.in_flight)
+                chunk = [lst.pop() for _ in range(max(1, k))]
+                ref = rep.handle.run_many.remote([(j.stage, j.payload) for j in chunk])
+                st.in_flight[ref] = (chunk, rep, time.perf_counter())
+                self.remote_calls += 1
+                rep.in_flight += len(chunk)
+
+    def _give_up_stalled(self, st: "_RunState") -> None:
+        """Fail (as data) the jobs of deployments with no replica up for ``restart_timeout_s``."""
+        now = time.monotonic()
+        for wid, lst in st.pending.items():
+            reps = self._replicas.get(wid, [])
+            if not lst or any(r.up for r in reps):
+                continue
+            if all(r.dead for r in reps) or now - max(r.down_since for r in reps) > self.restart_timeout_s:
+                err = RuntimeError(f"no replica of {wid} is available (all died or restarting > "
+                                   f"{self.restart_timeout_s:g}s); {len(lst)} job(s) not run")
+                log.error("%s", err)
+                while lst:
+                    st.on_result(lst.pop(), err)
+
+    def _probed(self, st: "_RunState", ref: Any) -> None:
+        """A probe answered: the replica is up (its placement recorded), restarting (probe again shortly) or dead."""
+        import ray
+        from ray.exceptions import ActorUnavailableError
+
+        rep = st.probes.pop(ref)
+        try:
+            node, pid = ray.get(ref)
+            placed = self.actor_count
+            self.placements.append({"worker": rep.wid, "replica": rep.index, "node": node, "pid": pid})
+            first = self.actor_count > placed
+            rep.up = True
+            if first and self._t_actors is not None:  # a restarted replica is not the actors' start
+                self.actor_start_s = time.perf_counter() - self._t_actors
+        except ActorUnavailableError:
+            # not reachable yet: a probe sent right after a kill can reach the dead process before Ray knows it
+            # died; ask again shortly (``_give_up_stalled`` bounds the wait)
+            st.reprobe.append((time.monotonic() + PROBE_RETRY_S, rep))
+        except _actor_errors():
+            rep.dead, rep.up = True, False
+
+    def _chunk_done(self, st: "_RunState", ref: Any) -> None:
+        """A chunk finished: its results reported; if its replica died, the replica is probed and the chunk's jobs
+        are resubmitted (at most ``max_job_retries`` times each, then reported as failed)."""
+        import ray
+
+        chunk, rep, _t0 = st.in_flight.pop(ref)
+        rep.in_flight -= len(chunk)
+        try:
+            results, busy_s = ray.get(ref)
+            self._observe(rep.wid, busy_s / len(chunk))
+        except _actor_errors() as exc:
+            if rep.up:  # stop sending to it; a probe brings it back when Ray has restarted it
+                rep.up, rep.down_since = False, time.monotonic()
+                log.warning("replica %s#%d of %s failed (%s); probing it", rep.wid, rep.index, rep.wid,
+                            type(exc).__name__)
+                st.probes[rep.handle.where.remote()] = rep
+            for job in chunk:
+                st.attempts[job.key] = st.attempts.get(job.key, 0) + 1
+                if st.attempts[job.key] <= self.max_job_retries:
+                    log.warning("worker %s died during job %s; retrying (%d)", rep.wid, job.key, st.attempts[job.key])
+                    st.pending[job.worker_id].append(job)
+                else:
+                    st.on_result(job, exc)
+            return
+        except Exception as exc:
+            results = [exc] * len(chunk)
+        for job, result in zip(chunk, results):
+            st.on_result(job, result)
 
     def shutdown(self) -> None:
         import ray
