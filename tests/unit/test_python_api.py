@@ -119,6 +119,10 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_nearest():
     ref = metaeval.load_dataset("demo").labels
     with pytest.raises(TypeError, match="calibrate\\(\\) got an unexpected keyword argument 'fold'; did you mean 'folds'"):
         metaeval.calibrate(ref, ref, fold=3)
+    with pytest.raises(TypeError, match="analyze\\(\\) got an unexpected keyword argument 'n_bot'; did you mean 'n_boot'"):
+        metaeval.analyze(ref, ref, n_bot=3)
+    with pytest.raises(TypeError, match="score\\(\\) got an unexpected keyword argument 'no_vitl'; did you mean 'no_vital'"):
+        metaeval.score(ref, no_vitl="zero")
 
 
 def test_a_python_judge_is_a_grid_judge_without_a_config_file(tmp_path):
