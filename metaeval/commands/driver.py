@@ -8,9 +8,11 @@ once by ``compose_sweep``; nothing below it sees the composed dict except as a r
 
 from __future__ import annotations
 
+import logging
+
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -23,6 +25,8 @@ class SweepRun:
 
     summary: dict[str, Any] | None
     dry_run_cells: list[dict[str, Any]] | None = None
+    #: the report's closing lines (synthetic-data note, verdict, where report.html is); [] without a report
+    closing: list[str] = field(default_factory=list)
 
 
 def public_config(config: dict, with_judges: bool = False) -> dict:
@@ -62,6 +66,10 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
     grid_fp = content_hash(sorted(c.id for c in cells))
     layout.check_fingerprint(dataset_fp, grid_fp, write=False)
     with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
+        from metaeval.layout import endpoint_changes
+
+        for line in endpoint_changes(layout, public_config(settings.document, with_judges=True)):  # once per deployment
+            logging.getLogger("metaeval.sweep").warning(line)
         layout.check_fingerprint(dataset_fp, grid_fp, write=True)
         layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
         layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(settings.document, with_judges=True),
@@ -83,10 +91,11 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     from metaeval.commands.report import report_after_study
     from metaeval.study import study_sweep
 
+    closing: list[str] = []
     try:
         summary = study_sweep(outcome, settings.study, settings.document, t0)  # every figure, summary.json / .md
         if settings.report_enabled:
-            report_after_study(outcome.layout, settings.document, summary)  # renders what the study wrote
+            closing = report_after_study(outcome.layout, settings.document, summary)  # renders what the study wrote
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
-    return SweepRun(summary=summary)
+    return SweepRun(summary=summary, closing=closing)

@@ -88,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")
     if summary.get("stopped"):
         print(f"stopped early: {summary['stopped']}")
+    for line in run.closing:  # last: the verdict and where report.html is
+        print(line)
+    if summary.get("stopped"):
         return 3
     from metaeval.pipeline.health import EXIT_FAILED_RATE, failed_rate_problems
 

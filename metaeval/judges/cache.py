@@ -87,6 +87,10 @@ _SCHEMA = (
 )
 
 
+#: (cache path, deployment, url) whose endpoint change this process has announced already
+_ANNOUNCED: set[tuple[str, str, str]] = set()
+
+
 class CacheCorrupt(Exception):
     pass
 
@@ -217,7 +221,8 @@ class ResponseCache:
         except sqlite3.DatabaseError as exc:
             log.warning("response cache %s: could not record the endpoint (%s)", self.path, str(exc)[:120])
             return []
-        if others:
+        if others and (self.path, deployment, url) not in _ANNOUNCED:  # once per process, not once per stage
+            _ANNOUNCED.add((self.path, deployment, url))
             log.warning("response cache %s: deployment %r now points at %s but pointed at %s before; cached replies "
                         "from there are reused (the URL is not part of the cache key). If the servers differ, set "
                         "the deployment's revision to keep their replies apart.", self.path, deployment,

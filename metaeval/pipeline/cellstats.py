@@ -60,7 +60,8 @@ class CellStats:
 
     def totals(self, store: ResultsStore) -> dict[str, Any]:
         """What the cell's results cost, over every run that produced them: summed job stats from the store
-        (a job shared by several cells counts for each of them)."""
+        (a job shared by several cells counts for each of them; replies replayed from the response cache count at
+        what they cost when first paid for, ``replayed_cost_usd``)."""
         out: dict[str, Any] = {k: 0 for k in _TOTAL_KEYS}
         out["cost_usd"] = 0.0
         prompts: set[str] = set()
@@ -71,7 +72,9 @@ class CellStats:
             st = rec.get("stats") or {}
             for k in _TOTAL_KEYS:
                 out[k] += int(st.get(k, 0))
-            out["cost_usd"] += float(st.get("cost_usd", 0.0))
+            # a job run again from the response cache (after a quarantine, say) cost what its replies cost when
+            # they were paid for: the results' cost does not fall because this run replayed them
+            out["cost_usd"] += float(st.get("cost_usd", 0.0)) + float(st.get("replayed_cost_usd", 0.0))
             out["failed_jobs"] += rec["status"] == "failed"
             prompts.update(st.get("prompts", []))
         out["prompts"] = sorted(prompts)

@@ -206,18 +206,29 @@ class Sweep:
         return {key: rec for key in owners if (rec := self.store.get(key)) is not None}
 
     # ------------------------------------------------------------------ stages
+    def human_nuggets(self, qid: str, with_importance: bool = False) -> list:
+        """:func:`~metaeval.pipeline.labelsets.human_nuggets`, computed once per topic (the same for every cell)."""
+        memo = self.__dict__.setdefault("_nuggets_memo", {})
+        if (qid, with_importance) not in memo:
+            memo[(qid, with_importance)] = human_nuggets(self.dataset, qid, with_importance)
+        return list(memo[(qid, with_importance)])
+
     def documents_for(self, qid: str, cell: Cell | None = None):
         """Creation's documents: the ones ``cell``'s judge graded relevant (``sweep.relevance=judge``), else those
         graded >= min_grade in the qrels (all of the topic's documents when the dataset has no qrels)."""
         if cell is not None and (cell.id, qid) in self.judged:
             return list(self.judged[(cell.id, qid)])
-        docs = self.dataset.documents.get(qid, [])
-        qrels = self.dataset.qrels
-        if qrels is None or not len(docs):
-            return list(docs)
-        graded = qrels[(qrels["qid"] == qid) & (qrels["grade"] >= self.settings.min_grade)]
-        keep = set(graded["docid"])
-        return [d for d in docs if d.docid in keep]
+        memo = self.__dict__.setdefault("_docs_memo", {})  # per topic: the same for every cell (a 1,000-judge grid)
+        if qid not in memo:
+            docs = self.dataset.documents.get(qid, [])
+            qrels = self.dataset.qrels
+            if qrels is None or not len(docs):
+                memo[qid] = list(docs)
+            else:
+                graded = qrels[(qrels["qid"] == qid) & (qrels["grade"] >= self.settings.min_grade)]
+                keep = set(graded["docid"])
+                memo[qid] = [d for d in docs if d.docid in keep]
+        return list(memo[qid])
 
     def grade_relevance(self) -> None:
         """Stage 0 (``sweep.relevance=judge``): per (judge, prompt, topic) one job grading all candidate documents
@@ -305,9 +316,9 @@ class Sweep:
         for c in self.active:
             for qid in self.dataset.qids:
                 if c.strategy.importance != "judge":
-                    nugget_lists[(c.id, qid)] = human_nuggets(self.dataset, qid, with_importance=True)
+                    nugget_lists[(c.id, qid)] = self.human_nuggets(qid, with_importance=True)
                     continue
-                texts = created.get((c.id, qid), []) if c.strategy.nuggets == "judge" else human_nuggets(self.dataset, qid)
+                texts = created.get((c.id, qid), []) if c.strategy.nuggets == "judge" else self.human_nuggets(qid)
                 spec, payload = importance_job(c.judge_id, c.prompt_id, self.topics[qid], texts,
                                                self.documents_for(qid, c), self.settings)
                 items.append((c, spec, payload, len(texts)))
@@ -338,6 +349,8 @@ class Sweep:
                     index[(c.id, a.qid, a.run_id) + ((k,) if k else ())] = spec.key
         outs = self.dispatch("assign", items)
         ds = self.dataset
+        if self.dry_run:  # nothing was judged: no label sets to build (a 1,000-judge dry run)
+            return {}, {}
         label_sets = {c.id: cell_label_set(ds, c, nugget_lists, index, outs) for c in self.active}
         samples = {c.id: [label_sets[c.id]] + [cell_label_set(ds, c, nugget_lists, index, outs, sample=k)
                                                for k in range(1, self.cell_samples[c.id])]

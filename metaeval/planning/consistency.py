@@ -59,7 +59,7 @@ def flip_stats(codes: np.ndarray) -> dict[str, Any]:
     counts = np.stack([(codes == c).sum(0) for c in (-1, 0, 1, 2)])       # (4, n)
     agree = (counts * (counts - 1)).sum(0) / (k * (k - 1))
     flip = 1.0 - agree
-    modal = np.array(["FAILED", "not_support", "partial_support", "support"], dtype=object)[counts.argmax(0)]
+    modal = support_labels(counts.argmax(0) - 1)  # row c + 1 holds code c
     by = {str(m): {"labels": int((modal == m).sum()), "flip_rate": float(flip[modal == m].mean())}
           for m in np.unique(modal)}
     return {"k": k, "labels": int(codes.shape[1]), "flip_rate": float(flip.mean()),

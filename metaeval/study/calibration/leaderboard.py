@@ -33,7 +33,7 @@ from metaeval.study.calibration.data import nanmean
 
 def calibrated_leaderboard(metric: str, sel: dict[str, Any], data, cands, full, judge_rows: dict[str, dict]) -> dict[str, Any]:
     """Rows per run (see the module docstring), sorted by ``human_estimate_rank``."""
-    from metaeval.study.leaderboard import ranks
+    from metaeval.analysis.ranks import ranks
 
     H, J = data.H[metric], data.J[metric]
     lab, only = data.labelled, data.judge_only
