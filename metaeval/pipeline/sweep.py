@@ -24,7 +24,7 @@ from metaeval.pipeline.cellstats import CellStats, cell_summaries
 from metaeval.pipeline.choose_executor import make_executor
 from metaeval.pipeline.executors import Job
 from metaeval.pipeline.grid import Cell
-from metaeval.pipeline.labelsets import cell_label_set, human_nuggets
+from metaeval.pipeline.labelsets import cell_label_set
 from metaeval.pipeline.plan import SweepPlan, plan_sweep
 from metaeval.pipeline.settings import PipelineSettings
 from metaeval.pipeline.specs import JobSpec
@@ -32,6 +32,7 @@ from metaeval.pipeline.stages import (assign_job, create_job, estimate_job, impo
                                       placeholder_nuggets, relevance_job, relevant_documents, sort_and_keep)
 from metaeval.pipeline.store import ResultsStore, output_problem
 from metaeval.pipeline.store_views import ReadOnlyStore, job_error
+from metaeval.pipeline.topic_inputs import TopicInputs
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ class Sweep:
         self.progress = progress
         self.dataset, self.cells, self.active = plan.dataset, plan.cells, plan.active
         self.cell_samples, self.topics = plan.cell_samples, plan.topics
+        self.inputs = TopicInputs(plan.dataset, settings.sweep.min_grade)  # per topic, once for every cell
         self.layout, self.store = layout, store
         self._exec = None  # the sweep's executor (``_shared_executor``)
         #: Ray: seconds from the first actor launched to the last one ready (its judge's SDK imported), else None
@@ -206,29 +208,12 @@ class Sweep:
         return {key: rec for key in owners if (rec := self.store.get(key)) is not None}
 
     # ------------------------------------------------------------------ stages
-    def human_nuggets(self, qid: str, with_importance: bool = False) -> list:
-        """:func:`~metaeval.pipeline.labelsets.human_nuggets`, computed once per topic (the same for every cell)."""
-        memo = self.__dict__.setdefault("_nuggets_memo", {})
-        if (qid, with_importance) not in memo:
-            memo[(qid, with_importance)] = human_nuggets(self.dataset, qid, with_importance)
-        return list(memo[(qid, with_importance)])
-
     def documents_for(self, qid: str, cell: Cell | None = None):
-        """Creation's documents: the ones ``cell``'s judge graded relevant (``sweep.relevance=judge``), else those
-        graded >= min_grade in the qrels (all of the topic's documents when the dataset has no qrels)."""
+        """Creation's documents: the ones ``cell``'s judge graded relevant (``sweep.relevance=judge``), else the
+        topic's (``TopicInputs.documents``: qrels grade >= min_grade)."""
         if cell is not None and (cell.id, qid) in self.judged:
             return list(self.judged[(cell.id, qid)])
-        memo = self.__dict__.setdefault("_docs_memo", {})  # per topic: the same for every cell (a 1,000-judge grid)
-        if qid not in memo:
-            docs = self.dataset.documents.get(qid, [])
-            qrels = self.dataset.qrels
-            if qrels is None or not len(docs):
-                memo[qid] = list(docs)
-            else:
-                graded = qrels[(qrels["qid"] == qid) & (qrels["grade"] >= self.settings.min_grade)]
-                keep = set(graded["docid"])
-                memo[qid] = [d for d in docs if d.docid in keep]
-        return list(memo[qid])
+        return self.inputs.documents(qid)
 
     def grade_relevance(self) -> None:
         """Stage 0 (``sweep.relevance=judge``): per (judge, prompt, topic) one job grading all candidate documents
@@ -316,9 +301,10 @@ class Sweep:
         for c in self.active:
             for qid in self.dataset.qids:
                 if c.strategy.importance != "judge":
-                    nugget_lists[(c.id, qid)] = self.human_nuggets(qid, with_importance=True)
+                    nugget_lists[(c.id, qid)] = self.inputs.human_nuggets(qid, with_importance=True)
                     continue
-                texts = created.get((c.id, qid), []) if c.strategy.nuggets == "judge" else self.human_nuggets(qid)
+                texts = (created.get((c.id, qid), []) if c.strategy.nuggets == "judge"
+                         else self.inputs.human_nuggets(qid))
                 spec, payload = importance_job(c.judge_id, c.prompt_id, self.topics[qid], texts,
                                                self.documents_for(qid, c), self.settings)
                 items.append((c, spec, payload, len(texts)))
