@@ -46,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.base_url:
         if judge.deployment is None:
             raise ConfigError(f"--base-url: judge {args.judge!r} has no deployment")
-        judge = resolve_judge({**judge.config, "deployment": {**judge.config["deployment"], "base_url": args.base_url}},
-                              name=judge.name)
+        judge = judge.with_deployment(base_url=args.base_url)
     check_available(judge, ("assign",))
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
