@@ -76,16 +76,29 @@ def test_cache_survives_reopen_and_concurrent_processes(tmp_path):
     assert cache._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_token_bucket_paces_requests():
+def test_token_bucket_paces_requests(monkeypatch):
+    """From an empty bucket at 10 tokens/s, three takes of 1 wait 0.1 s each (on a fake clock: exactly), and on
+    the real clock never let the three through in less than their 0.3 s (a lower bound: a slow machine waits longer)."""
+    import metaeval.judges.limits as limits
+
     async def go():
         bucket = TokenBucket(per_minute=600)  # 10/s, burst 600
         bucket.tokens = 0.0
         t = time.perf_counter()
-        for _ in range(3):
-            await bucket.take(1)
-        return time.perf_counter() - t
+        waits = [await bucket.take(1) for _ in range(3)]
+        return waits, time.perf_counter() - t
 
-    assert 0.25 <= asyncio.run(go()) < 1.0
+    assert asyncio.run(go())[1] >= 0.25
+    clock, slept = [1000.0], []
+
+    async def fake_sleep(delay):
+        slept.append(delay)
+        clock[0] += delay
+
+    monkeypatch.setattr(limits, "time", type("FakeTime", (), {"monotonic": staticmethod(lambda: clock[0])}))
+    monkeypatch.setattr(limits.asyncio, "sleep", fake_sleep)
+    waits, _ = asyncio.run(go())
+    assert waits == pytest.approx([0.1, 0.1, 0.1]) and slept == pytest.approx([0.1, 0.1, 0.1])
 
 
 def test_rate_limiter_concurrency_cap():
