@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="metaeval",
         description="How far can you trust an LLM nugget judge? Score, meta-evaluate, calibrate and report.",
     )
-    from metaeval import __version__
+    from metaeval.version import __version__
 
     parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")

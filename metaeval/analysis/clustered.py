@@ -23,16 +23,15 @@ import numpy as np
 import pandas as pd
 
 from metaeval.analysis.resample import percentile_ci, topic_weights
+from metaeval.types import label_codes
 
 
 def per_topic_counts(joined: pd.DataFrame, order: Sequence[str], ref: str = "support_ref",
                      cand: str = "support_cand") -> tuple[list[str], np.ndarray]:
     """``(topics, C)`` with ``C[t, i, j]`` = pairs of topic ``t`` labelled ``order[i]`` by the reference and
     ``order[j]`` by the candidate (pairs with a label outside ``order``, e.g. FAILED, are left out)."""
-    from metaeval.analysis.agreement import codes
-
-    r = codes(joined[ref], order)
-    c = codes(joined[cand], order)
+    r = label_codes(joined[ref], order).astype(np.int64)
+    c = label_codes(joined[cand], order).astype(np.int64)
     ok = (r >= 0) & (c >= 0)
     qid = joined["qid"].astype(str).to_numpy(dtype=object)[ok]
     topics, t = np.unique(qid, return_inverse=True)

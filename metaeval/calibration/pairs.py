@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from metaeval.scoring import METRICS
-from metaeval.simulation import labels_to_codes
-from metaeval.types import IMPORTANCE_LEVELS
+from metaeval.types import IMPORTANCE_LEVELS, support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -175,7 +174,7 @@ def pairs_from_labelset(ls: "LabelSet", run_ids: Sequence[str] | None = None, qi
     nid = lab["nugget_id"].to_numpy(np.int64)
     per_topic = lab.groupby("qid", observed=True)["nugget_id"].transform("max").to_numpy(float) + 1.0
     return Pairs(
-        ans=ans, imp=imp, sup=labels_to_codes(lab["support"].astype(object).to_numpy()),
+        ans=ans, imp=imp, sup=support_codes(lab["support"].astype(object).to_numpy()),
         nug_len=_word_counts(lab["nugget"]),
         pos=nid / np.maximum(per_topic, 1.0), nugget_id=nid,
         ans_run=a_run, ans_topic=a_top, ans_len=a_len, run_ids=run_ids, qids=qids,
@@ -210,12 +209,3 @@ def _word_counts(texts: "pd.Series") -> np.ndarray:
     codes, uniq = pd.factorize(texts.fillna("").astype(str))
     counts = np.array([len(str(u).split()) for u in uniq], dtype=float)
     return counts[codes] if len(codes) else np.zeros(0)
-
-
-def align_pairs(human: "LabelSet", judge: "LabelSet") -> tuple[Pairs, np.ndarray]:
-    """Judge pairs plus the human support code of the same (qid, run_id, normalised nugget *text*) (-1 where
-    there is none or it is FAILED): :func:`metaeval.calibration.pairing.pair_by_text`, never by position."""
-    from metaeval.calibration.pairing import pair_by_text
-
-    p = pair_by_text(human, judge)
-    return p.judge, p.human

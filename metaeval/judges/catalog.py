@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from metaeval.errors import ConfigError
+from metaeval.schema import nearest
 from metaeval.judges.config import Deployment, Limits, Prices, load_config_file
 
 #: every stage a judge may perform, in pipeline order
@@ -30,6 +31,8 @@ ALL_STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
 PROMPTED: frozenset[str] = frozenset({"llm", "local-llm"})
 #: catalog-only keys of a judge config (not passed to the judge class)
 CATALOG_KEYS: tuple[str, ...] = ("requires", "label")
+#: keys every judge config may hold (read by the catalog, the grid or the pipeline, not by the judge class)
+COMMON_KEYS: tuple[str, ...] = ("judge", "name", "concurrency", "cache", *CATALOG_KEYS)
 #: the package's own config folder (Hydra groups: judge, prompt, strategy, ...)
 PACKAGE_CONF: Path = Path(__file__).resolve().parent.parent / "conf"
 
@@ -155,6 +158,13 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
         deployment = Deployment.from_dict(config["deployment"], where=f"{where}: deployment")
     elif kind == "llm":
         raise ConfigError(f"{where}: an llm judge needs a 'deployment' mapping")
+    options = getattr(cls, "OPTIONS", None)  # a class that declares its options: any other key is a typo
+    if options is not None:
+        allowed = (*options, *COMMON_KEYS)
+        for key in config:
+            if key not in allowed:
+                raise ConfigError(f"{where}: {key} is not an option{nearest(str(key), allowed)} "
+                                  f"(options of {kind}: {', '.join(options)})")
     try:  # options typed by the judge class itself (declared on the class, checked here in the driver)
         cls.check_config({k: v for k, v in config.items() if k not in (*CATALOG_KEYS, "judge", "deployment")})
     except ConfigError as exc:
@@ -211,4 +221,6 @@ def build_judge(spec: "JudgeSpec | str | Mapping[str, Any]"):
 
     spec = resolve_judge(spec)
     config = {k: v for k, v in spec.config.items() if k not in CATALOG_KEYS}
+    if spec.deployment is not None and "deployment" in config:
+        config["deployment"] = spec.deployment  # typed once, here in the catalog: the judge never re-parses it
     return judge_class(spec.kind).from_config(config)

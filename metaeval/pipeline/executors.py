@@ -164,9 +164,9 @@ def cluster_runtime_env(ship_package: bool = True, extra: Mapping[str, Any] | No
     runtime env at INFO on every node; keys travel as actor arguments instead (``_Secrets``)."""
     env: dict[str, Any] = dict(extra or {})
     if ship_package:
-        import metaeval
+        from metaeval.paths import PACKAGE_DIR
 
-        pkg = str(Path(metaeval.__file__).resolve().parent)
+        pkg = str(PACKAGE_DIR)
         env["py_modules"] = [*env.get("py_modules", []), pkg]
         env["excludes"] = [*env.get("excludes", []), "__pycache__", "*.pyc"]
     return env
@@ -203,16 +203,19 @@ def _deployment_dict(cfg: Any) -> dict[str, Any]:
 
 
 def _with_config(cfg: Any, conf: dict[str, Any]) -> Any:
-    """``cfg`` (a plain dict or a ``JudgeSpec``) with its config replaced."""
+    """``cfg`` (a plain dict or a ``JudgeSpec``) with its config replaced; a spec's typed deployment takes the
+    replica's share of the limits (``concurrency``, ``rpm``, ``tpm``) by ``dataclasses.replace``: it is parsed once,
+    by the judge catalog, never again."""
     if isinstance(cfg, Mapping):
         return conf
     import dataclasses
 
-    from metaeval.judges.config import Deployment
-
     changes: dict[str, Any] = {"config": conf}
-    if getattr(cfg, "deployment", None) is not None and isinstance(conf.get("deployment"), Mapping):
-        changes["deployment"] = Deployment.from_dict(conf["deployment"])
+    dep = getattr(cfg, "deployment", None)
+    if dep is not None and isinstance(conf.get("deployment"), Mapping):
+        lim = conf["deployment"].get("limits") or {}
+        share = {k: lim[k] for k in ("concurrency", "rpm", "tpm") if k in lim}
+        changes["deployment"] = dataclasses.replace(dep, limits=dataclasses.replace(dep.limits, **share))
     return dataclasses.replace(cfg, **changes)
 
 
@@ -374,14 +377,13 @@ class RayExecutor:
 
     @classmethod
     def from_runtime(cls, make_worker: Callable[[Any], Worker], worker_configs: dict[str, Any],
-                     concurrency: dict[str, int], runtime: Mapping[str, Any],
+                     concurrency: dict[str, int], runtime: Any,
                      prefetch: Mapping[str, int] | None = None) -> "RayExecutor":
-        """From the ``runtime`` config group (``conf/runtime/ray_local.yaml`` / ``ray_cluster.yaml``)."""
-        return cls(make_worker, worker_configs, concurrency, prefetch=prefetch, address=runtime.get("address"),
-                   num_cpus=runtime.get("num_cpus"), max_job_retries=int(runtime.get("max_job_retries", 3)),
-                   ship_package=bool(runtime.get("ship_package", True)), runtime_env=runtime.get("runtime_env"),
-                   shared_cache=runtime.get("shared_cache"),
-                   restart_timeout_s=float(runtime.get("restart_timeout_s", 60.0)))
+        """From the typed ``runtime`` settings (``metaeval.pipeline.settings.RuntimeSettings``)."""
+        return cls(make_worker, worker_configs, concurrency, prefetch=prefetch, address=runtime.address,
+                   num_cpus=runtime.num_cpus, max_job_retries=runtime.max_job_retries,
+                   ship_package=runtime.ship_package, runtime_env=runtime.runtime_env,
+                   shared_cache=runtime.shared_cache, restart_timeout_s=runtime.restart_timeout_s)
 
     # ------------------------------------------------------------------ actors
     def _secrets(self, cfg: Any) -> _Secrets | None:

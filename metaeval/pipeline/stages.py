@@ -21,26 +21,16 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-from metaeval.pipeline.specs import JobSpec, content_hash
+from metaeval.hashing import content_hash
+from metaeval.pipeline.settings import SweepSettings
+from metaeval.pipeline.specs import JobSpec
 from metaeval.types import Answer, Document, Nugget, Topic
 
 
-@dataclass(frozen=True)
-class StageSettings:
-    creation_window: int = 10
-    max_nuggets: int = 30
-    keep_top: int = 20
-    importance_batch: int = 10
-    assign_batch: int = 10
-    min_grade: int = 1
-    relevance_batch: int = 10
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "StageSettings":
-        return cls(**{k: int(d[k]) for k in cls.__dataclass_fields__ if k in d})
+#: the settings of every stage job (batch sizes, caps): the ``sweep`` section, whose defaults are THE defaults
+StageSettings = SweepSettings
 
 
 def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:

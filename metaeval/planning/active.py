@@ -178,7 +178,9 @@ def replay(H: np.ndarray, J: np.ndarray, size_fns: dict[str, Callable[[np.ndarra
         raise ConfigError(f"pilot of {pilot} topics leaves too small a pool of {T - pilot} (need >= 3)")
     pool_n = T - pilot
     budgets = sorted({int(b) for b in (budgets or range(2, pool_n))} & set(range(1, pool_n)))
-    rng = np.random.default_rng(seed)
+    from metaeval.analysis.resample import as_generator
+
+    rng = as_generator(seed, "planning.active_replay")  # an int seed: random_streams.stream(seed, purpose)
     names = list(size_fns)
     mse = {s: np.zeros((reps, len(budgets))) for s in names}
     for rep in range(reps):

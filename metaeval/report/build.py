@@ -60,10 +60,19 @@ class _Builder:
         if self.data["problems"]:
             sections.append(Section("problems", "Problems while building the report",
                                     [Text(p, "note") for p in self.data["problems"]]))
-        title = f"Calibration report: {self.res.summary.get('experiment') or self.res.path.name}"
+        title = f"Calibration report: {self.res.summary.get('experiment') or self.res.path.name}" \
+            + (" (synthetic data)" if self._synthetic() else "")
         rep = Report(title, sections, self.data, verdict)
         self.data["figures"] = [f.name for f in rep.figures]
         return rep
+
+    def _synthetic(self) -> str:
+        """The warning for a synthetic dataset (the demo: its registry description, as the study stored it), or ''."""
+        prov = (self.res.summary.get("dataset") or {}).get("provenance") or {}
+        if not prov.get("synthetic"):
+            return ""
+        self.data["synthetic"] = True
+        return "Synthetic data: " + (prov.get("description") or "not real assessments.")
 
     # ------------------------------------------------------------------ sections
     def s_summary(self, v: dict[str, Any]) -> Section:
@@ -73,6 +82,9 @@ class _Builder:
         lines = verdict_mod.plain_summary(self.res.cells, self.res.study.get("cells") or {}, self.metric, bar)
         self.data["summary"] = {"verdict": verdict_mod.headline(v), "cells": lines}
         blocks: list = [Text(verdict_mod.headline(v), "pass" if v["passed"] else "fail")]
+        synthetic = self._synthetic()
+        if synthetic:
+            blocks.insert(0, Text(synthetic, "note"))
         if lines:
             blocks.append(Items(lines))
         blocks.append(Text(f"On {self.metric}; every interval is a 95% topic-bootstrap CI ({_s(self.n_boot)} resamples); "
@@ -99,7 +111,7 @@ class _Builder:
             Text(head + f"Thresholds on {th['metric']}: {rules or 'none active'}. "
                  "`metaeval report --strict` exits 1 when any cell fails.", "p"),
             Table(cols, rows, "pass/fail per grid cell (why a cell was skipped: the grid cells section)",
-                  [False, False] + [True] * len(keys), latex="verdict")])
+                  [False, False] + [True] * len(keys))])
 
     def s_provenance(self) -> Section:
         import json
@@ -155,8 +167,8 @@ class _Builder:
         skipped = [Text("Skipped: " + "; ".join(f"{r['cell']} ({r['skipped']})" for r in rows if "skipped" in r) + ".", "note")] \
             if any("skipped" in r for r in rows) else []
         return Section("usage", "Grid cells: calls, tokens, cost, failures",
-                       [_tag(tables.to_table(ran, tables.USAGE_COLUMNS, "per grid cell (judge calls = judge invocations; "
-                                             "model requests = requests sent to a model, re-asks and retries included)"), "usage"),
+                       [(tables.to_table(ran, tables.USAGE_COLUMNS, "per grid cell (judge calls = judge invocations; "
+                                             "model requests = requests sent to a model, re-asks and retries included)")),
                         *skipped])
 
     def s_leaderboards(self) -> Section:
@@ -193,10 +205,8 @@ class _Builder:
         allm = [[cid] + [fmt(look.get((cid, m, "run"), {}).get("tau")) for m in metrics] for cid in self.ids if (cid, metrics[0] if metrics else "", "run") in look]
         blocks: list = [
             Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], main,
-                  f"Kendall tau ({self.variant}) on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True],
-                  latex="tau"),
-            Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics),
-                  latex="tau_metrics"),
+                  f"Kendall tau ({self.variant}) on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True]),
+            Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics)),
         ]
         if main:
             blocks.append(Figure("tau_levels", "Tau at three levels", caption=
@@ -255,9 +265,9 @@ class _Builder:
                    "Reference (human) support labels in rows, judge labels in columns: counts and row percentages "
                    "(Pradeep et al. 2025, Figure 6 style). FAILED labels are excluded and counted below.",
                    svg=plots.confusion(rows)),
-            _tag(tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
+            (tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
                                  "net strictness = P(judge lower) - P(judge higher) on not < partial < support; Stuart-Maxwell: "
-                                 "marginal homogeneity of the two label distributions"), "strictness"),
+                                 "marginal homogeneity of the two label distributions")),
         ]
         blocks += self._by_importance()
         for r in rows:
@@ -296,7 +306,7 @@ class _Builder:
                 Detail("strictness by importance, table", [
                     Table(["cell", "nuggets", "pairs", "net strictness [95% CI, CR1 t]", "support -> partial", "support -> not"], rows,
                           "strictness by the reference's nugget importance (support -> x: share of the assessors' support "
-                          "labels the judge gave x)", [False, False, True, True, True, True], latex="strictness_importance")],
+                          "labels the judge gave x)", [False, False, True, True, True, True])],
                        open=False)]
 
     def s_bias(self) -> Section | None:
@@ -323,7 +333,7 @@ class _Builder:
                    "resampled on the same topics).", svg=plots.bias(per, self.metric)),
             Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], rows,
                   f"mean per-run bias on {self.metric}; 'judged lower/higher': runs whose CI excludes 0",
-                  [False, True, True, True, True], latex="bias"),
+                  [False, True, True, True, True]),
             Detail("per-run bias tables", detail, open=False)])
 
     def s_descriptive(self) -> Section:
@@ -332,8 +342,8 @@ class _Builder:
         if not recs:
             return Section("descriptive", "Descriptive statistics per label source", [Text("analysis/descriptive.csv missing", "note")])
         return Section("descriptive", "Descriptive statistics per label source", [
-            _tag(tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
-                                 "(importance) and of nugget-answer labels (support)"), "descriptive"),
+            (tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
+                                 "(importance) and of nugget-answer labels (support)")),
             Figure("label_mix", "Support-label distribution", caption="Share of each support label per label source.",
                    svg=plots.label_mix(recs))])
 
@@ -475,12 +485,6 @@ def _reply(p: dict[str, Any], width: int = 240) -> str:
              f"{p['judge_reasks']} re-ask(s)" if p.get("judge_reasks") else ""]
     extra = [e for e in extra if e]
     return r + (f" ({', '.join(extra)})" if extra else "")
-
-
-def _tag(t: Table, name: str) -> Table:
-    """Mark ``t`` as one of the main tables ``metaeval report --latex`` exports (as ``report_latex/<name>.tex``)."""
-    t.latex = name
-    return t
 
 
 def _per_topic_rows(per: dict[str, list[dict[str, Any]]]) -> list[list[str]]:

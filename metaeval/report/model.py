@@ -8,14 +8,12 @@ from typing import Any, Union
 
 @dataclass
 class Table:
-    """A table of already formatted cells; ``numeric[i]`` right-aligns column ``i``; ``latex``: the file stem under
-    ``report_latex/`` when ``metaeval report --latex`` exports it (one of the main tables), else empty."""
+    """A table of already formatted cells; ``numeric[i]`` right-aligns column ``i``."""
 
     columns: list[str]
     rows: list[list[str]]
     caption: str = ""
     numeric: list[bool] = field(default_factory=list)
-    latex: str = ""
 
     def __post_init__(self) -> None:
         if not self.numeric:

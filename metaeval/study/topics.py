@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from metaeval.types import SUPPORT_RANK
+from metaeval.types import FAILED_CODE, SUPPORT_CODE
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -82,12 +82,6 @@ def tau_records(tt: "pd.DataFrame") -> list[dict[str, Any]]:
     return [{"qid": q, "tau": (None if t != t else t), "n_runs": int(n)} for q, t, n in tt.itertuples(index=False)]
 
 
-def mean_defined(values: list[float | None]) -> float | None:
-    v = np.array([x for x in values if x is not None], dtype=float)
-    v = v[~np.isnan(v)]
-    return float(v.mean()) if len(v) else None
-
-
 def excerpt(answer: str, nugget: str, width: int = 320) -> str:
     """The answer sentence sharing most words (3+ letters) with the nugget; the answer's start if none does."""
     words = {w for w in _WORD.findall(nugget.lower()) if len(w) > 2}
@@ -102,15 +96,14 @@ def excerpt(answer: str, nugget: str, width: int = 320) -> str:
 
 
 def _dist(a: str, b: str) -> int:
-    ra, rb = SUPPORT_RANK.get(a), SUPPORT_RANK.get(b)
-    if ra is not None and rb is not None and a != "FAILED" and b != "FAILED":
+    ra, rb = SUPPORT_CODE.get(a), SUPPORT_CODE.get(b)
+    if ra is not None and rb is not None:
         return abs(ra - rb)
     return 3  # FAILED on one side
 
 
 def _rank(label: str) -> int:
-    r = SUPPORT_RANK.get(label)
-    return -1 if r is None or label == "FAILED" else int(r)
+    return SUPPORT_CODE.get(label, FAILED_CODE)
 
 
 def disagreements(tt: "pd.DataFrame", ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame",

@@ -165,13 +165,17 @@ def test_latex_export_of_the_main_tables(results):
     folder = results / "report_latex"
     assert "report_latex" in res.stdout
     names = {p.stem for p in folder.glob("*.tex")}
-    assert {"tables", "verdict", "tau", "bias", "strictness", "strictness_importance", "descriptive", "usage"} <= names
+    assert {"tables", "preamble", "standalone", "verdict", "tau", "calibration", "bias", "strictness",
+            "descriptive", "leaderboard_lexical__human_auto", "calibration_lexical__human_auto"} <= names
     tex = (folder / "tau.tex").read_text(encoding="utf-8")
-    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex and "\\begin{tabular}{lrrr}" in tex
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex and "\\begin{tabularx}{\\linewidth}" in tex
     summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
     c = next(c for c in summary["cells"] if c["cell"] == "lexical__human_auto")
     run = c["analysis"]["metrics"]["v_strict"]["run"]
-    assert f"lexical\\_\\_human\\_auto & {run['tau']:.3f} [{run['ci'][0]:.2f}, {run['ci'][1]:.2f}]" in tex
+    # judge and nugget source as columns, the estimate over its interval
+    assert (f"lexical & human & \\begin{{tabular}}[t]{{@{{}}r@{{}}}}{run['tau']:.3f}\\\\{{\\scriptsize "
+            f"[{run['ci'][0]:.2f}, {run['ci'][1]:.2f}]}}") in tex
+    assert "lexical\\_\\_human" not in tex
 
 
 # Run `metaeval report` with every module that loads data, scores, analyses, calibrates or runs the study blocked:
@@ -221,7 +225,8 @@ def test_missing_study_files_degrade_to_a_problems_section(results, tmp_path):
     shutil.copytree(results, copy)
     shutil.rmtree(copy / "study")
     res = report(str(copy), check=True)
-    assert "verdict:" in res.stdout
+    last = res.stdout.strip().splitlines()
+    assert last[-2].startswith("Verdict: ") and last[-1] == f"report: {copy / 'report.html'}"
     html = (copy / "report.html").read_text(encoding="utf-8")
     assert '<section id="problems">' in html and "study.json" in html and "reference_runs.csv" in html
     data = json.loads((copy / "report.json").read_text(encoding="utf-8"))

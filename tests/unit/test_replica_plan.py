@@ -129,7 +129,7 @@ def test_deployment_replicas_auto_by_default_and_validated():
 
 def test_auto_replicas_never_asks_for_ray_by_itself():
     from metaeval.judges.catalog import resolve_judge
-    from metaeval.pipeline.sweep import resolve_executor
+    from metaeval.pipeline.choose_executor import resolve_executor
 
     one = resolve_judge({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "limits": {"concurrency": 256}}})
     two = resolve_judge({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "replicas": 2}})
