@@ -124,7 +124,7 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
 
     ray_start = 0.0
     if runtime != "serial":
-        from metaeval.pipeline.executors import cluster_runtime_env, init_ray
+        from metaeval.pipeline.ray_setup import cluster_runtime_env, init_ray
 
         t = time.perf_counter()
         rt = config.pipeline.runtime

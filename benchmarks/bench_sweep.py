@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     ideal = n_calls * args.latency / args.concurrency
     proc, url = start_server(args.latency)
     try:
-        from metaeval.pipeline.executors import init_ray
+        from metaeval.pipeline.ray_setup import init_ray
 
         t = time.perf_counter()
         init_ray(num_cpus=2)

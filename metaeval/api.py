@@ -100,8 +100,11 @@ def load_dataset(name_or_path: str | os.PathLike) -> Any:
 def score(labels: Any, policy: Any = None, **policy_options: Any) -> "Any":
     """Per-answer scores (``run_id, qid, a_strict, a, v_strict, v, w_strict, w, n_nuggets, n_vital, n_failed``).
     ``policy`` is a ``ScoringPolicy``; or give its fields (``no_vital``, ``failed_support``, ``failed_importance``)."""
+    from dataclasses import fields
+
     from metaeval.scoring import ScoringPolicy, score_answers
 
+    _check_keywords("score", policy_options, [f.name for f in fields(ScoringPolicy)])
     if policy is None:
         policy = ScoringPolicy(**policy_options)
     return score_answers(load(labels), policy)
@@ -123,8 +126,12 @@ def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: A
     DataFrames ``tau``, ``cells``, ``flips``, ``flip_pairs``, ``agreement``, ``confusion``, ``descriptive`` and the
     ``json`` document).  ``kwargs`` go to :func:`metaeval.analysis.api.analyze` (``metrics``, ``variant``,
     ``n_boot``, ``seed``, ``alpha``, ``ci_method``, ``policy``, ``flip_test``, ``names``)."""
+    import inspect
+
     from metaeval.analysis.api import analyze as _analyze
 
+    _check_keywords("analyze", kwargs, [p for p in inspect.signature(_analyze).parameters if p not in
+                                        ("reference", "candidates")])
     cands = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
     names = kwargs.pop("names", None)
     if names is None:

@@ -210,6 +210,14 @@ class ResultsLayout:
     def transcripts(self, cid: Any) -> Path:
         return self.cell_dir(cid) / "transcripts.jsonl"
 
+    def transcript_view(self, cid: Any) -> Path:
+        """The study's join of the transcripts with the human labels (``metaeval.study.transcript_view``)."""
+        return self.cell_dir(cid) / "transcript_view.json"
+
+    def transcript_viewer(self, cid: Any) -> Path:
+        """The cell's offline transcript viewer page (``metaeval.report.viewer``)."""
+        return self.cell_dir(cid) / "transcripts.html"
+
     def sample_labels(self, cid: Any, sample: int) -> Path:
         """Draw ``sample`` (>= 1) of the cell's judge (``sweep.samples``); draw 0 is ``labels(cid)``."""
         if int(sample) < 1:

@@ -39,6 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "if it wins at least --win-share of them")
     p.add_argument("--win-share", type=float, default=0.8,
                    help="share of repeats a method must win to be chosen (default 0.8); else 'unstable' and PPI++")
+    p.add_argument("--min-topics", type=int, default=10,
+                   help="fewest human-labelled topics on which a method is chosen (default 10); below: PPI++")
     p.add_argument("--selection", choices=["one_se", "min"], default="one_se",
                    help="one_se (default): a method replaces raw only if it beats raw by more than one SE; min: lowest error")
     p.add_argument("--min-coverage", type=float, default=0.95,
@@ -93,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
         mapping = parse_run_map(args.run_map)
         human, judge = rename_runs(human, mapping), rename_runs(judge, mapping)
     settings = {"methods": args.method, "metrics": metrics, "metric": metrics[0], "folds": args.folds,
-                "inner_folds": args.inner_folds, "repeats": args.repeats, "win_share": args.win_share, "selection": args.selection, "min_coverage": args.min_coverage,
+                "inner_folds": args.inner_folds, "repeats": args.repeats, "win_share": args.win_share,
+                "min_topics": args.min_topics, "selection": args.selection, "min_coverage": args.min_coverage,
                 "level": args.level, "n_boot": args.bootstrap, "options": fit_options(args),
                 "judge_spec": args.judge_spec, "prompt_version": args.prompt_version}
     result, model = split_model(calibrate_study(human, judge, settings, seed=args.seed,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from metaeval.errors import ConfigError
 from metaeval.judges.catalog import PACKAGE_CONF, default_config_dirs
@@ -145,16 +145,16 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
     return out
 
 
-def ignored_choices(overrides: Sequence[str], grid: Mapping[str, Any], grid_choice: str) -> None:
+def ignored_choices(overrides: Sequence[str], grid: Any, grid_choice: str) -> None:
     """A top-level ``judge=X`` / ``prompt=X`` / ``strategy=X`` while the chosen grid lists that axis would change
     nothing (the grid's list wins): one line saying what to type instead."""
     for raw in overrides:
         key, _, value = raw.partition("=")
         key = key.lstrip("+~")
         axis = SWEEPABLE.get(key)
-        if axis is None or not grid.get(axis):
+        if axis is None or not getattr(grid, axis):
             continue
-        listed = ", ".join(map(str, grid[axis]))
+        listed = ", ".join(map(str, getattr(grid, axis)))
         raise ConfigError(f"{raw} has no effect: grid {grid_choice} sweeps grid.{axis}=[{listed}]; for one cell use "
                           f"grid=single {raw}, for a grid of your own -m {key}={value},... or grid.{axis}=[{value}]")
 
@@ -162,6 +162,11 @@ def ignored_choices(overrides: Sequence[str], grid: Mapping[str, Any], grid_choi
 def compose_config(overrides: Sequence[str], config_dir: Any = None, *, hydra: bool = False) -> dict[str, Any]:
     """The composed config as a plain dict, every section checked (``metaeval.commands.settings``).
     ``hydra=True`` adds ``_choices`` (group -> option)."""
+    return _compose_checked(overrides, config_dir, hydra=hydra)[0]
+
+
+def _compose_checked(overrides: Sequence[str], config_dir: Any = None, *, hydra: bool = False):
+    """(the plain composed config, its typed sections: ``metaeval.commands.settings.check_sections``)."""
     from metaeval.commands.settings import check_sections
 
     with _Composer(overlay_dirs(config_dir)) as c:
@@ -172,10 +177,10 @@ def compose_config(overrides: Sequence[str], config_dir: Any = None, *, hydra: b
         with open_dict(cfg):
             del cfg["hydra"]
         plain = _plain(cfg)
-    check_sections(plain)
+    sections = check_sections(plain)
     if hydra:
         plain["_choices"] = {k: v for k, v in choices.items() if not k.startswith("hydra/")}
-    return plain
+    return plain, sections
 
 
 def _group_node(c: _Composer, overrides: list[str], group: str, option: str) -> dict[str, Any]:
@@ -196,43 +201,41 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     from metaeval.pipeline.grid import expand_grid
 
     overrides = list(overrides)
-    config = compose_config(overrides, config_dir, hydra=True)
-    grid = config.get("grid") or {}
+    config, sections = _compose_checked(overrides, config_dir, hydra=True)
+    grid = sections["grid"]
     ignored_choices(overrides, grid, str(config["_choices"].get("grid") or "grid"))
-    judge_names = list(grid.get("judges") or [])
-    optional = [n for n in grid.get("optional_judges") or [] if n not in judge_names]
-    judges, prompts = _grid_judges_and_prompts(config, overrides, config_dir, [*judge_names, *optional])
-    strategies = grid.get("strategies") or [config["strategy"]["name"]]
-    cache = config.get("cache") or {}
-    cache_path = cache.get("path") if cache.get("enabled", True) else None
-    relevance = str((config.get("sweep") or {}).get("relevance", "qrels"))
-    cells = expand_grid(judges, prompts, list(strategies), cache_path, relevance)
+    judge_names = list(grid.judges or [])
+    optional = [n for n in grid.optional_judges or [] if n not in judge_names]
+    judges, prompts = _grid_judges_and_prompts(config, grid, overrides, config_dir, [*judge_names, *optional])
+    strategies = grid.strategies or [config["strategy"]["name"]]
+    cells = expand_grid(judges, prompts, list(strategies), sections["cache"].active_path, sections["sweep"].relevance)
     if not cells:
         raise ConfigError("the grid is empty")
     config["judges"] = {j.name: j.public_dict() for j in judges}
     config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid.") for o in overrides)
-    config["_single"] = not (judge_names or optional) and not grid.get("prompts") and not grid.get("strategies")
+    config["_single"] = not (judge_names or optional) and not grid.prompts and not grid.strategies
     if config.get("name") in (None, ""):
         config["name"] = default_name(config, cells)
-    return build_settings(config, single=config["_single"]), cells
+    return build_settings(config, sections, single=config["_single"]), cells
 
 
-def _grid_judges_and_prompts(config: dict[str, Any], overrides: list[str], config_dir: Any, names: list[str]):
+def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[str], config_dir: Any,
+                             names: list[str]):
     """The grid's typed judges (each composed through Hydra as the ``judge`` group choice, so ``judge.*``
     overrides reach every one, then typed by the judge catalog) and its prompts (name -> prompt config)."""
     from metaeval.judges.catalog import resolve_judge
 
-    prompt_names = list((config.get("grid") or {}).get("prompts") or [])
+    prompt_names = list(grid.prompts or [])
     with _Composer(overlay_dirs(config_dir)) as c:
         judge_cfgs = {n: _group_node(c, overrides, "judge", n) for n in names}
         prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
-    if not (config.get("grid") or {}).get("judges"):
+    if not grid.judges:
         name = str(config["judge"].get("name") or config["_choices"].get("judge") or "judge")
         judge_cfgs = {name: config["judge"], **judge_cfgs}
     if not prompts:
         prompts = {config["prompt"]["name"]: config["prompt"]}
     # a grid judge's cell name is its config name (grid.judges entry); the single top-level judge keeps its 'name'
-    return [resolve_judge(cfg, name=n) for n, cfg in judge_cfgs.items()], prompts
+    return [resolve_judge(cfg, name=n, source=f"config judge/{n}") for n, cfg in judge_cfgs.items()], prompts
 
 
 def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:

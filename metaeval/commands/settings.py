@@ -91,9 +91,11 @@ def check_sections(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_settings(config: Mapping[str, Any], *, single: bool = False) -> RunSettings:
-    """The settings tree of a composed configuration whose ``name`` is filled in (``compose_sweep``)."""
-    s = check_sections(config)
+def build_settings(config: Mapping[str, Any], sections: Mapping[str, Any] | None = None, *,
+                   single: bool = False) -> RunSettings:
+    """The settings tree of a composed configuration whose ``name`` is filled in (``compose_sweep``);
+    ``sections``: what ``check_sections`` returned for it (checked once; computed here when not given)."""
+    s = sections if sections is not None else check_sections(config)
     pipeline = PipelineSettings(name=str(config["name"]), results_dir=str(config.get("results_dir", "results")),
                                 sweep=s["sweep"], runtime=s["runtime"], cache=s["cache"], dataset=s["dataset"],
                                 single=single)

@@ -42,7 +42,7 @@ _PT_PER_CHAR, _PT_PER_SCRIPT_CHAR = 4.3, 3.1
 #: a two-column page: one column and the full text width (the article class at 10pt, twocolumn; ACM and IEEE
 #: templates are within a few points of these)
 COLUMN_PT, TEXT_PT = 241.0, 505.0
-#: above this many rows a table is set in \footnotesize instead of \small
+#: above this many rows a table is set in \footnotesize instead of \small, across both columns (~55 rows fit a page)
 LONG_ROWS = 30
 _COLSEP_PT = 8.0  # 2 x \tabcolsep (4pt in these tables)
 
@@ -96,8 +96,8 @@ def latex_table(df: "pd.DataFrame", *, numeric: Sequence[bool], caption: str, la
     need = sum(_natural_pt(column[i]) + _COLSEP_PT for i, n in enumerate(numeric) if n)
     word = max([min_text_pt] + [_longest_word_pt(column[i]) for i, n in enumerate(numeric) if not n])
     need += sum(word + _COLSEP_PT for n in numeric if not n)
-    if wide is None:
-        wide = need > COLUMN_PT
+    if wide is None:  # a long table spans both columns too, so that its text cells do not wrap it off the page
+        wide = need > COLUMN_PT or len(df) > LONG_ROWS
     spec = "".join("r" if n else r">{\raggedright\arraybackslash}X" for n in numeric)
     if all(numeric):  # tabularx needs an X column: the last one takes the slack, right-aligned
         spec = spec[:-1] + r">{\raggedleft\arraybackslash}X"

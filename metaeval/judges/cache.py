@@ -8,8 +8,11 @@ one deployment whose server is replaced by a different one (other weights under 
 with an explicit ``deployment.revision``.  The cache records the URL every entry came from and warns when one
 deployment name now points at a different server than before.
 
-Only successful replies are stored: the reply text (keys redacted by the client), token usage, finish reason,
-the model the server named and the URL (user, password and query string stripped).  Never headers, never a key.
+Only successful replies are stored: the reply text (keys redacted by the client, in every field), token usage,
+what it cost (``cost_usd``: a replay counts it as ``replayed_cost_usd``), finish reason, the model the server named
+and the URL (user, password and query string stripped).  Never headers, never a key.  ``cache.path`` is vetted
+when the cache opens (a folder, a path too long, a read-only folder: one ``OutputError`` line, not a sqlite3
+traceback).
 
 Integrity: when the file is opened, ``PRAGMA quick_check`` runs; a file that is not SQLite, is truncated or has
 corrupt pages is moved aside to ``<path>.corrupt-<UTC time>`` with a warning naming it, and a fresh cache is

@@ -91,6 +91,14 @@ class JudgeSpec:
         """The same judge with some config options replaced (prompts, cache, a resolved reference)."""
         return replace(self, config={**self.config, **options})
 
+    def with_deployment(self, **changes: Any) -> "JudgeSpec":
+        """The same judge with deployment fields replaced (``base_url=...``): the typed deployment and the config
+        it is recorded from change together; nothing is parsed again."""
+        if self.deployment is None:
+            raise ConfigError(f"judge {self.name!r} has no deployment")
+        return replace(self, deployment=replace(self.deployment, **changes),
+                       config={**self.config, "deployment": {**self.config["deployment"], **changes}})
+
     def missing_requirements(self) -> list[str]:
         """Modules named in ``requires`` that are not importable (an optional extra not installed)."""
         return [m for m in self.requires if importlib.util.find_spec(m) is None]
@@ -113,13 +121,13 @@ def judge_names(config_dirs: Sequence[str | os.PathLike] | None = None) -> dict[
 
 
 def resolve_judge(spec: "str | Mapping[str, Any] | JudgeSpec", *, config_dirs: Sequence[str | os.PathLike] | None = None,
-                  name: str | None = None) -> JudgeSpec:
+                  name: str | None = None, source: str | None = None) -> JudgeSpec:
     """A ``JudgeSpec`` from a name (file path, config name, registry name), a mapping, or a spec (returned as is)."""
     from metaeval.judges.registry import JUDGES
 
     if isinstance(spec, JudgeSpec):
         return spec
-    source = "mapping"
+    source = source or "mapping"
     if isinstance(spec, Mapping):
         config = dict(spec)
     elif isinstance(spec, (str, os.PathLike)):
@@ -156,6 +164,10 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
     deployment = None
     if config.get("deployment") is not None:
         deployment = Deployment.from_dict(config["deployment"], where=f"{where}: deployment")
+        if deployment.mode == "batch":  # batch settings checked here, before any job, not when the backend is built
+            from metaeval.judges.batch import BatchSettings
+
+            BatchSettings.from_dict(deployment.batch, deployment.backend, where=f"{where}: deployment.batch")
     elif kind == "llm":
         raise ConfigError(f"{where}: an llm judge needs a 'deployment' mapping")
     options = getattr(cls, "OPTIONS", None)  # a class that declares its options: any other key is a typo

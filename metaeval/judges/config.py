@@ -12,7 +12,7 @@ A deployment is one model behind one backend::
              backoff_base_s: 0.5, max_backoff_s: 30}           # not part of the cache key
     prices: {input_per_1m: 0.15, output_per_1m: 0.60}          # USD per million tokens
                                    # (+ batch_input_per_1m / batch_output_per_1m; default half)
-    replicas: auto               # Ray actors serving it (limits split across them); auto: executors.auto_replicas
+    replicas: auto               # Ray actors serving it (limits split across them); auto: pipeline.replicas.auto_replicas
     resources: {}                # Ray resources per actor, e.g. {num_gpus: 1}; a list = one per replica
     mode: sync                   # sync | batch (the provider's batch API: metaeval.judges.batch)
     batch: {}                    # batch settings (max_requests, window_s, poll_s, max_poll_s, journal)
@@ -105,8 +105,8 @@ class Deployment:
     #: explicit deployment revision / namespace: part of the response-cache key (the URL is not); set it when one
     #: model name is served by different servers or weights, so their replies never share cache entries
     revision: str | None = None
-    #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/executors.py);
-    #: ``"auto"`` (default): ``metaeval.pipeline.executors.auto_replicas`` - one, unless an HTTP deployment has
+    #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/replicas.py);
+    #: ``"auto"`` (default): ``metaeval.pipeline.replicas.auto_replicas`` - one, unless an HTTP deployment has
     #: many requests in flight on a Ray runtime with CPUs to spare
     replicas: int | str = "auto"
     #: Ray resources per actor ({num_gpus: 1, ...}); a list gives one mapping per replica (pins replicas to nodes)

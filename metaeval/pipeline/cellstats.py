@@ -34,6 +34,25 @@ class CellStats:
     prompts: set = field(default_factory=set)
     keys: set = field(default_factory=set)
 
+    def estimate(self, stage: str, calls: int, input_tokens: int, output_tokens: int, cost_usd: float,
+                 bound: bool) -> None:
+        """Count one job's estimated calls, tokens and USD (``bound``: its nugget lists are at the caps)."""
+        self.est_bound = self.est_bound or bound
+        self.est_calls += calls
+        self.est_stage_calls[stage] = self.est_stage_calls.get(stage, 0) + calls
+        self.est_input_tokens += input_tokens
+        self.est_output_tokens += output_tokens
+        self.est_cost_usd += cost_usd
+
+    def charge(self, status: str, stats: dict[str, Any]) -> None:
+        """Count one job this cell executed: its status and its call stats."""
+        self.executed += 1
+        self.failed_jobs += status == "failed"
+        for k in ("judge_calls", "calls", "cache_hits", "retries", "reasks", "input_tokens", "output_tokens"):
+            setattr(self, k, getattr(self, k) + int(stats.get(k, 0)))
+        self.cost_usd += float(stats.get("cost_usd", 0.0))
+        self.prompts.update(stats.get("prompts", []))
+
     def as_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if k != "keys"}
         d["prompts"] = sorted(self.prompts)

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from metaeval.errors import ConfigError
+from metaeval.pipeline.executors import AsyncioExecutor
+from metaeval.pipeline.ray_executor import RayExecutor
 from metaeval.pipeline.settings import RuntimeSettings
+
+#: ``runtime.executor`` -> executor class (``auto`` is resolved first: :func:`resolve_executor`)
+EXECUTORS: dict[str, type] = {"serial": AsyncioExecutor, "ray": RayExecutor}
 
 
 def resolve_executor(kind: str, judges: Sequence[Any]) -> str:
@@ -28,8 +33,6 @@ def resolve_executor(kind: str, judges: Sequence[Any]) -> str:
 def make_executor(runtime: RuntimeSettings, cells: Sequence[Any], make_worker: Callable[[Any], Any]):
     """The executor for ``cells`` (the active cells of a sweep): ``runtime.executor`` (``auto``: see
     :func:`resolve_executor`), one worker per judge deployment built from its typed ``JudgeSpec``."""
-    from metaeval.pipeline.executors import EXECUTORS
-
     kind = resolve_executor(runtime.executor, [c.judge for c in cells])
     if kind not in EXECUTORS:
         raise ConfigError(f"runtime.executor={kind!r}; expected one of {', '.join(EXECUTORS)}")

@@ -1,8 +1,8 @@
 """The sweep: run every grid cell's judge stages and assemble one label set per cell.  It stops there.
 
-``run_sweep(settings, cells)`` takes the typed ``PipelineSettings`` (built once at the edge from the composed
-configuration, ``metaeval.commands.settings``) and the cells of the grid, stores every finished
-job in ``<results_dir>/<name>/jobs.jsonl`` (paths from ``metaeval.layout``; the store drives resume) and returns a
+``run_sweep(settings, cells)`` takes the typed ``PipelineSettings`` (built once at the edge,
+``metaeval.commands.settings``) and the grid's cells, stores every finished job in ``<results_dir>/<name>/jobs.jsonl``
+(paths from ``metaeval.layout``; the store drives resume) and returns a
 :class:`SweepOutcome`: the label sets, the per-cell usage rows and the reference.  Scores, analysis, calibration,
 ``summary.json`` and the report are the study's and the report's (``metaeval.study``, ``metaeval.report``).
 
@@ -24,18 +24,21 @@ from metaeval.pipeline.cellstats import CellStats, cell_summaries
 from metaeval.pipeline.choose_executor import make_executor
 from metaeval.pipeline.executors import Job
 from metaeval.pipeline.grid import Cell
-from metaeval.pipeline.labelsets import cell_label_set, human_nuggets
+from metaeval.pipeline.labelsets import cell_label_set
 from metaeval.pipeline.plan import SweepPlan, plan_sweep
 from metaeval.pipeline.settings import PipelineSettings
 from metaeval.pipeline.specs import JobSpec
 from metaeval.pipeline.stages import (assign_job, create_job, estimate_job, importance_job, make_worker,
                                       placeholder_nuggets, relevance_job, relevant_documents, sort_and_keep)
 from metaeval.pipeline.store import ResultsStore, output_problem
+from metaeval.pipeline.store_views import ReadOnlyStore, job_error
+from metaeval.pipeline.topic_inputs import TopicInputs
 
 log = logging.getLogger(__name__)
 
 #: (stage, total) -> object with ``update(n, cache_hits=, failures=, retries=, cost_usd=)`` and ``close()``
 ProgressFactory = Callable[[str, int], Any]
+
 
 @dataclass
 class SweepOutcome:
@@ -77,6 +80,7 @@ class Sweep:
         self.progress = progress
         self.dataset, self.cells, self.active = plan.dataset, plan.cells, plan.active
         self.cell_samples, self.topics = plan.cell_samples, plan.topics
+        self.inputs = TopicInputs(plan.dataset, settings.sweep.min_grade)  # per topic, once for every cell
         self.layout, self.store = layout, store
         self._exec = None  # the sweep's executor (``_shared_executor``)
         #: Ray: seconds from the first actor launched to the last one ready (its judge's SDK imported), else None
@@ -100,8 +104,38 @@ class Sweep:
 
     def dispatch(self, stage: str, items: list[tuple[Cell, JobSpec, dict, int]]) -> dict[str, dict[str, Any]]:
         """Run the jobs of one stage; ``items`` are (cell, spec, payload, n_items).  Returns key -> output."""
+        owners, todo = self._jobs_to_run(stage, items)
+        if self.dry_run or self.stopped or not todo:
+            return self._outputs(owners)
+        jobs = self._within_budget(stage, todo)
+        bar = self.progress(stage, len(jobs)) if self.progress else None
+        live = {"cache_hits": 0, "failures": 0, "retries": 0, "cost_usd": 0.0}
+
+        def on_result(job: Job, result: Any) -> None:
+            output, status, stats = self._store_result(job, result)
+            self.stats[owners[job.key][0].id].charge(status, stats)  # charged to the first cell that asked for it
+            if bar is not None:
+                live["cache_hits"] += int(stats.get("cache_hits", 0))
+                live["retries"] += int(stats.get("retries", 0))
+                live["cost_usd"] += float(stats.get("cost_usd", 0.0))
+                failed_items = len(output.get("failures", [])) if isinstance(output, dict) else 0
+                live["failures"] += (status == "failed") + failed_items
+                bar.update(1, **live)
+
+        executor = self._shared_executor()  # one per sweep: Ray actors started for one stage serve the next
+        try:
+            executor.run(jobs, on_result)
+        finally:
+            if bar is not None:
+                bar.close()
+        return self._outputs(owners)
+
+    def _jobs_to_run(self, stage: str, items: list[tuple[Cell, JobSpec, dict, int]]):
+        """(owners: key -> the cells asking for it, todo: key -> (first cell, spec, payload, est. USD)) with every
+        cell's job counts and estimates updated; a stored job whose output is usable is reused, one that is not is
+        set aside and run again."""
         owners: dict[str, list[Cell]] = {}
-        todo: dict[str, tuple[Cell, JobSpec, dict, float]] = {}  # key -> (first cell, spec, payload, est. USD)
+        todo: dict[str, tuple[Cell, JobSpec, dict, float]] = {}
         for cell, spec, payload, n in items:
             owners.setdefault(spec.key, []).append(cell)
             self.cell_keys.setdefault(cell.id, []).append(spec.key)  # in stage order: the cell's transcript
@@ -118,16 +152,14 @@ class Sweep:
                 if set_aside is not None:
                     set_aside(spec.key, problem)
             calls, tin, tout, cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)
-            st.est_bound = st.est_bound or cell.id in self.bounded
-            st.est_calls += calls
-            st.est_stage_calls[stage] = st.est_stage_calls.get(stage, 0) + calls
-            st.est_input_tokens += tin
-            st.est_output_tokens += tout
-            st.est_cost_usd += cost
+            st.estimate(stage, calls, tin, tout, cost, bound=cell.id in self.bounded)
             if spec.key not in todo:  # the first cell asking for a job dispatches it, at its judge's prices
                 todo[spec.key] = (cell, spec, payload, cost)
-        if self.dry_run or self.stopped or not todo:
-            return self._outputs(owners)
+        return owners, todo
+
+    def _within_budget(self, stage: str, todo: dict[str, tuple[Cell, JobSpec, dict, float]]) -> list[Job]:
+        """The jobs to send, in order, while the estimated spend stays within ``sweep.budget_usd`` (the rest are
+        not sent: ``stopped`` says why)."""
         jobs: list[Job] = []
         for key, (cell, spec, payload, cost) in todo.items():
             if self.budget is not None and self.spent + cost > float(self.budget):
@@ -137,40 +169,20 @@ class Sweep:
                 break
             self.spent += cost
             jobs.append(Job(key=key, worker_id=cell.worker_id, stage=stage, payload=payload, meta={"spec": spec}))
-        bar = self.progress(stage, len(jobs)) if self.progress else None
-        live = {"cache_hits": 0, "failures": 0, "retries": 0, "cost_usd": 0.0}
+        return jobs
 
-        def on_result(job: Job, result: Any) -> None:
-            spec: JobSpec = job.meta["spec"]
-            if isinstance(result, BaseException):  # redacted again here: the store never holds a key
-                output, status = {"error": job_error(result, self._secrets())}, "failed"
-            else:  # no reply for some unit (transport failure): keep its FAILED labels, retry on a rerun
-                output, status = result, ("failed" if result.get("transport_failures") else "done")
-            stats = output.pop("stats", {}) if isinstance(output, dict) else {}
-            self.store.put(spec, status, output, stats)
-            for cell in owners[spec.key][:1]:  # work is charged to the first cell that asked for it
-                st = self.stats[cell.id]
-                st.executed += 1
-                st.failed_jobs += status == "failed"
-                for k in ("judge_calls", "calls", "cache_hits", "retries", "reasks", "input_tokens", "output_tokens"):
-                    setattr(st, k, getattr(st, k) + int(stats.get(k, 0)))
-                st.cost_usd += float(stats.get("cost_usd", 0.0))
-                st.prompts.update(stats.get("prompts", []))
-            if bar is not None:
-                live["cache_hits"] += int(stats.get("cache_hits", 0))
-                live["retries"] += int(stats.get("retries", 0))
-                live["cost_usd"] += float(stats.get("cost_usd", 0.0))
-                failed_items = len(output.get("failures", [])) if isinstance(output, dict) else 0
-                live["failures"] += (status == "failed") + failed_items
-                bar.update(1, **live)
-
-        executor = self._shared_executor()  # one per sweep: Ray actors started for one stage serve the next
-        try:
-            executor.run(jobs, on_result)
-        finally:
-            if bar is not None:
-                bar.close()
-        return self._outputs(owners)
+    def _store_result(self, job: Job, result: Any) -> tuple[Any, str, dict[str, Any]]:
+        """Store one finished job: (output, status, call stats).  A job that raised is stored FAILED with its
+        error (keys redacted again: the store never holds one); a job with a transport failure in some unit keeps
+        its FAILED labels and is retried on a rerun."""
+        spec: JobSpec = job.meta["spec"]
+        if isinstance(result, BaseException):
+            output, status = {"error": job_error(result, self._secrets())}, "failed"
+        else:
+            output, status = result, ("failed" if result.get("transport_failures") else "done")
+        stats = output.pop("stats", {}) if isinstance(output, dict) else {}
+        self.store.put(spec, status, output, stats)
+        return output, status, stats
 
     def _shared_executor(self):
         """The sweep's executor, built at the first stage with jobs and shut down when the sweep ends
@@ -193,37 +205,15 @@ class Sweep:
         return [v for v in {os.environ.get(c.judge.key_env or "") for c in self.active if c.judge.key_env} if v]
 
     def _outputs(self, owners: dict[str, list[Cell]]) -> dict[str, dict[str, Any]]:
-        out = {}
-        for key in owners:
-            rec = self.store.get(key)
-            if rec is not None:
-                out[key] = rec
-        return out
+        return {key: rec for key in owners if (rec := self.store.get(key)) is not None}
 
     # ------------------------------------------------------------------ stages
-    def human_nuggets(self, qid: str, with_importance: bool = False) -> list:
-        """:func:`~metaeval.pipeline.labelsets.human_nuggets`, computed once per topic (the same for every cell)."""
-        memo = self.__dict__.setdefault("_nuggets_memo", {})
-        if (qid, with_importance) not in memo:
-            memo[(qid, with_importance)] = human_nuggets(self.dataset, qid, with_importance)
-        return list(memo[(qid, with_importance)])
-
     def documents_for(self, qid: str, cell: Cell | None = None):
-        """Creation's documents: the ones ``cell``'s judge graded relevant (``sweep.relevance=judge``), else those
-        graded >= min_grade in the qrels (all of the topic's documents when the dataset has no qrels)."""
+        """Creation's documents: the ones ``cell``'s judge graded relevant (``sweep.relevance=judge``), else the
+        topic's (``TopicInputs.documents``: qrels grade >= min_grade)."""
         if cell is not None and (cell.id, qid) in self.judged:
             return list(self.judged[(cell.id, qid)])
-        memo = self.__dict__.setdefault("_docs_memo", {})  # per topic: the same for every cell (a 1,000-judge grid)
-        if qid not in memo:
-            docs = self.dataset.documents.get(qid, [])
-            qrels = self.dataset.qrels
-            if qrels is None or not len(docs):
-                memo[qid] = list(docs)
-            else:
-                graded = qrels[(qrels["qid"] == qid) & (qrels["grade"] >= self.settings.min_grade)]
-                keep = set(graded["docid"])
-                memo[qid] = [d for d in docs if d.docid in keep]
-        return list(memo[qid])
+        return self.inputs.documents(qid)
 
     def grade_relevance(self) -> None:
         """Stage 0 (``sweep.relevance=judge``): per (judge, prompt, topic) one job grading all candidate documents
@@ -311,9 +301,10 @@ class Sweep:
         for c in self.active:
             for qid in self.dataset.qids:
                 if c.strategy.importance != "judge":
-                    nugget_lists[(c.id, qid)] = self.human_nuggets(qid, with_importance=True)
+                    nugget_lists[(c.id, qid)] = self.inputs.human_nuggets(qid, with_importance=True)
                     continue
-                texts = created.get((c.id, qid), []) if c.strategy.nuggets == "judge" else self.human_nuggets(qid)
+                texts = (created.get((c.id, qid), []) if c.strategy.nuggets == "judge"
+                         else self.inputs.human_nuggets(qid))
                 spec, payload = importance_job(c.judge_id, c.prompt_id, self.topics[qid], texts,
                                                self.documents_for(qid, c), self.settings)
                 items.append((c, spec, payload, len(texts)))
@@ -380,40 +371,6 @@ class Sweep:
             samples=samples or {})
 
 
-def job_error(exc: BaseException, secrets: Sequence[str] = ()) -> str:
-    """The stored text of a job that raised: ``Type: message`` with every key in ``secrets`` (and any 8+-character
-    fragment of one) replaced - the client redacts what it raises, this is the store's own guarantee."""
-    from metaeval.judges.backends.base import redact
-
-    text = f"{type(exc).__name__}: {exc}"
-    for secret in secrets:
-        text = redact(text, secret)
-    return text
-
-
-class _ReadOnlyStore:
-    """The store a dry run reads: stored job records by key; nothing can be written."""
-
-    def __init__(self, records: dict[str, dict[str, Any]]):
-        self._records = records
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self._records.get(key)
-
-    def transcripts(self, key: str) -> list[dict[str, Any]]:
-        out = (self._records.get(key) or {}).get("output")
-        return list(out.get("transcripts") or []) if isinstance(out, dict) else []
-
-    def put(self, *args: Any, **kwargs: Any) -> None:  # pragma: no cover - a dry run dispatches nothing
-        raise RuntimeError("a dry run stores nothing")
-
-    def close(self, keep_lock: bool = False) -> None:
-        pass
-
-    def release(self) -> None:
-        pass
-
-
 def open_sweep(settings: PipelineSettings, cells: Sequence[Cell], progress: ProgressFactory | None = None,
                hold_lock: bool = False) -> Sweep:
     """A ready :class:`Sweep`: every check (judges, dataset, cell ids) done and the dataset loaded; the store
@@ -423,7 +380,7 @@ def open_sweep(settings: PipelineSettings, cells: Sequence[Cell], progress: Prog
     for c in plan.cells:  # validates every cell id before anything is written
         layout.cell_dir(c.id)
     if settings.sweep.dry_run:  # done jobs are not counted
-        store: Any = _ReadOnlyStore(layout.job_records() if layout.jobs.is_file() else {})
+        store: Any = ReadOnlyStore(layout.job_records() if layout.jobs.is_file() else {})
     else:
         layout.ensure()
         store = ResultsStore(layout)  # jobs, quarantine and lock paths from the layout

@@ -13,6 +13,7 @@ from metaeval.report import plots, tables, verdict as verdict_mod
 from metaeval.report.load import Results, load_results
 from metaeval.report.model import Detail, Figure, Items, Report, Section, Table, Text, fmt, fmt_ci
 from metaeval.report.provenance import collect
+from metaeval.report.viewer import unit_link
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class _Builder:
         self.active = res.active
         self.ids = [c["cell"] for c in self.active]
         self.variant = str((res.config.get("analysis") or {}).get("tau", "b"))  # the analysis' tau variant
+        self.pages: dict[str, str] = {}  # the transcript viewers, by path relative to the results folder
 
     def build(self) -> Report:
         verdict = verdict_mod.evaluate(self.res.cells, self.th)
@@ -62,7 +64,7 @@ class _Builder:
                                     [Text(p, "note") for p in self.data["problems"]]))
         title = f"Calibration report: {self.res.summary.get('experiment') or self.res.path.name}" \
             + (" (synthetic data)" if self._synthetic() else "")
-        rep = Report(title, sections, self.data, verdict)
+        rep = Report(title, sections, self.data, verdict, pages=self.pages)
         self.data["figures"] = [f.name for f in rep.figures]
         return rep
 
@@ -367,42 +369,68 @@ class _Builder:
     def s_disagreements(self) -> Section:
         out, blocks = [], []
         blocks.append(Text(f"For each cell, the {self.worst} topics with the lowest per-topic tau on {self.metric}; within them "
-                           "the answers whose rank moves most and the nugget labels behind it."))
+                           "the answers whose rank moves most and the nugget labels behind it. 'open' links to the cell's "
+                           "transcript viewer (cells/<cell>/transcripts.html: prompt and raw reply beside the parsed and "
+                           "the human labels, filterable by topic, run, label and disagreement)."))
         for c in self.active:
-            stored = self.res.study_cell(c["cell"]).get("disagreements") or {}
+            cid = c["cell"]
+            stored = self.res.study_cell(cid).get("disagreements") or {}
             if self.metric not in stored and stored:
-                blocks.append(Text(f"{c['cell']}: the study lists disagreements on {', '.join(stored)} only "
+                blocks.append(Text(f"{cid}: the study lists disagreements on {', '.join(stored)} only "
                                    f"(the first of analysis.metrics), not on {self.metric}.", "note"))
             d = dict(stored.get(self.metric) or {"topics": []})
             d["topics"] = list(d.get("topics") or [])[: self.worst]
-            d["cell"] = c["cell"]
+            d["cell"] = cid
+            page = self._viewer(cid)
+            d["viewer"] = page
             out.append(d)
             inner: list = []
             for t in d["topics"]:
-                inner.append(Text(f"Topic {t['qid']} (tau {fmt(t['tau'])}, {t['n_runs']} runs): {t['query']}", "p"))
-                inner.append(Table(["run", "reference", "judge", "ref. rank", "judge rank"],
-                                   [[a["run_id"], fmt(a["reference"]), fmt(a["judge"]), str(a["reference_rank"]), str(a["judge_rank"])]
-                                    for a in t["answers"]], "answers whose within-topic rank moves most",
-                                   [False, True, True, True, True]))
+                qid = t["qid"]
+                link = (lambda run, dis=False: unit_link(page, qid, run, disagree=dis)) if page else (lambda run, dis=False: "")
+                inner.append(Text(f"Topic {qid} (tau {fmt(t['tau'])}, {t['n_runs']} runs): {t['query']}", "p"))
+                inner.append(Table(["run", "reference", "judge", "ref. rank", "judge rank", "transcript"],
+                                   [[a["run_id"], fmt(a["reference"]), fmt(a["judge"]), str(a["reference_rank"]),
+                                     str(a["judge_rank"]), "open" if page else "-"] for a in t["answers"]],
+                                   "answers whose within-topic rank moves most", [False, True, True, True, True, False],
+                                   links=[link(a["run_id"]) for a in t["answers"]]))
                 if "pairs" in t:
-                    inner.append(Table(["run", "nugget", "importance", "human", "judge", "what the judge said", "answer excerpt"],
-                                       [[p["run_id"], p["nugget"], p["importance"], p["human"],
-                                         p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), _reply(p),
-                                         p["answer_excerpt"]]
-                                        for p in t["pairs"]] or [["-", "no label differs on this topic", "", "", "", "", ""]],
-                                       "nugget labels that differ (answers above first, then largest difference, vital first)"))
+                    rows = [[p["run_id"], p["nugget"], p["importance"], p["human"],
+                             p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), _reply(p),
+                             p["answer_excerpt"], "open" if page else "-"] for p in t["pairs"]]
+                    inner.append(Table(["run", "nugget", "importance", "human", "judge", "what the judge said",
+                                        "answer excerpt", "transcript"],
+                                       rows or [["-", "no label differs on this topic", "", "", "", "", "", "-"]],
+                                       "nugget labels that differ (answers above first, then largest difference, vital first)",
+                                       links=[link(p["run_id"], True) for p in t["pairs"]] if rows else []))
                 for nl in t.get("nugget_lists", []):
-                    inner.append(Table(["human nugget", "human label", "judge nugget", "judge label"],
-                                       _side_by_side(nl["human"], nl["judge"]),
-                                       f"run {nl['run_id']}: the two nugget lists, vital first (the judge made its own nuggets). "
-                                       f"Answer: {nl['answer_excerpt']}"))
+                    inner += _nugget_lists(nl, link(nl["run_id"]))
             if not inner:
                 inner.append(Text("no topic with a defined per-topic tau", "note"))
             elif d.get("n_topics_undefined"):
                 inner.append(Text(f"{d['n_topics_undefined']} topic(s) have undefined tau (constant scores) and are not ranked here.", "note"))
-            blocks.append(Detail(f"{c['cell']}", inner, open=False))
+            blocks.append(Detail(f"{cid}", inner, open=False))
         self.data["disagreements"] = out
         return Section("disagreements", "Where judge and reference disagree most", blocks)
+
+    def _viewer(self, cid: str) -> str:
+        """Render the cell's transcript viewer (from the study's transcript_view.json) into ``self.pages``; returns
+        its URL relative to the report, or "" when the study wrote no view (no transcripts)."""
+        rel = self.res.study_cell(cid).get("transcript_view")
+        path = self.res.layout.transcript_view(cid)
+        if not rel or not path.exists():
+            return ""
+        from metaeval.report.viewer import viewer_html
+
+        try:
+            view = self.res.layout.read_json(path)
+        except Exception as exc:  # noqa: BLE001 - shown, never hidden
+            self.res.problems.append(f"{path}: unreadable ({type(exc).__name__}: {exc})")
+            return ""
+        page = self.res.layout.transcript_viewer(cid).relative_to(self.res.layout.root).as_posix()
+        synthetic = " (synthetic data)" if self._synthetic() else ""
+        self.pages[page] = viewer_html(view, f"Transcripts of {cid}: {self.res.summary.get('experiment') or ''}{synthetic}")
+        return page
 
     def s_consistency(self) -> Section | None:
         """Sampled cells (``sweep.samples``): flip rate, tau over draws beside the topic bootstrap, soft vs hard
@@ -498,17 +526,21 @@ def _s(x: Any) -> str:
     return "-" if x is None else str(x)
 
 
-def _lab(d: dict[str, Any]) -> str:
-    return f"{d['label']} ({d['importance']})" if d else ""
+def _nugget_lists(nl: dict[str, Any], link: str) -> list:
+    """An auto_auto answer: the human nuggets with the assessors' labels and the judge's own nuggets with its labels,
+    as two separate lists (they are different nuggets: no row of one matches a row of the other), with the share
+    each side marks as supported."""
+    def table(items: list[dict[str, Any]], who: str) -> Table:
+        sup = sum(1 for x in items if x.get("label") == "support")
+        return Table(["nugget", "importance", "label"], [[x.get("nugget", ""), x.get("importance", ""), x.get("label", "")]
+                                                         for x in items] or [["-", "", ""]],
+                     f"{who}: {len(items)} nuggets, {sup} supported", [False, False, False])
 
-
-def _side_by_side(h: list[dict[str, Any]], j: list[dict[str, Any]]) -> list[list[str]]:
-    rows = []
-    for i in range(max(len(h), len(j))):
-        a = h[i] if i < len(h) else {}
-        b = j[i] if i < len(j) else {}
-        rows.append([a.get("nugget", ""), _lab(a), b.get("nugget", ""), _lab(b)])
-    return rows
+    return [Text(f"Run {nl['run_id']}: the judge made its own nuggets, so the two lists below are not aligned row by "
+                 f"row; compare what each side finds supported. Answer: {nl['answer_excerpt']}", "p"),
+            table(nl["human"], "human nuggets, assessors' labels"), table(nl["judge"], "judge's own nuggets, its labels"),
+            Table(["run", "transcript"], [[nl["run_id"], "open" if link else "-"]], "the judge's calls for this answer",
+                  [False, False], links=[link])]
 
 
 def _tau_frame(records: list[dict[str, Any]]):

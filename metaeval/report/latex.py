@@ -6,10 +6,10 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
 
 * ``verdict`` - pass/fail per cell with the checked values;
 * ``tau`` - Kendall's tau at the run, per-topic (mean) and pooled levels, each over its 95% topic-bootstrap CI;
-* ``leaderboard_<cell>`` - per run: the reference score, the judge's raw score and the calibrated score, each
-  with its 95% interval (the calibrated one cross-fitted: each topic corrected by a model fitted without it);
-* ``calibration`` - per cell the method chosen on held-out topics, its held-out error beside raw's and the nested
-  error of the whole selection; ``calibration_<cell>`` - every candidate method of one cell;
+* ``leaderboard_<cell>`` - per run: the reference (human) score, the judge's raw score with its interval and, when
+  some topics have no human labels, the calibrated estimate of the human score over every topic with its interval;
+* ``calibration`` - per cell the method used, the verdict of the repeated cross-fitting, the held-out error of raw
+  and of that method and the nested error of the whole selection; ``calibration_<cell>`` - every candidate method;
 * ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4.
 
 Cells are named by judge, prompt (when any judge has one) and where the nuggets come from, never by the internal
@@ -177,28 +177,29 @@ class _Paper:
         return out
 
     def _calibrated_leaderboard(self, cell: str, cal: Mapping[str, Any], clb: Mapping[str, Any]) -> str:
-        method = clb.get("corrected_by") or (cal.get("selection") or {}).get("method") or "none"
-        rows_in = sorted(clb["rows"], key=lambda r: (r.get("reference") is None, -(r.get("reference") or 0)))
-        kept_raw = method == "none"
-        head = ["run", "reference", "judge raw"] + ([] if kept_raw else ["calibrated"])
+        """Per run: the human score on the human-labelled topics, the judge's raw score, and - when some topics have
+        no human labels - the calibrated estimate of the human score over every topic, each with its interval."""
+        rows_in = sorted(clb["rows"], key=lambda r: (r.get("human_labelled") is None, -(r.get("human_labelled") or 0)))
+        n_lab, n_only = clb.get("human_labelled_topics"), clb.get("judge_only_topics") or 0
+        estimate = n_only > 0  # with every topic labelled the estimate is the human score itself
         stacked = len(rows_in) <= STACK_MAX_ROWS
-        rows = [[latex_text(r["run_id"], breakable=True), _n(r.get("reference")),
-                 _est_ci(r.get("raw"), r.get("raw_ci"), stacked=stacked)]
-                + ([] if kept_raw else [_est_ci(r.get("corrected"), r.get("corrected_ci"), stacked=stacked)])
+        head = ["run", "reference", "judge raw"] + (["calibrated"] if estimate else [])
+        rows = [[latex_text(r["run_id"], breakable=True), _n(r.get("human_labelled")),
+                 _est_ci(r.get("judge_score"), r.get("judge_score_ci"), stacked=stacked)]
+                + ([_est_ci(r.get("human_estimate"), r.get("human_estimate_ci"), stacked=stacked)] if estimate else [])
                 for r in rows_in]
-        n_lab = clb.get("human_labelled_topics")
-        folds = (cal.get("selection") or {}).get("folds") or (cal.get("settings") or {}).get("folds_used")
-        what = (f"calibrated = {latex_text(METHOD_NAMES.get(method, method))}, cross-fitted: each human-labelled topic "
-                f"corrected by a model fitted without it ({folds} folds), 95\\% interval clipped to [0, 1]; mean absolute "
-                f"error against the reference {_n(clb.get('mae_vs_reference'))} (raw {_n(clb.get('raw_mae_vs_reference'))})."
-                if not kept_raw else
-                "no calibration method beat the raw scores on held-out topics by more than one standard error, so the "
-                "raw scores stand (no calibrated column).")
+        by = latex_text(METHOD_NAMES.get(clb.get("estimated_by") or "", clb.get("estimated_by") or "?"))
+        what = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the {n_lab} "
+                f"labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95\\% interval "
+                f"({latex_text(clb.get('intervals_why') or '')})." if estimate else
+                f"every topic is human-labelled, so the calibrated estimate of the human leaderboard is the reference "
+                "itself (no calibrated column); the calibration table gives each method's error on held-out topics.")
         where = "below" if stacked else "beside"
         cap = (f"Run leaderboard on {self.metric_tex}, {self.cell_phrase(cell)}, on {self.data_phrase}, runs ordered "
                f"by the reference: reference = mean human score over the {n_lab} human-labelled topics; judge raw = the "
-               f"judge's mean score with its 95\\% topic-bootstrap percentile interval {where} it; {what}")
-        return self._table(head, rows, [False, True, True] + ([] if kept_raw else [True]), cap, f"leaderboard_{cell}")
+               f"judge's mean score with its 95\\% topic-bootstrap interval {where} it (an interval for the judge's "
+               f"score, not the human one); {what}")
+        return self._table(head, rows, [False, True, True] + ([True] if estimate else []), cap, f"leaderboard_{cell}")
 
     def _raw_leaderboard(self, cell: str, lb: Mapping[str, Any]) -> str:
         rows_in = sorted(lb["rows"], key=lambda r: (r.get("reference") is None, -(r.get("reference") or 0)))
@@ -220,24 +221,29 @@ class _Paper:
         rows = []
         for cell, cal in cals.items():
             sel = cal["selection"]
-            rows.append(self.name_cols(cell) + [latex_text(METHOD_NAMES.get(sel["method"], sel["method"])),
+            m = sel["method"]
+            verdict = "stable" if sel.get("verdict") == "stable" else "within noise"
+            rows.append(self.name_cols(cell) + [f"{latex_text(METHOD_NAMES.get(m, m))} ({verdict})",
                                                 _pm(sel.get("raw_mae")), _pm(sel.get("held_out_mae")),
                                                 _pm(sel.get("nested_mae"))])
             out[f"calibration_{cell}"] = self._candidates(cell, cal)
-        any_cal = next(iter(cals.values()))
-        st = any_cal.get("settings") or {}
-        head = self.name_head() + ["method", "raw", "chosen", "nested"]
-        cap = (f"Calibrating each judge against human labels on {self.data_phrase}, metric {self.metric_tex}: the "
-               f"method chosen on held-out topics (raw is always a candidate; a method is chosen only when it beats raw "
-               f"by more than one standard error), with the held-out mean absolute error (MAE) of run scores, $\\pm$ its "
-               f"standard error over {st.get('folds_used', st.get('folds', '?'))} leave-topics-out folds, of raw and of "
-               f"the chosen method, and the nested MAE of the whole selection procedure (selection repeated inside "
-               f"each training set over {st.get('inner_folds', '?')} inner folds).")
+        st = next(iter(cals.values())).get("settings") or {}
+        reps, folds = st.get("repeats", 1), st.get("folds_used", st.get("folds", "?"))
+        head = self.name_head() + ["method (verdict)", "raw", "method", "nested"]
+        cap = (f"Calibrating each judge against human labels on {self.data_phrase}, metric {self.metric_tex}, "
+               f"scored on topics held out of the fit ({reps} repeats of {folds}-fold leave-topics-out cross-fitting): "
+               f"the method used and the verdict (stable = it won at least {100 * float(st.get('win_share', 0.8)):g}\\% "
+               "of the repeats and beats raw by more than one standard error with a lower nested error; within noise = "
+               "no method does, PPI++ is used), then the mean absolute error (MAE) of run scores, $\\pm$ its standard "
+               "error, of raw, of that method, and the nested MAE of the whole selection procedure (selection repeated "
+               f"inside each training set over {st.get('inner_folds', '?')} inner folds).")
         out["calibration"] = self._table(head, rows, [False] * (len(head) - 3) + [True] * 3, cap, "calibration")
         return out
 
     def _candidates(self, cell: str, cal: Mapping[str, Any]) -> str:
         cands = cal.get("candidates") or {}
+        sel = cal.get("selection") or {}
+        wins = sel.get("wins") or {}
         order = ["none"] + [k for k in cands if k != "none"]
         rows, refusals = [], []
         for m in order:
@@ -245,26 +251,28 @@ class _Paper:
             if c is None:
                 continue
             name = latex_text(METHOD_NAMES.get(m, m))
-            if (cal.get("selection") or {}).get("method") == m:
+            if sel.get("method") == m:
                 name = f"\\textbf{{{name}}}"
             if c.get("status") != "ok":
                 refusals.append(str(c.get("reason") or c.get("status")))
-                rows.append([name, "refused", "", "", ""])
+                rows.append([name, "refused", "", "", "", ""])
                 continue
             h = c.get("held_out") or {}
-            rows.append([name, _pm(h.get("mae")), _pm(h.get("diff_vs_raw"), signed=True), _n(h.get("coverage"), 2),
-                         _n(h.get("mean_ci_width"), 2)])
+            rows.append([name, str(wins.get(m, 0)), _pm(h.get("mae")), _pm(h.get("diff_vs_raw"), signed=True),
+                         _n(h.get("coverage"), 2), _n(h.get("mean_ci_width"), 2)])
         why = ""
         if refusals:
             why = " Refused: " + "; ".join(latex_text(r) for r in dict.fromkeys(refusals)) + "."
-        level = (cal.get("settings") or {}).get("level", 0.95)
+        st = cal.get("settings") or {}
+        level = st.get("level", 0.95)
         cap = (f"Calibration methods for {self.cell_phrase(cell)} on {self.data_phrase}, metric {self.metric_tex}, "
-               "scored on topics held out of their fit: mean absolute error of the run scores against the human ones "
-               "($\\pm$ standard error over folds), the paired difference to raw (negative = better), the share of "
-               f"{100 * float(level):g}\\% intervals that hold the human run score, and the mean interval width. In bold: "
-               "the method chosen (raw when none beats it by more than one standard error)." + why)
-        return self._table(["method", "held-out MAE", "vs raw", "coverage", "width"], rows,
-                           [False, True, True, True, True], cap, f"calibration_{cell}")
+               f"scored on topics held out of their fit: how many of the {st.get('repeats', 1)} repeats of the "
+               "cross-fitting each method won (wins), the mean absolute error of the run scores against the human ones "
+               "(MAE, $\\pm$ standard error over folds), the paired difference to raw (negative = better), the share "
+               f"of {100 * float(level):g}\\% intervals that hold the human run score (cover) and the mean interval "
+               "width (n/a: point estimates only). In bold: the method used." + why)
+        return self._table(["method", "wins", "MAE", "vs raw", "cover", "width"], rows,
+                           [False, True, True, True, True, True], cap, f"calibration_{cell}")
 
     def bias(self) -> str | None:
         per = self.d.get("bias") or {}

@@ -246,6 +246,7 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
                     cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m,
                                                                     shared=shared, queries=inp.topics)
                     _attach_replies(lay, cid, cell["disagreements"][m])
+        cell["transcript_view"] = _write_transcript_view(lay, inp, cid)
         doc["cells"][cid] = cell
     lay.write_json(lay.study_json, doc, indent=None)
     return doc
@@ -272,6 +273,26 @@ def _attach_replies(lay: ResultsLayout, cid: str, dis: dict[str, Any]) -> None:
         if r is not None:
             p.update(judge_reply=r.get("raw_reply"), judge_position=r.get("position"), judge_reasks=r.get("reasks"),
                      judge_model_call=r.get("raw_reply") is not None)
+
+
+def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str) -> str | None:
+    """``cells/<cell>/transcript_view.json`` for the report's transcript viewer (when the sweep wrote transcripts);
+    returns its path relative to the results folder, or None."""
+    path = lay.transcripts(cid)
+    if not path.exists():
+        return None
+    from metaeval.errors import MetaevalError
+    from metaeval.io.transcripts import read_transcripts
+    from metaeval.study.transcript_view import transcript_view
+
+    try:
+        view = transcript_view(read_transcripts(path), inp.reference, cid, queries=inp.topics)
+    except MetaevalError as exc:  # the figures stand without the viewer; say why it is missing
+        log.warning("no transcript viewer for %s: %s", cid, exc)
+        return None
+    out = lay.transcript_view(cid)
+    lay.write_json(out, view, indent=None)
+    return out.relative_to(lay.root).as_posix()
 
 
 def _shares_nuggets(ref: "LabelSet | None", ls: "LabelSet") -> bool:

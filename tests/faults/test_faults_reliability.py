@@ -299,3 +299,12 @@ def test_analyze_accepts_a_cell_folder_and_named_candidates(tmp_path):
                    "--bootstrap", "0", "--out", str(tmp_path / "b"))
     assert two.returncode == 0
     assert list(json.loads((tmp_path / "b" / "analysis.json").read_text(encoding="utf-8"))["candidates"]) == ["lexical__human_auto"]
+
+
+def test_probe_exits_4_when_every_call_gets_a_401(wrong_key_judge):
+    tmp, cfg = wrong_key_judge
+    res = metaeval("probe", "--judge", str(cfg), "--answers", "3", "--probe", "control_neutral", "--out", str(tmp / "p.json"),
+                   env={"METAEVAL_WRONG_KEY": "sk-wrong-987654321"})
+    assert "Traceback" not in res.stderr
+    assert res.returncode == 4, res.stderr[-2000:]
+    assert "assignment: nothing usable" in res.stderr and (tmp / "p.json").exists()

@@ -22,7 +22,19 @@ def results(tmp_path_factory) -> Path:
            "analysis.bootstrap=200", f"results_dir={root}", "name=demo"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
+    (root / "sweep.stdout").write_text(res.stdout, encoding="utf-8")
     return root / "demo"
+
+
+def test_the_sweep_ends_with_the_verdict_and_the_report_path(results):
+    """The terminal: the demo said to be synthetic, then the verdict with its reasons, then where report.html is."""
+    out = (results.parent / "sweep.stdout").read_text(encoding="utf-8").strip().splitlines()
+    verdict = json.loads((results / "report.json").read_text(encoding="utf-8"))["summary"]["verdict"]
+    assert out[-1] == f"report: {results / 'report.html'}" and out[-2] == verdict and verdict.startswith("Verdict: ")
+    assert out[-3].startswith("note: synthetic data")
+    assert any(line.startswith("**Synthetic data:** ILLUSTRATIVE DEMO DATA") for line in out)  # summary.md, on top
+    md = (results / "summary.md").read_text(encoding="utf-8")
+    assert md.index("**Synthetic data:**") < md.index("| cell |")
 
 
 def report(*args: str, check: bool = False) -> subprocess.CompletedProcess:
@@ -55,7 +67,9 @@ def test_html_sections_images_and_no_external_urls(results):
     # no external reference in any src/href/srcset/url()/@import, and no script at all
     refs = re.findall(r'(?:src|href|srcset|action|poster)\s*=\s*["\']?([^"\'\s>]+)', html, flags=re.I)
     refs += re.findall(r'url\(\s*["\']?([^"\')]+)', html, flags=re.I) + re.findall(r'@import\s+["\']?([^"\';]+)', html, flags=re.I)
-    assert refs and not [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]
+    local = [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]  # the cells' transcript viewers
+    assert refs and local and all(re.fullmatch(r"cells/[\w.-]+/transcripts\.html#[^/]*", r) for r in local), local
+    assert all((results / r.split("#")[0]).is_file() for r in local)
     assert "<script" not in html.lower() and "http" not in " ".join(refs).lower()
     # the content behind the sections
     data = json.loads((results / "report.json").read_text(encoding="utf-8"))
@@ -251,5 +265,5 @@ def test_a_report_failure_does_not_fail_the_sweep(tmp_path):
            "strategy=human_auto", "analysis.bootstrap=50", "calibration.enabled=false", f"results_dir={tmp_path}", "name=x"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "report for" in res.stderr and "IsADirectoryError" in res.stderr
+    assert "report for" in res.stderr and "report.html: is a folder, not a file" in res.stderr  # one line (OutputError)
     assert (tmp_path / "x" / "summary.json").exists()

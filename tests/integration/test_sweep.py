@@ -52,8 +52,8 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
         for m, block in (c.get("calibration") or {}).get("by_metric", {}).items():
             sel = block["selection"]
             checked += 1
-            if sel["verdict"] != "stable":  # no method wins clearly across repeats: PPI++ with that verdict
-                assert sel["method"] == "ppi_pp" and "unstable: methods within noise" in block["recommendation"]
+            if sel["verdict"] != "stable":  # no method wins clearly (or too few topics): PPI++ with that verdict
+                assert sel["method"] == "ppi_pp" and sel["verdict"] in block["recommendation"]
             elif sel["method"] != "none":
                 assert sel["beats_raw"] and sel["held_out_mae"]["mean"] < sel["raw_mae"]["mean"], (cid, m, sel)
                 assert sel["nested_diff_vs_raw"]["mean"] < 0, (cid, m, sel)  # selection inside the folds too

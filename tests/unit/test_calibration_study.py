@@ -191,6 +191,17 @@ def test_leaderboard_estimates_the_human_score_over_the_whole_track(small):
     assert "mae_vs_reference" not in lb  # by-construction figures are gone
 
 
+def test_too_few_labelled_topics_choose_no_method(small):
+    """With 5 human-labelled topics every repeat has the same leave-one-topic-out folds: a win share would call topic
+    noise "stable".  Below min_topics no method is chosen: PPI++ with that verdict."""
+    reference, judge = _half_labelled(small)
+    st = {"folds": 5, "inner_folds": 2, "repeats": 3, "metrics": ["v_strict"], "n_boot": 50, "methods": ["ppi"]}
+    sel = calibrate_study(reference, judge, st, seed=0)["selection"]
+    assert sel["verdict"] == "too few human-labelled topics to choose a method" and sel["method"] == "ppi_pp"
+    sel = calibrate_study(reference, judge, {**st, "min_topics": 5}, seed=0)["selection"]
+    assert sel["verdict"] != "too few human-labelled topics to choose a method"
+
+
 def test_seeds_are_separate(small):
     """calibration's seed moves the folds, not the judge score's interval; analysis_seed moves only that interval."""
     reference, judge = _half_labelled(small)
@@ -229,7 +240,7 @@ def test_study_schema_and_bounded(small):
             assert sel["nested_diff_vs_raw"]["mean"] < 0
         if sel["verdict"] != "stable":
             assert sel["method"] == sel["intervals_by"] == "ppi_pp"
-            assert block["recommendation"].split(": ", 1)[1].startswith("unstable: methods within noise")
+            assert block["recommendation"].split(": ", 1)[1].startswith(sel["verdict"])
 
 
 def test_model_apply_refuses_on_changed_nuggets(small):

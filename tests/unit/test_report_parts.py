@@ -238,21 +238,24 @@ def test_latex_table_is_linewidth_and_spans_both_columns_only_when_it_must():
     assert "\\footnotesize" in latex_table(long, numeric=[False, True], caption="c", label="tab:z")
 
 
-def _cal(method: str) -> dict:
-    rows = [{"run_id": "run_b", "reference": 0.4, "raw": 0.3, "raw_ci": [0.2, 0.45], "corrected": 0.41,
-             "corrected_ci": [0.3, 0.5]},
-            {"run_id": "run_a", "reference": 0.6, "raw": 0.5, "raw_ci": [0.4, 0.62], "corrected": 0.59,
-             "corrected_ci": [0.5, 0.7]}]
+def _cal(method: str, judge_only: int = 3) -> dict:
+    """A calibration.json (schema of metaeval.study.calibration) with two runs."""
+    rows = [{"run_id": "run_b", "human_labelled": 0.4, "judge_score": 0.3, "judge_score_ci": [0.2, 0.45],
+             "human_estimate": 0.41, "human_estimate_ci": [0.3, 0.5]},
+            {"run_id": "run_a", "human_labelled": 0.6, "judge_score": 0.5, "judge_score_ci": [0.4, 0.62],
+             "human_estimate": 0.59, "human_estimate_ci": [0.5, 0.7]}]
     held = {"mae": {"mean": 0.1, "se": 0.02}, "diff_vs_raw": {"mean": 0.0, "se": 0.0}, "coverage": 0.9,
             "mean_ci_width": 0.4}
-    return {"metric": "v_strict", "settings": {"folds_used": 5, "inner_folds": 3, "level": 0.95},
-            "selection": {"method": method, "folds": 5, "raw_mae": {"mean": 0.1, "se": 0.02},
-                          "held_out_mae": {"mean": 0.08, "se": 0.01}, "nested_mae": {"mean": 0.09, "se": 0.01}},
+    return {"metric": "v_strict", "settings": {"folds_used": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8,
+                                               "level": 0.95},
+            "selection": {"method": method, "verdict": "stable", "wins": {method: 9, "none": 1}, "folds": 5,
+                          "raw_mae": {"mean": 0.1, "se": 0.02}, "held_out_mae": {"mean": 0.08, "se": 0.01},
+                          "nested_mae": {"mean": 0.09, "se": 0.01}},
             "candidates": {"none": {"status": "ok", "held_out": held},
                            "ppi": {"status": "ok", "held_out": {**held, "mae": {"mean": 0.08, "se": 0.01}}},
                            "matrix": {"status": "refused", "reason": "label-level methods refused: 3 of 9 pairs"}},
-            "leaderboard": {"corrected_by": method, "human_labelled_topics": 7, "mae_vs_reference": 0.01,
-                            "raw_mae_vs_reference": 0.1, "rows": rows}}
+            "leaderboard": {"estimated_by": method, "human_labelled_topics": 7, "judge_only_topics": judge_only,
+                            "intervals_why": "ppi's held-out coverage meets the nominal level", "rows": rows}}
 
 
 def test_paper_tables_from_report_data(tmp_path):
@@ -276,17 +279,19 @@ def test_paper_tables_from_report_data(tmp_path):
                             "leaderboard_lex__human_auto", "leaderboard_gpt__v1__auto_auto"]
     lb = tables["leaderboard_lex__human_auto"]
     assert lb.index("run\\_\\allowbreak{}a") < lb.index("run\\_\\allowbreak{}b")  # ordered by the reference
-    assert "0.590" in lb and "[0.50, 0.70]" in lb and "calibrated = PPI, cross-fitted" in lb
+    assert "0.590" in lb and "[0.50, 0.70]" in lb and "PPI on the 3 judge-only ones" in lb
     assert "trec-rag-2024 (7 topics, 2 runs)" in lb
     # judge / prompt / nuggets columns, never the cell id; '--' where a judge has no prompt
     assert "lex & -- & human & FAIL & 0.100" in tables["verdict"] and "lex\\_\\_human" not in "".join(tables.values())
     assert "run $\\tau$ low" in tables["verdict"] and "$\\geq$ 0.8" in tables["verdict"]
     cand = tables["calibration_lex__human_auto"]
-    assert "\\textbf{PPI}" in cand and "refused" in cand and "Refused: label-level methods refused: 3 of 9 pairs." in cand
+    assert "\\textbf{PPI} & 9 &" in cand and "refused" in cand and "Refused: label-level methods refused: 3 of 9 pairs." in cand
+    assert "PPI (stable)" in tables["calibration"]
     raw_only = tables["leaderboard_gpt__v1__auto_auto"]
     assert "Not calibrated" in raw_only and "calibrated}" not in raw_only
-    kept = paper_tables({**data, "calibration": {"lex__human_auto": _cal("none")}})["leaderboard_lex__human_auto"]
-    assert "no calibrated column" in kept and "& calibrated" not in kept and "0.590" not in kept
+    # every topic labelled: the human estimate is the reference itself, no calibrated column
+    full = paper_tables({**data, "calibration": {"lex__human_auto": _cal("ppi", 0)}})["leaderboard_lex__human_auto"]
+    assert "no calibrated column" in full and "& calibrated" not in full and "0.590" not in full
 
     root = tmp_path / "res"
     root.mkdir()

@@ -18,7 +18,10 @@ Input: ``R`` repeats x ``K`` outer folds (:func:`metaeval.calibration.crossfit.r
 **Nested error**: the whole procedure (select by the inner folds, then apply) scored on each outer fold: the honest
 error of "calibrate, then use what looked best"; the decision is led by it.
 
-**Decision** (:func:`decide`): let ``c`` be the candidate that won the most repeats.  ``c`` is chosen when it won at
+**Decision** (:func:`decide`): with fewer than ``min_topics`` (default 10) human-labelled topics no method is chosen
+(verdict "too few human-labelled topics to choose a method": PPI++).  Cross-validation on a handful of topics cannot
+tell methods apart, and with one topic per fold every repeat has the same folds, so the win share would say
+"stable" about pure topic-sampling noise.  Otherwise let ``c`` be the candidate that won the most repeats.  ``c`` is chosen when it won at
 least ``win_share`` (default 0.8) of the repeats and, unless ``c`` is raw, beats raw by more than one SE on the
 paired fold differences while the nested error is below raw's.  Otherwise the verdict is **"unstable: methods within
 noise"** and the leaderboard uses PPI++ (:data:`~metaeval.study.calibration.settings.FALLBACK`).  The leaderboard's
@@ -134,7 +137,8 @@ def nested_errors(repeats, metric: str) -> tuple[list[np.ndarray], list[list[str
     return errs, choices
 
 
-def decide(candidates: dict[str, Any], winners: list[str], nested: dict, win_share: float) -> dict[str, Any]:
+def decide(candidates: dict[str, Any], winners: list[str], nested: dict, win_share: float, n_topics: int,
+           min_topics: int) -> dict[str, Any]:
     """The decision rule of the module docstring; returns ``method``, ``verdict``, ``why`` and the interval source."""
     counts = {c: winners.count(c) for c in sorted(set(winners), key=lambda c: (-winners.count(c), c))}
     top, n_top, reps = next(iter(counts)), next(iter(counts.values())), len(winners)
@@ -142,7 +146,10 @@ def decide(candidates: dict[str, Any], winners: list[str], nested: dict, win_sha
     d = candidates[top]["held_out"]["diff_vs_raw"]
     beats = top == "none" or (d["mean"] is not None and d["mean"] + (d["se"] or 0.0) < 0
                               and (nested["diff_vs_raw"]["mean"] or 0.0) < 0)
-    if share >= win_share and beats:
+    if n_topics < min_topics:
+        method, verdict = FALLBACK, "too few human-labelled topics to choose a method"
+        why = f"{n_topics} human-labelled topics < min_topics {min_topics}"
+    elif share >= win_share and beats:
         method, verdict = top, "stable"
         why = (f"{top} won {n_top} of {reps} repeats" + ("" if top == "none" else
                f" and beats raw by {-d['mean']:.4f} (> one SE {d['se'] or 0:.4f}); the nested error is below raw's"))
@@ -190,7 +197,7 @@ def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any])
     tail = (f"held-out run tau raw {_f3(tau_raw)} -> {m} {_f3(tau_m)}; intervals by {ci}: held-out coverage "
             f"{_f2(h['coverage'])}, worst run {_f2(h['coverage_worst_run'])}")
     if sel["verdict"] != "stable":
-        return f"{name}: unstable: methods within noise - {sel['why']}; {lead}; leaderboard by PPI++; {tail}"
+        return f"{name}: {sel['verdict']} - {sel['why']}; {lead}; leaderboard by PPI++; {tail}"
     if m == "none":
         return f"{name}: keep the raw judge scores - {sel['why']}; {lead}; {tail} ({sel['intervals_why']})"
     return f"{name}: use {m} - {sel['why']}; {lead}; {tail} ({sel['intervals_why']})"

@@ -11,7 +11,8 @@ LABEL_LEVEL = ("posterior", "matrix", "matrix_unconstrained", "ordinal")
 ALL_METHODS = SCORE_LEVEL + LABEL_LEVEL
 #: the method whose intervals the leaderboard shows when the chosen one has none that qualify
 FALLBACK = "ppi_pp"
-DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8, "methods": None,
+DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8, "min_topics": 10,
+                            "methods": None,
                             "metrics": None, "metric": "v_strict", "level": 0.95, "min_coverage": 0.95,
                             "n_boot": 1000, "selection": "one_se", "options": {}}
 
@@ -44,6 +45,9 @@ def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
         raise ConfigError(f"calibration.repeats {s['repeats']}: expected at least 1")
     if not 0.5 <= float(s["win_share"]) <= 1:
         raise ConfigError(f"calibration.win_share {s['win_share']}: expected a value between 0.5 and 1")
+    if int(s["min_topics"]) < 2:
+        raise ConfigError(f"calibration.min_topics {s['min_topics']}: expected at least 2")
     return {**s, "methods": methods, "metrics": metrics, "metric": metric, "folds": int(s["folds"]),
+            "min_topics": int(s["min_topics"]),
             "inner_folds": int(s["inner_folds"]), "repeats": int(s["repeats"]), "win_share": float(s["win_share"]),
             "level": float(s["level"]), "min_coverage": float(s["min_coverage"]), "n_boot": int(s["n_boot"])}

@@ -94,7 +94,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
     prim = by_metric[s["metric"]]
     out = {"schema": SCHEMA, "metric": s["metric"], "reference": reference.name, "judge": judge.name, "seed": seed,
            "analysis_seed": analysis_seed,
-           "settings": {k: s[k] for k in ("folds", "inner_folds", "repeats", "win_share", "methods", "metrics", "level",
+           "settings": {k: s[k] for k in ("folds", "inner_folds", "repeats", "win_share", "min_topics", "methods", "metrics", "level",
                                           "min_coverage", "n_boot", "selection")} | {"folds_used": folds},
            "pairing": pairing, "topics": topics,
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
@@ -126,8 +126,10 @@ def metric_block(metric, data, cands, refused, repeats, s, full, judge_rows) -> 
         from metaeval.errors import ConfigError
 
         raise ConfigError(f"calibration: ppi_pp could not be fitted ({candidates['ppi_pp'].get('reason')})")
-    dec = decide(candidates, repeat_winners(repeats, names, metric), nest, s["win_share"])
-    sel = {**dec, "rule": f"repeated cross-fitting, win share >= {s['win_share']:.0%}, nested one-SE",
+    dec = decide(candidates, repeat_winners(repeats, names, metric), nest, s["win_share"], len(data.labelled),
+                 s["min_topics"])
+    sel = {**dec, "rule": f"repeated cross-fitting, win share >= {s['win_share']:.0%}, nested one-SE, "
+                          f">= {s['min_topics']} human-labelled topics",
            "repeats": len(repeats), "folds": len(repeats[0]), "n_topics": int(len(data.labelled)),
            "beats_raw": dec["method"] != "none" and dec["verdict"] == "stable",
            "nested_mae": nest["mae"], "nested_diff_vs_raw": nest["diff_vs_raw"],
