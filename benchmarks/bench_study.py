@@ -137,6 +137,7 @@ def main(argv=None) -> int:
            "study_cpu_s": warm["study_cpu_s"], "report_cpu_s": warm["report_cpu_s"],
            "cold_study_s": cold["study_s"], "cold_report_s": cold["report_s"],
            "cold_total_s": cold["study_s"] + (cold["report_s"] or 0.0),
+           "cold_study_cpu_s": cold["study_cpu_s"], "cold_report_cpu_s": cold["report_cpu_s"],
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     print(json.dumps(out))
     if args.json:
