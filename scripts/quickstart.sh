@@ -18,6 +18,7 @@ uv_command() {
   elif [ -x .venv/bin/uv ] || .venv/bin/python -m pip install -q uv >/dev/null 2>&1; then
     echo .venv/bin/uv
   fi
+  return 0
 }
 
 UV="$(uv_command)"
