@@ -210,6 +210,14 @@ class ResultsLayout:
     def transcripts(self, cid: Any) -> Path:
         return self.cell_dir(cid) / "transcripts.jsonl"
 
+    def transcript_view(self, cid: Any) -> Path:
+        """The study's join of the transcripts with the human labels (``metaeval.study.transcript_view``)."""
+        return self.cell_dir(cid) / "transcript_view.json"
+
+    def transcript_viewer(self, cid: Any) -> Path:
+        """The cell's offline transcript viewer page (``metaeval.report.viewer``)."""
+        return self.cell_dir(cid) / "transcripts.html"
+
     def sample_labels(self, cid: Any, sample: int) -> Path:
         """Draw ``sample`` (>= 1) of the cell's judge (``sweep.samples``); draw 0 is ``labels(cid)``."""
         if int(sample) < 1:
@@ -400,6 +408,36 @@ class ResultsLayout:
             return
         if write:
             self.write_json(self.fingerprint, {"format": FINGERPRINT_FORMAT, "dataset": dataset_fp, "grid": grid_fp})
+
+
+def deployment_urls(config: Any) -> dict[str, str]:
+    """deployment name -> base_url ('' for the SDK default) of every judge in a saved or composed config."""
+    out: dict[str, str] = {}
+    for j in ((config or {}).get("judges") or {}).values() if isinstance(config, dict) else ():
+        dep = j.get("deployment") if isinstance(j, dict) else None
+        if isinstance(dep, dict) and dep.get("name"):
+            out[str(dep["name"])] = str(dep.get("base_url") or "")
+    return out
+
+
+def endpoint_changes(layout: ResultsLayout, config: dict[str, Any]) -> list[str]:
+    """One line per deployment whose ``base_url`` differs from the one in the folder's saved ``config.yaml``,
+    when the folder holds results: its stored jobs are reused as they are (the URL is not part of a job's
+    identity or of the response cache key, so a replay at another URL reproduces a run); ``deployment.revision``
+    keeps two servers' results apart.  [] for a new folder or unchanged URLs."""
+    if not layout.holds_results() or not layout.config_yaml.exists():
+        return []
+    import yaml
+
+    try:
+        old = yaml.safe_load(layout.config_yaml.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return []
+    before, now = deployment_urls(old), deployment_urls(config)
+    return [f"deployment {name!r}: the stored jobs in {layout.root} were made against {before[name] or 'the SDK default URL'}; "
+            f"this sweep points at {url or 'the SDK default URL'}: they are reused as they are (the URL is not part of "
+            f"a job's identity); set the deployment's revision to judge again on the new server"
+            for name, url in now.items() if name in before and before[name] != url]
 
 
 def results_layout(config: dict[str, Any]) -> ResultsLayout:

@@ -125,7 +125,7 @@ def parse_importance(raw: Any) -> Importance:
         return raw
     if isinstance(raw, str):
         key = raw.strip().lower()
-        if key in ("vital", "okay"):
+        if key in IMPORTANCE_ORDER:
             return Importance(key)
     return Importance.FAILED
 
@@ -140,7 +140,7 @@ def parse_support(raw: Any) -> Support:
         return raw
     if isinstance(raw, str):
         key = raw.strip().lower().replace("-", "_").replace(" ", "_")
-        if key in ("support", "partial_support", "not_support"):
+        if key in SUPPORT_ORDER:
             return Support(key)
     return Support.FAILED
 

@@ -100,7 +100,7 @@ def importance_agreement(joined: pd.DataFrame, alpha: float = 0.05) -> dict[str,
 
 
 def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05, n_boot: int = 1000,
-                    seed: int | None = 0) -> dict[str, Any]:
+                    seed: int = 0) -> dict[str, Any]:
     """Support-label agreement (and importance agreement) of two LabelSets; a JSON-ready dict.
 
     Keys: everything from :func:`metaeval.analysis.confusion.confusion_agreement` (``order, confusion,

@@ -8,17 +8,19 @@ pair is tested over topics with a paired test (registry :data:`PAIRED_TESTS`, tw
 * ``t``: paired t-test ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` df (equals
   ``scipy.stats.ttest_rel``); a pair with zero variance is significant iff its mean difference is not 0.
 * ``permutation``: sign-flip randomisation test of ``mean(d) = 0`` (Fisher 1935; e.g. Smucker, Allan &
-  Carterette 2007, CIKM).  Statistic ``|sum_t s_t d_t|`` over sign vectors ``s``.  **Exact** when there are at
-  most ``exact_max_topics`` topics: all ``2^(n-1)`` sign vectors with ``s_1 = +1`` (the statistic is symmetric
-  in ``s -> -s``), ``p = #{|S*| >= |S|} / 2^(n-1)``, smallest possible ``p = 2^-(n-1)``.  Otherwise **Monte Carlo,
+  Carterette 2007, CIKM).  Statistic ``|sum_t s_t d_t|`` over sign vectors ``s``.  **Exact** whenever enumeration
+  is feasible - at most ``exact_max_topics`` topics, or ``2^(n-1)`` times the number of pairs to test at most
+  ``exact_budget`` (2^24: e.g. one pair with 25 topics, or 16 pairs with 21): all ``2^(n-1)`` sign vectors with
+  ``s_1 = +1`` (the statistic is symmetric in ``s -> -s``), enumerated in blocks, ``p = #{|S*| >= |S|} /
+  2^(n-1)``, smallest possible ``p = 2^-(n-1)``.  Otherwise **Monte Carlo,
   drawn until the decision at alpha is stable**: random sign vectors (stream ``random_streams.stream(seed,
   "analysis.sign_flip")``) in doubling batches, ``p = (1 + #{|S*| >= |S|}) / (1 + L)`` with ``L`` the pair's draws
   (Phipson & Smyth 2010, a valid p-value).  After each batch the exact p's Clopper-Pearson interval at
   confidence ``1 - decision_error`` (default ``1 - 1e-3``) is computed from the hits; a pair stops once that
   interval lies above alpha (not significant - whatever more draws show) or below alpha with at least
   ``L_res = ceil(resolution * m / alpha)`` draws (so the smallest p, ``1 / (1 + L_res) < alpha / m``, can reach
-  Holm's first threshold), else it draws on up to ``max_draws``; pairs still undecided there are counted
-  (``info["undecided"]``).  (The former rule - stop after 20 exceedances - printed 0.056 for a pair whose exact p
+  Holm's first threshold), else it draws on up to ``max_draws``; a pair still undecided there is settled by exact
+  enumeration when that fits ``exact_budget`` (else counted in ``info["undecided"]``).  (The former rule - stop after 20 exceedances - printed 0.056 for a pair whose exact p
   is 0.047.)  A pair whose evidence is beyond what ``L_res`` draws could resolve skips them: Hoeffding's
   inequality for Rademacher sums gives ``P(|S*| >= |S|) <= 2 exp(-S^2 / (2 sum_t d_t^2))``; when that bound is
   below ``1 / (1 + L_res)`` the pair's p is reported **as that upper bound** (``kind = "hoeffding_bound"``: the
@@ -64,9 +66,11 @@ def paired_t(d: np.ndarray, **_: Any) -> tuple[np.ndarray, np.ndarray]:
     return p, np.where(n >= 2, 0.0, np.nan)
 
 
-def _exact_signs(n: int) -> np.ndarray:
-    """All ``2^(n-1)`` sign vectors of length ``n`` with the first sign +1, as a float matrix."""
-    codes = np.arange(2 ** (n - 1), dtype=np.int64)[:, None]
+def _exact_signs(n: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Sign vectors ``start .. stop - 1`` (default: all ``2^(n-1)``) of length ``n`` with the first sign +1, as a
+    float matrix; vector ``c`` has sign ``-1`` at topic ``k + 1`` where bit ``k`` of ``c`` is set."""
+    stop = 2 ** (n - 1) if stop is None else stop
+    codes = np.arange(start, stop, dtype=np.int64)[:, None]
     bits = (codes >> np.arange(n - 1, dtype=np.int64)) & 1
     return np.hstack([np.ones((len(codes), 1)), 1.0 - 2.0 * bits])
 
@@ -83,7 +87,8 @@ def _clopper_pearson(hits: np.ndarray, n: np.ndarray, error: float) -> tuple[np.
 
 def sign_flip(d: np.ndarray, seed: int | np.random.Generator = 0, *, n_tests: int | None = None,
               alpha: float = 0.05, resolution: float = 4.0, first_batch: int = 1000, decision_error: float = 1e-3,
-              max_draws: int = 2_000_000, exact_max_topics: int = 16) -> tuple[np.ndarray, np.ndarray, dict]:
+              max_draws: int = 2_000_000, exact_max_topics: int = 16,
+              exact_budget: int = 2 ** 24) -> tuple[np.ndarray, np.ndarray, dict]:
     """Sign-flip test per column of ``d`` (topics x pairs); see the module docstring.
 
     Returns ``(p, min_attainable_p, info)`` with ``info = {method, exact, draws_max, kind, undecided, ...}``;
@@ -101,20 +106,16 @@ def sign_flip(d: np.ndarray, seed: int | np.random.Generator = 0, *, n_tests: in
     live = n >= 1
     p[live & (obs <= tol)] = 1.0  # all differences zero (or summing to 0): no evidence
     todo = live & (obs > tol)
-    if t_count <= exact_max_topics:
-        signs = _exact_signs(max(t_count, 1))
-        cols = np.nonzero(todo)[0]
-        step = max(1, _CHUNK // max(len(signs), 1))
-        for s in range(0, len(cols), step):
-            c = cols[s:s + step]
-            p[c] = (np.abs(signs @ d0[:, c]) >= obs[c] - tol[c]).sum(axis=0) / len(signs)
-        info = {"method": "exact sign-flip", "exact": True, "draws_max": int(len(signs)),
+    n_signs = 2 ** (max(t_count, 1) - 1)
+    cols = np.nonzero(todo)[0]
+    nnz = (d0 != 0).sum(axis=0)
+    if t_count <= exact_max_topics or (t_count <= 40 and n_signs * len(cols) <= exact_budget):
+        p[cols] = _exact_p(d0, cols, obs, tol)
+        info = {"method": "exact sign-flip", "exact": True, "draws_max": int(n_signs),
                 "kind": np.where(live, "exact", None), "undecided": 0}
-        nnz = (d0 != 0).sum(axis=0)
         return p, np.where(live, 2.0 ** -(np.maximum(nnz, 1) - 1), np.nan), info
     from metaeval.analysis.resample import as_generator
 
-    rng = as_generator(seed, "analysis.sign_flip")
     target = alpha / max(int(n_tests or m), 1)
     l_res = int(min(max_draws, max(first_batch, math.ceil(resolution / target))))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -122,8 +123,44 @@ def sign_flip(d: np.ndarray, seed: int | np.random.Generator = 0, *, n_tests: in
     sure = todo & (bound < 1.0 / (1.0 + l_res))  # beyond the draws' resolution: report the tail bound, as a bound
     p[sure] = bound[sure]
     todo &= ~sure
-    hits = np.zeros(m)
-    draws = np.zeros(m)
+    hits, draws = _draw_until_stable(d0, todo, obs, tol, as_generator(seed, "analysis.sign_flip"), alpha=alpha,
+                                     l_res=l_res, first_batch=first_batch, max_draws=max_draws,
+                                     decision_error=decision_error)
+    p[todo] = (1.0 + hits[todo]) / (1.0 + draws[todo])
+    kind = np.where(sure, "hoeffding_bound", np.where(live, "monte_carlo", None)).astype(object)
+    lo, hi = _clopper_pearson(hits, draws, decision_error)
+    undecided = np.nonzero(todo & (lo <= alpha) & (hi >= alpha))[0]
+    if len(undecided) and t_count <= 40 and n_signs * len(undecided) <= exact_budget:  # settle them exactly
+        p[undecided] = _exact_p(d0, undecided, obs, tol)
+        kind[undecided] = "exact"
+        undecided = undecided[:0]
+    min_p = np.where(live, np.where(kind == "exact", 2.0 ** -(np.maximum(nnz, 1) - 1), 1.0 / (1.0 + l_res)), np.nan)
+    info = {"method": "Monte Carlo sign-flip, drawn until the decision at alpha is stable", "exact": False,
+            "draws_max": int(draws.max(initial=0)), "draws_resolution": l_res, "decision_error": decision_error,
+            "kind": kind, "undecided": int(len(undecided)), "n_hoeffding": int(sure.sum())}
+    return p, min_p, info
+
+
+def _exact_p(d0: np.ndarray, cols: np.ndarray, obs: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """Exact sign-flip p of columns ``cols``: the share of all ``2^(n-1)`` sign vectors (enumerated in blocks of
+    at most ``_CHUNK`` elements) with ``|S*| >= |S|``."""
+    t_count = max(d0.shape[0], 1)
+    n_signs = 2 ** (t_count - 1)
+    hits = np.zeros(len(cols))
+    block = max(1, _CHUNK // max(len(cols), 1))
+    for start in range(0, n_signs, block):
+        signs = _exact_signs(t_count, start, min(start + block, n_signs))
+        hits += (np.abs(signs @ d0[:, cols]) >= obs[cols] - tol[cols]).sum(axis=0)
+    return hits / n_signs
+
+
+def _draw_until_stable(d0: np.ndarray, todo: np.ndarray, obs: np.ndarray, tol: np.ndarray, rng: np.random.Generator,
+                       *, alpha: float, l_res: int, first_batch: int, max_draws: int,
+                       decision_error: float) -> tuple[np.ndarray, np.ndarray]:
+    """Random sign vectors in doubling batches for the columns in ``todo``, each column until its decision at
+    ``alpha`` is stable (see the module docstring); returns per column ``(hits, draws)``."""
+    m, t_count = d0.shape[1], d0.shape[0]
+    hits, draws = np.zeros(m), np.zeros(m)
     alive = todo.copy()
     batch = first_batch
     while alive.any():
@@ -139,14 +176,7 @@ def sign_flip(d: np.ndarray, seed: int | np.random.Generator = 0, *, n_tests: in
         lo, hi = _clopper_pearson(hits[cols], draws[cols], decision_error)
         stable = (lo > alpha) | ((hi < alpha) & (draws[cols] >= l_res))
         alive[cols[stable | (draws[cols] >= max_draws)]] = False
-    p[todo] = (1.0 + hits[todo]) / (1.0 + draws[todo])
-    lo, hi = _clopper_pearson(hits[todo], draws[todo], decision_error)
-    kind = np.where(sure, "hoeffding_bound", np.where(live, "monte_carlo", None))
-    min_p = np.where(live, 1.0 / (1.0 + l_res), np.nan)
-    info = {"method": "Monte Carlo sign-flip, drawn until the decision at alpha is stable", "exact": False,
-            "draws_max": int(draws.max(initial=0)), "draws_resolution": l_res, "decision_error": decision_error,
-            "kind": kind, "undecided": int(((lo <= alpha) & (hi >= alpha)).sum()), "n_hoeffding": int(sure.sum())}
-    return p, min_p, info
+    return hits, draws
 
 
 def _t_test(d: np.ndarray, **kw: Any) -> tuple[np.ndarray, np.ndarray, dict]:

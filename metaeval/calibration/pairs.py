@@ -39,7 +39,9 @@ METRIC_SPEC: dict[str, tuple[str, bool]] = {
     "w_strict": ("weighted", True), "w": ("weighted", False),
 }
 FAMILIES: tuple[str, ...] = ("vital", "all", "weighted")
-IMP_CODES = {name: i for i, name in enumerate(IMPORTANCE_LEVELS)}  # vital 0, okay 1, FAILED 2
+#: ``Pairs.imp`` code of each importance label: its position in ``types.IMPORTANCE_LEVELS`` (vital 0, okay 1, FAILED 2;
+#: the calibration methods index their per-importance tables by it).  Compare by name (``IMP_CODES["vital"]``).
+IMP_CODES = {name: i for i, name in enumerate(IMPORTANCE_LEVELS)}
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,12 @@ class Pairs:
 
     # ----------------------------------------------------------------- scoring
     def family_weight(self, family: str) -> np.ndarray:
+        vital, okay = self.imp == IMP_CODES["vital"], self.imp == IMP_CODES["okay"]
         if family == "vital":
-            return (self.imp == 0).astype(float)
+            return vital.astype(float)
         if family == "all":
             return np.ones(len(self.imp))
-        return np.where(self.imp == 0, 1.0, np.where(self.imp == 1, 0.5, 0.0))
+        return np.where(vital, 1.0, np.where(okay, 0.5, 0.0))
 
     def denominators(self, family: str) -> np.ndarray:
         return np.bincount(self.ans, weights=self.family_weight(family), minlength=self.n_answers)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metaeval.calibration.pairing import align_pairs
+from metaeval.calibration.pairs import IMP_CODES
 from metaeval.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,7 +62,7 @@ def shift_frame(human: "LabelSet", judge: "LabelSet") -> "pd.DataFrame":
     import pandas as pd
 
     jp, h = align_pairs(human, judge)
-    ok = (h >= 0) & (jp.sup >= 0) & (jp.imp < 2)
+    ok = (h >= 0) & (jp.sup >= 0) & (jp.imp != IMP_CODES["FAILED"])
     if ok.sum() < 10:
         raise ConfigError(f"only {int(ok.sum())} (nugget, answer) pairs carry valid human and judge labels")
     loglen = np.log1p(np.nan_to_num(jp.ans_len[jp.ans]))[ok]
@@ -69,7 +70,7 @@ def shift_frame(human: "LabelSet", judge: "LabelSet") -> "pd.DataFrame":
         "qid": np.asarray(jp.qids, dtype=object)[jp.ans_topic[jp.ans]][ok],
         "run_id": np.asarray(jp.run_ids, dtype=object)[jp.pair_run()][ok],
         "human": h[ok].astype(int), "judge": jp.sup[ok].astype(int),
-        "vital": (jp.imp[ok] == 0).astype(float),
+        "vital": (jp.imp[ok] == IMP_CODES["vital"]).astype(float),
         "log_length_z": (loglen - loglen.mean()) / (loglen.std() or 1.0),
         "length": jp.ans_len[jp.ans][ok],
     })
@@ -78,7 +79,7 @@ def shift_frame(human: "LabelSet", judge: "LabelSet") -> "pd.DataFrame":
     return lab
 
 
-def clustered_index(df: "pd.DataFrame", alpha: float = 0.05, n_boot: int = 1000, seed: int | None = 0) -> dict[str, Any]:
+def clustered_index(df: "pd.DataFrame", alpha: float = 0.05, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Strictness index with the analysis package's Wald CI and a topic-clustered (CR1, t(G-1)) CI; for a
     stratum within one topic a within-topic bootstrap over answers (see the module docstring)."""
     from scipy.special import stdtrit
@@ -167,7 +168,7 @@ _SE_MIXED = ("model-based (REML random intercept), not cluster-robust: a varianc
 
 
 def strictness_models(human: "LabelSet", judge: "LabelSet", mixed: bool = True, alpha: float = 0.05,
-                      n_boot: int = 1000, seed: int | None = 0) -> dict[str, Any]:
+                      n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Fit the strictness models and indices described in the module docstring; JSON-ready dict.
 
     ``alpha``: interval level ``1 - alpha``; ``n_boot`` / ``seed``: the within-topic bootstrap of strata that lie

@@ -59,7 +59,8 @@ def _shown(path: str | os.PathLike, limit: int = 120) -> str:
 
 def os_error_line(exc: OSError, path: str | os.PathLike | None = None) -> str:
     """``exc`` as one line naming the path and the cause in words (``path`` when the exception names none)."""
-    where = exc.filename if exc.filename not in (None, "") else path
+    # the output the caller named, not the temporary file beside it; else what the OS names
+    where = path if path not in (None, "") else exc.filename
     cause = _CAUSES.get(exc.errno or -1) or (exc.strerror or str(exc)).strip() or type(exc).__name__
     return f"{_shown(where)}: {cause}" if where not in (None, "") else f"cannot write: {cause}"
 

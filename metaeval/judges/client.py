@@ -156,6 +156,7 @@ class ChatClient:
                     output_tokens=hit.get("output_tokens", 0), cost_usd=0.0,
                     latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
                     timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
+                    replayed_cost_usd=self._replayed_cost(hit),
                 )
             if self.offline:
                 return self._offline_miss(key, base, t0)
@@ -237,7 +238,7 @@ class ChatClient:
         if self.cache is not None:
             record = {
                 "text": reply.text, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
-                "finish_reason": reply.finish_reason, "model": reply.model,
+                "finish_reason": reply.finish_reason, "model": reply.model, "cost_usd": cost,
             }
             aput = getattr(self.cache, "aput", None)
             if aput is not None:
@@ -249,6 +250,15 @@ class ChatClient:
             cost_usd=cost, latency_s=latency, cache_hit=False, retries=retries, retry_events=tuple(events),
             timestamp=utc_now(), finish_reason=reply.finish_reason,
         )
+
+    def _replayed_cost(self, hit: Mapping[str, Any]) -> float:
+        """What a cached reply cost when it was paid for: its stored ``cost_usd``, else its tokens at this
+        deployment's prices (entries written before the cost was stored)."""
+        try:
+            return float(hit["cost_usd"])
+        except (KeyError, TypeError, ValueError):
+            return self.deployment.effective_prices.cost(int(hit.get("input_tokens") or 0),
+                                                         int(hit.get("output_tokens") or 0))
 
     def _offline_miss(self, key: str, base: dict[str, Any], t0: float) -> CallTrace:
         """Offline replay and no cached reply: fail the call (nothing is sent)."""

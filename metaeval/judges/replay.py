@@ -49,6 +49,8 @@ def _load(spec: Any) -> LabelSet:
 
 
 class ReplayJudge(Judge):
+    #: the config options ``from_config`` reads (besides judge, name, concurrency, requires, label, cache)
+    OPTIONS: tuple[str, ...] = ("labels",)
     kind = "replay"
     STAGES = ("importance", "assign")  # replays stored labels: no documents to grade, no nuggets to create
 
@@ -118,6 +120,7 @@ class ReplayJudge(Judge):
 
 
 class SimulatedJudge(ReplayJudge):
+    OPTIONS: tuple[str, ...] = ("reference", "labels", "confusion", "seed", "sample_index", "alpha")
     kind = "simulated"
     STAGES = ("assign",)  # passes reference support labels through a confusion matrix
 

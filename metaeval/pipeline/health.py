@@ -88,5 +88,6 @@ def unusable_stage(stage: str, *, usable: int, total: int, calls: int = 0, error
         return None
     errs = [str(e) for e in errors if e]
     first = f"; first error: {errs[0][:200]}" if errs else ""
-    return (f"{stage}: nothing usable: 0 of {total} {'labels' if stage == 'assignment' else 'items'} usable; "
-            f"{len(errs)} of {calls} model calls failed{first} (outputs written; fix the cause and rerun)")
+    failed = f"; {len(errs)} of {calls} model calls failed" if calls else ""
+    return (f"{stage}: nothing usable: 0 of {total} {'labels' if stage == 'assignment' else 'items'} usable"
+            f"{failed}{first} (outputs written; fix the cause and rerun)")

@@ -59,7 +59,7 @@ def flip_stats(codes: np.ndarray) -> dict[str, Any]:
     counts = np.stack([(codes == c).sum(0) for c in (-1, 0, 1, 2)])       # (4, n)
     agree = (counts * (counts - 1)).sum(0) / (k * (k - 1))
     flip = 1.0 - agree
-    modal = np.array(["FAILED", "not_support", "partial_support", "support"], dtype=object)[counts.argmax(0)]
+    modal = support_labels(counts.argmax(0) - 1)  # row c + 1 holds code c
     by = {str(m): {"labels": int((modal == m).sum()), "flip_rate": float(flip[modal == m].mean())}
           for m in np.unique(modal)}
     return {"k": k, "labels": int(codes.shape[1]), "flip_rate": float(flip.mean()),
@@ -147,7 +147,9 @@ def crossfit_calibration(H: np.ndarray, variants: dict[str, np.ndarray], *, meth
     is several times smaller (0.0012 vs 0.0062 on a NIST cell).  The bootstrap SE errs on the safe side: a
     resample holds about 63% distinct topics, so its training folds are smaller (1.4x the sd over independent topic
     sets in ``test_crossfit_se_is_a_topic_bootstrap_se_close_to_the_spread_over_new_topic_sets``).  Same resamples and splits for every variant and
-    method, so their differences are paired.  Also the mean rectifier sd ``s(H - J)`` on all topics (smaller =
+    method, so their differences are paired: each later variant also gets, per method, ``diff_vs_first`` (its MAE
+    minus the first variant's) with ``diff_se``, the topic-bootstrap SE of that paired difference.  Also the mean
+    rectifier sd ``s(H - J)`` on all topics (smaller =
     fewer topics needed).  Streams: an int ``seed`` draws the splits from ``stream(seed,
     "analysis.consistency_folds")`` and the resamples from ``stream(seed, "analysis.consistency_bootstrap")``.
     """
@@ -170,7 +172,8 @@ def crossfit_calibration(H: np.ndarray, variants: dict[str, np.ndarray], *, meth
     out: dict[str, Any] = {"folds": folds, "repeats": repeats, "n_boot": len(boots),
                            "se_method": f"topic bootstrap of the cross-fitted MAE ({len(boots)} resamples)",
                            "variants": {}}
-    for name, J in variants.items():
+    first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for k, (name, J) in enumerate(variants.items()):
         J = np.asarray(J, dtype=float)
         res = {}
         for m in ("none",) + tuple(methods):
@@ -178,7 +181,14 @@ def crossfit_calibration(H: np.ndarray, variants: dict[str, np.ndarray], *, meth
             b = np.array([_oof_mae(H, J, m, f, rows) for rows, f in boots])
             res[m] = {"mae": float(v.mean()), "se": float(np.std(b, ddof=1)) if len(b) > 1 else None,
                       "se_repeats": float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None}
+            if k == 0:
+                first[m] = (v, b)
+            else:  # paired on the same splits and resamples: the difference's own SE
+                v0, b0 = first[m]
+                res[m]["diff_vs_first"] = float((v - v0).mean())
+                res[m]["diff_se"] = float(np.std(b - b0, ddof=1)) if len(b) > 1 else None
         d = H - J
         res["s_delta"] = float(np.nanmean(np.nanstd(d, axis=0, ddof=1)))
         out["variants"][name] = res
+    out["first_variant"] = next(iter(variants), None)
     return out

@@ -61,7 +61,7 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
         if c is None:
             continue
         if c["status"] != "ok":
-            refused.append(f"{name}: {c['reason']}")
+            refused.append((name, str(c["reason"])))
             continue
         h = c["held_out"]
         chosen = name == cal["selection"]["method"]
@@ -75,8 +75,11 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
                         caption=f"{metric}: held-out (out-of-fold) errors; coverage of {int(100 * st['level'])}% "
                                 "intervals for the human run score beside their width ('-': point estimates only)",
                         numeric=[False, False] + [True] * 8))
-    for line in refused:
-        blocks.append(Text(line, kind="note"))
+    by_reason: dict[str, list[str]] = {}  # one note per reason: the label-level methods share theirs
+    for name, reason in refused:
+        by_reason.setdefault(reason, []).append(name)
+    for reason, names in by_reason.items():
+        blocks.append(Text(f"{', '.join(names)}: {reason}", kind="note"))
     lb = cal["leaderboard"]
     lrows = []
     for r in lb["rows"][:top]:

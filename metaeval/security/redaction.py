@@ -6,8 +6,8 @@ A hostile or careless server can echo the API key anywhere: in the reply text, i
 * :func:`redact_reply` applies ``metaeval.judges.backends.base.redact`` (the key and every run of >= 8 of its
   consecutive characters -> ``[REDACTED]``) to *every* string field of a ``ChatReply`` before the client stores,
   caches, traces or returns any of it;
-* :func:`excerpt` is the only way to shorten such text for a message: redact first, then clip (clipping first
-  can cut a key so that fewer than 8 of its characters remain before ``"... ["`` and escape the redaction);
+* text shortened for a message is redacted first, then clipped (``backends.base.status_error``): clipping
+  first can cut a key so that fewer than 8 of its characters remain before ``"... ["`` and escape the redaction;
 * :func:`cap_reply` bounds what is stored of a reply (``MAX_REPLY_CHARS``): the overflow is dropped and the kept
   text ends with a marker saying how much was cut, and the caller treats the call as failed (a label is never
   parsed from a cut reply without saying so);
@@ -23,7 +23,7 @@ import logging
 import threading
 from typing import Any
 
-from metaeval.judges.backends.base import REDACTED, clip, redact
+from metaeval.judges.backends.base import REDACTED, redact
 
 #: the most characters of one reply that are stored (cache, transcripts, store); a 512-token reply is ~2,000
 MAX_REPLY_CHARS = 1_000_000
@@ -31,8 +31,8 @@ MAX_REPLY_CHARS = 1_000_000
 #: third-party loggers whose DEBUG output includes HTTP headers (and so possibly an echoed key)
 HTTP_LOGGERS = ("httpx", "httpcore", "openai", "anthropic", "hpack", "urllib3", "aiohttp.client")
 
-__all__ = ["MAX_REPLY_CHARS", "REDACTED", "RedactingFilter", "cap_reply", "excerpt", "protect_loggers",
-           "redact", "redact_reply"]
+__all__ = ["MAX_REPLY_CHARS", "REDACTED", "RedactingFilter", "cap_reply", "protect_loggers", "redact",
+           "redact_reply"]
 
 
 def redact_reply(reply: Any, secret: str | None) -> Any:
@@ -47,11 +47,6 @@ def redact_reply(reply: Any, secret: str | None) -> Any:
             if clean != value:
                 changes[f.name] = clean
     return dataclasses.replace(reply, **changes) if changes else reply
-
-
-def excerpt(text: str, secret: str | None, limit: int = 500) -> str:
-    """``text`` redacted, *then* clipped to ``limit`` characters (the order matters: see the module doc)."""
-    return clip(redact(text, secret), limit)
 
 
 def cap_reply(text: str, limit: int = MAX_REPLY_CHARS) -> tuple[str, int]:

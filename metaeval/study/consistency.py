@@ -17,7 +17,9 @@ Computed once here from the cell's k label sets (draw 0 is the cell's labels) an
   over draws = the score with credit equal to the vote share), each evaluated out of fold by topic (same splits for
   every variant; ``calibration.folds`` folds x ``repeats`` repeats), MAE of run means against the reference's
   with its topic-bootstrap SE (``se_bootstrap`` resamples of the topics, the whole cross-fitting redone on each;
-  the SE over repeats on the same topics is kept as ``se_repeats`` - it misses the topics' own variation);
+  the SE over repeats on the same topics is kept as ``se_repeats`` - it misses the topics' own variation) and, for
+  majority and soft, the paired difference to the hard draw with its topic-bootstrap SE (``diff_vs_first``,
+  ``diff_se``);
   ``none`` is the raw judge.
 
 Random streams (``metaeval.random_streams``), all from ``seed`` (the analysis seed in a study): the topic
@@ -121,7 +123,10 @@ def _calibration_line(cal: dict[str, Any]) -> str:
     for name, res in cal["variants"].items():
         methods = {m: r for m, r in res.items() if isinstance(r, dict) and "mae" in r}
         best = min(methods, key=lambda m: methods[m]["mae"])
-        parts.append(f"{name}: raw {methods['none']['mae']:.4f}, best {best} {methods[best]['mae']:.4f}"
-                     + (f" +- {methods[best]['se']:.4f}" if methods[best].get("se") is not None else ""))
+        b = methods[best]
+        diff = (f" ({b['diff_vs_first']:+.4f} +- {b['diff_se']:.4f} vs {cal['first_variant']} on {best})"
+                if b.get("diff_se") is not None else "")
+        parts.append(f"{name}: raw {methods['none']['mae']:.4f}, best {best} {b['mae']:.4f}"
+                     + (f" +- {b['se']:.4f}" if b.get("se") is not None else "") + diff)
     return (f"held-out run MAE ({cal['folds']} folds x {cal['repeats']} repeats, by topic; +- topic-bootstrap SE over "
             f"{cal.get('n_boot', 0)} resamples): " + "; ".join(parts))

@@ -32,7 +32,7 @@ def study_key(label_sets: dict[str, "LabelSet"], reference: "LabelSet | None", s
     if samples:  # sampled cells (sweep.samples): every draw counts; absent otherwise, so older keys still match
         parts["_samples"] = {cid: [labels_digest(ls) for ls in draws] for cid, draws in sorted(samples.items())}
     parts["_reference"] = labels_digest(reference) if reference is not None else None
-    parts["_config"] = {k: settings.get(k) for k in ("analysis", "calibration", "report")}
+    parts["_config"] = {k: settings.get(k) for k in ("analysis", "calibration", "report")}  # StudySettings.key_parts()
     parts["_version"] = __version__
     return content_hash(parts, 32)
 

@@ -7,7 +7,8 @@ two runs answered it.
 
 ``disagreements``: the ``k`` topics with the lowest defined per-topic tau, and within each
 
-* the answers whose within-topic rank moves most between reference and judge;
+* the answers whose within-topic rank (:func:`metaeval.analysis.ranks.rank_array`, 1 = best) moves most between
+  reference and judge;
 * where the judge labels the reference's own nuggets: the (nugget, answer) pairs labelled differently - those of
   the answers whose rank moved most first, then the largest label distance (not_support < partial_support <
   support; FAILED counts as the largest), vital first, with the answer sentence sharing most words with the nugget;
@@ -102,7 +103,7 @@ def _dist(a: str, b: str) -> int:
     return 3  # FAILED on one side
 
 
-def _rank(label: str) -> int:
+def _support_code(label: str) -> int:
     return SUPPORT_CODE.get(label, FAILED_CODE)
 
 
@@ -110,6 +111,8 @@ def disagreements(tt: "pd.DataFrame", ref_scores: "pd.DataFrame", judge_scores: 
                   ref: "LabelSet | None", judge: "LabelSet", metric: str, *, shared: bool,
                   queries: dict[str, str] | None = None, k: int = 3, per_topic: int = 6) -> dict[str, Any]:
     """The ``k`` worst topics of one cell on ``metric`` with the answers and labels behind them."""
+    from metaeval.analysis.ranks import rank_array
+
     out: dict[str, Any] = {"metric": metric, "k": k, "topics": [], "n_topics_undefined": int(tt["tau"].isna().sum())}
     defined = tt.dropna(subset=["tau"]).sort_values(["tau", "qid"])
     if not len(defined):
@@ -120,8 +123,8 @@ def disagreements(tt: "pd.DataFrame", ref_scores: "pd.DataFrame", judge_scores: 
         answers = {(str(q), str(r)): t for q, r, t in zip(ref.answers["qid"], ref.answers["run_id"], ref.answers["answer_text"])}
     for row in defined.head(k).itertuples(index=False):
         g = j[j["qid"] == row.qid].copy()
-        g["reference_rank"] = g["reference"].rank(ascending=False, method="min").astype(int)
-        g["judge_rank"] = g["judge"].rank(ascending=False, method="min").astype(int)
+        g["reference_rank"] = rank_array(g["reference"].to_numpy(float), nan="last").astype(int)
+        g["judge_rank"] = rank_array(g["judge"].to_numpy(float), nan="last").astype(int)
         g["rank_moved"] = (g["judge_rank"] - g["reference_rank"]).abs()
         g = g.sort_values(["rank_moved", "run_id"], ascending=[False, True])
         top_runs = list(g["run_id"].head(3))
@@ -151,7 +154,7 @@ def _label_pairs(ref, judge, qid: str, answers: dict, limit: int, focus: list[st
         rows.append({"run_id": x.run_id, "nugget_id": int(x.nugget_id), "nugget": x.nugget_ref,
                      "importance": str(x.importance), "human": h, "judge": jl,
                      "judge_raw": None if jl != "FAILED" else str(x.support_raw),
-                     "direction": "judge lower" if _rank(jl) < _rank(h) else "judge higher",
+                     "direction": "judge lower" if _support_code(jl) < _support_code(h) else "judge higher",
                      "distance": _dist(h, jl), "_text": x.nugget_ref})
     pos = {r: i for i, r in enumerate(focus)}
     rows.sort(key=lambda d: (pos.get(d["run_id"], len(pos)), -d["distance"], d["importance"] != "vital", d["run_id"], d["nugget_id"]))

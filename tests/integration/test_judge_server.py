@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -46,6 +45,5 @@ def test_cli_server_handles_a_burst_and_stops_on_sigterm():
             assert b'"requests": 300' in r.read()
     finally:
         proc.send_signal(signal.SIGTERM)
-        t = time.monotonic()
-        proc.wait(timeout=15)
-    assert time.monotonic() - t < 15
+        rc = proc.wait(timeout=120)  # a hang guard, not a speed bound
+    assert rc == -signal.SIGTERM

@@ -9,6 +9,7 @@ import pytest
 from benchmarks.soak import FD_SLACK, RSS_FIXED_MB, RSS_PER_CALL_B, check_bounds, report, run_soak
 
 N = 5000
+pytestmark = pytest.mark.soak  # the heavy tier (tests/conftest.py)
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ import email.utils
 import os
 import secrets
 import sqlite3
-import time
 
 import pytest
 
@@ -137,13 +136,14 @@ def test_clip_says_how_much_was_cut():
 
 
 # ------------------------------------------------------------------------------------ Retry-After
-def test_http_date_retry_after_is_the_time_until_that_date():
+def test_http_date_retry_after_is_the_time_until_that_date(monkeypatch):
     """Mutation (c): the HTTP-date form with its sign flipped (``time.time() - when``) gives 0 here."""
-    when = email.utils.formatdate(time.time() + 30, usegmt=True)
-    got = parse_retry_after({"retry-after": when})
-    assert 25 <= got <= 31
-    past = email.utils.formatdate(time.time() - 30, usegmt=True)
-    assert parse_retry_after({"retry-after": past}) == 0.0
+    import metaeval.judges.backends.base as base
+
+    now = 1_767_225_600.0  # a whole second: the HTTP date carries no fraction
+    monkeypatch.setattr(base, "time", type("FrozenTime", (), {"time": staticmethod(lambda: now)}))
+    assert parse_retry_after({"retry-after": email.utils.formatdate(now + 30, usegmt=True)}) == 30.0
+    assert parse_retry_after({"retry-after": email.utils.formatdate(now - 30, usegmt=True)}) == 0.0
     assert parse_retry_after({"retry-after": "7"}) == 7.0 and parse_retry_after({"retry-after-ms": "1500"}) == 1.5
 
 

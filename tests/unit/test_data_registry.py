@@ -1,5 +1,6 @@
 """The dataset registry: entries are well formed and their checksums match the real files in ../shared/data."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,9 @@ def test_entries_well_formed():
             assert f.format in FORMATS + ("documents",), (name, f.format)
             assert f.url is None or f.url.startswith("https://")
             for digest, n in ((f.md5, 32), (f.sha256, 64)):
-                assert digest is None or (len(digest) == n and int(digest, 16) >= 0)
+                assert digest is None or re.fullmatch(f"[0-9a-f]{{{n}}}", digest), (name, f.filename, digest)
+    # every recorded digest is checked against the real file (test_recorded_checksums_match_shared_files)
+    assert {name for name, e in REGISTRY.items() if any(f.md5 or f.sha256 for f in e.files)} == set(SHARED)
     assert len(get_entry("trec-rag-2024-baselines").files) == 3
     assert "ILLUSTRATIVE DEMO DATA" in get_entry("demo").description and get_entry("demo").bundled
 

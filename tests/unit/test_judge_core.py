@@ -76,16 +76,31 @@ def test_cache_survives_reopen_and_concurrent_processes(tmp_path):
     assert cache._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_token_bucket_paces_requests():
+def test_token_bucket_paces_requests(monkeypatch):
+    """From an empty bucket at 8 tokens/s, three takes of 1 wait 0.125 s each (on a fake clock: exactly; 8/s keeps
+    every figure exact in binary), and on the real clock never let the three through in less than their 0.375 s
+    (a lower bound only: a slow machine waits longer)."""
+    import metaeval.judges.limits as limits
+
     async def go():
-        bucket = TokenBucket(per_minute=600)  # 10/s, burst 600
+        bucket = TokenBucket(per_minute=480)  # 8/s, burst 480
         bucket.tokens = 0.0
         t = time.perf_counter()
-        for _ in range(3):
-            await bucket.take(1)
-        return time.perf_counter() - t
+        waits = [await bucket.take(1) for _ in range(3)]
+        return waits, time.perf_counter() - t
 
-    assert 0.25 <= asyncio.run(go()) < 1.0
+    assert asyncio.run(go())[1] >= 0.35
+    clock, slept = [0.0], []
+
+    async def fake_sleep(delay):
+        assert len(slept) < 10, slept  # a bucket that never fills up fails here instead of spinning
+        slept.append(delay)
+        clock[0] += delay
+
+    monkeypatch.setattr(limits, "time", type("FakeTime", (), {"monotonic": staticmethod(lambda: clock[0])}))
+    monkeypatch.setattr(limits.asyncio, "sleep", fake_sleep)
+    waits, _ = asyncio.run(go())
+    assert waits == [0.125, 0.125, 0.125] and slept == [0.125, 0.125, 0.125] and clock[0] == 0.375
 
 
 def test_rate_limiter_concurrency_cap():
@@ -165,7 +180,7 @@ def test_structured_output_is_refused_for_anthropic_at_construction():
     import pytest
 
     from metaeval.errors import ConfigError
-    from metaeval.judges.registry import make_judge
+    from metaeval.judges.catalog import build_judge as make_judge
 
     dep = {"backend": "anthropic", "model": "m", "base_url": "http://127.0.0.1:9", "api_key_env": None}
     with pytest.raises(ConfigError, match="needs the openai backend"):

@@ -143,3 +143,16 @@ def test_crossfit_se_is_a_topic_bootstrap_se_close_to_the_spread_over_new_topic_
     assert got["se_repeats"] < 0.5 * got["se"]
     again = consistency.crossfit_calibration(H, {"j": J}, methods=("ppi",), folds=4, repeats=10, seed=3, n_boot=150)
     assert again["variants"]["j"]["ppi"]["se"] == got["se"]  # the seed fixes the resamples
+
+
+def test_crossfit_paired_difference_has_its_own_se():
+    rng = np.random.default_rng(2)
+    H = rng.uniform(0.3, 0.7, size=(16, 5))
+    J = H - 0.1 + rng.normal(0, 0.05, H.shape)
+    out = consistency.crossfit_calibration(H, {"a": J, "b": J + 0.02}, methods=("ppi",), folds=4, repeats=3, n_boot=60)
+    b, a = out["variants"]["b"]["ppi"], out["variants"]["a"]["ppi"]
+    assert out["first_variant"] == "a" and "diff_vs_first" not in a
+    assert b["diff_vs_first"] == pytest.approx(b["mae"] - a["mae"])
+    assert b["diff_vs_first"] == pytest.approx(0.0, abs=1e-12) and b["diff_se"] == pytest.approx(0.0, abs=1e-12)  # PPI absorbs a shift
+    raw = out["variants"]["b"]["none"]
+    assert raw["diff_se"] < raw["se"]  # pairing removes the topics' shared variation

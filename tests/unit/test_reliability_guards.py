@@ -23,7 +23,7 @@ from metaeval.judges.cache import ResponseCache
 from metaeval.judges.client import CallFailed, ChatClient
 from metaeval.pipeline import lock as lockmod
 from metaeval.pipeline.lock import RunLock
-from metaeval.security.redaction import MAX_REPLY_CHARS, cap_reply, excerpt, protect_loggers, redact_reply
+from metaeval.security.redaction import MAX_REPLY_CHARS, cap_reply, protect_loggers, redact_reply
 
 KEY = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 M = [{"role": "user", "content": "does the answer support the nugget?"}]
@@ -94,12 +94,6 @@ def test_status_error_redacts_before_clipping(pad):
     for n in range(3, 8):
         assert not head.endswith(KEY[:n]), (pad, head[-12:])
     assert not any(KEY[i:i + 8] in msg for i in range(len(KEY) - 7))
-
-
-def test_excerpt_redacts_before_clipping():
-    text = "x" * 495 + KEY
-    out = excerpt(text, KEY, 500)
-    assert "sk-pr" not in out and out.startswith("x" * 495)
 
 
 # ---------------------------------------------------------------- every field of a reply
