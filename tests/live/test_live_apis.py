@@ -13,8 +13,7 @@ import pytest
 
 from metaeval.data.dataset import load_dataset
 from metaeval.judges.base import SyncJudge
-from metaeval.judges.catalog import build_judge
-from metaeval.judges.catalog import resolve_judge
+from metaeval.judges.catalog import build_judge, resolve_judge
 from metaeval.types import Nugget, Topic
 
 pytestmark = pytest.mark.live
