@@ -93,3 +93,17 @@ def test_no_uv_anywhere_installs_with_pip(repo):
 def test_metaeval_installer_pip_skips_uv(repo):
     calls, _ = repo(uv_on_path=True, installer="pip")
     assert calls == ["python -m pip install -q --upgrade pip", "python -m pip install -q -e .[test]", "metaeval sweep"]
+
+
+def test_the_test_extra_pulls_no_optional_extra():
+    """``[test]`` (what the quickstart installs) names nothing another extra exists for (torch, sentence-transformers,
+    nuggetizer, ppi-python, ray[client], llama-cpp-python, mkdocs) and does not pull an extra of metaeval itself."""
+    import re
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    name = lambda req: re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower().replace("_", "-")  # noqa: E731
+    test = {name(r) for r in extras["test"]}
+    optional = {name(r) for extra, reqs in extras.items() if extra != "test" for r in reqs}
+    assert test and not test & optional, test & optional
+    assert "metaeval" not in test
