@@ -104,7 +104,7 @@ ZERO_COST_JUDGES = {"simulated": ["judge=simulated_fig6"],
 def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | None, root: str,
               zero_cost: str = "") -> dict:
     from metaeval.commands.compose import compose_sweep
-    from metaeval.pipeline.sweep import Sweep
+    from metaeval.pipeline.sweep import open_sweep
 
     judge = ([*ZERO_COST_JUDGES[zero_cost], f"judge.concurrency={conc}"] if zero_cost else
              ["judge=testserver", f"judge.deployment.base_url={url}/v1", f"judge.deployment.limits.concurrency={conc}"])
@@ -124,14 +124,13 @@ def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | No
 
     ray_start = 0.0
     if runtime != "serial":
-        from metaeval.pipeline.executors import cluster_runtime_env, init_ray
+        from metaeval.pipeline.ray_setup import cluster_runtime_env, init_ray
 
         t = time.perf_counter()
-        rt = config.get("runtime", {})
-        init_ray(rt.get("address"), rt.get("num_cpus"),
-                 cluster_runtime_env(bool(rt.get("ship_package", True))) if rt.get("address") else None)
+        rt = config.pipeline.runtime
+        init_ray(rt.address, rt.num_cpus, cluster_runtime_env(rt.ship_package) if rt.address else None)
         ray_start = time.perf_counter() - t
-    sweep = Sweep(config, cells)
+    sweep = open_sweep(config.pipeline, cells)
     out = sweep.run()
     judging = out.judging_s if hasattr(out, "judging_s") else out["judging_s"]
     import resource

@@ -61,12 +61,15 @@ def build_input(root: Path, scale: int, bootstrap: int):
     ref = repeat_topics(nist, scale)
     judge = judge_like(ref, name="judge-like")
     cid = "judge-like__v1__human_auto"
-    settings = {"name": "bench-study", "analysis": {"metrics": None, "tau": "b", "bootstrap": bootstrap, "seed": 0},
-                "calibration": {"enabled": not os.environ.get("BENCH_NO_CAL"), "methods": None, "folds": 5, "seed": 0}}
+    from metaeval.study.settings import build_study_settings
+
+    settings = build_study_settings({"tau": "b", "bootstrap": bootstrap, "seed": 0},
+                                    {"enabled": not os.environ.get("BENCH_NO_CAL"), "methods": None, "folds": 5, "seed": 0})
     lay = ResultsLayout(root, "bench-study")
     cells = [{"cell": cid, "judge": "judge-like", "prompt": "v1", "strategy": "human_auto",
               "stats": {"judge_calls": 0, "calls": 0}}]
-    return StudyInput(layout=lay, label_sets={cid: judge}, reference=ref, settings=settings, cells=cells,
+    return StudyInput(layout=lay, label_sets={cid: judge}, reference=ref, settings=settings,
+                      config={"name": "bench-study"}, cells=cells,
                       calibratable=[cid], dataset={"name": f"nist-x{scale}", "topics": len(ref.qids),
                                                    "runs": len(ref.run_ids), "answers": len(ref.answers)},
                       topics={q: "" for q in ref.qids})

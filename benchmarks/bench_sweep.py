@@ -32,7 +32,7 @@ from benchmarks.bench_client import run_baseline, start_server, units
 def sweep_once(url: str, runtime: str, root: str, concurrency: int) -> tuple[float, int]:
     from metaeval.paths import shared_data_dir
     from metaeval.commands.compose import compose_sweep
-    from metaeval.pipeline.sweep import Sweep
+    from metaeval.pipeline.sweep import open_sweep
 
     nist = shared_data_dir() / "trec-rag-2024" / "nugget_assignment.20241108.jl"
     config, cells = compose_sweep([
@@ -41,7 +41,7 @@ def sweep_once(url: str, runtime: str, root: str, concurrency: int) -> tuple[flo
         f"results_dir={root}", "name=bench", "calibration.enabled=false", "analysis.bootstrap=0",
         "sweep.progress=false",
     ])
-    sw = Sweep(config, cells)
+    sw = open_sweep(config.pipeline, cells)
     out = sw.run()  # the pipeline stops at label sets: this times the judging phase only
     calls = sum(s.judge_calls for s in sw.stats.values())  # units; a few are cache hits (identical prompts)
     return out.judging_s, calls
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     ideal = n_calls * args.latency / args.concurrency
     proc, url = start_server(args.latency)
     try:
-        from metaeval.pipeline.executors import init_ray
+        from metaeval.pipeline.ray_setup import init_ray
 
         t = time.perf_counter()
         init_ray(num_cpus=2)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from metaeval.version import __version__
 
 _API = ("load", "load_dataset", "score", "leaderboard", "analyze", "compare", "calibrate", "sweep",
         "register_judge", "to_latex")

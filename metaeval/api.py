@@ -100,8 +100,11 @@ def load_dataset(name_or_path: str | os.PathLike) -> Any:
 def score(labels: Any, policy: Any = None, **policy_options: Any) -> "Any":
     """Per-answer scores (``run_id, qid, a_strict, a, v_strict, v, w_strict, w, n_nuggets, n_vital, n_failed``).
     ``policy`` is a ``ScoringPolicy``; or give its fields (``no_vital``, ``failed_support``, ``failed_importance``)."""
+    from dataclasses import fields
+
     from metaeval.scoring import ScoringPolicy, score_answers
 
+    _check_keywords("score", policy_options, [f.name for f in fields(ScoringPolicy)])
     if policy is None:
         policy = ScoringPolicy(**policy_options)
     return score_answers(load(labels), policy)
@@ -123,8 +126,12 @@ def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: A
     DataFrames ``tau``, ``cells``, ``flips``, ``flip_pairs``, ``agreement``, ``confusion``, ``descriptive`` and the
     ``json`` document).  ``kwargs`` go to :func:`metaeval.analysis.api.analyze` (``metrics``, ``variant``,
     ``n_boot``, ``seed``, ``alpha``, ``ci_method``, ``policy``, ``flip_test``, ``names``)."""
+    import inspect
+
     from metaeval.analysis.api import analyze as _analyze
 
+    _check_keywords("analyze", kwargs, [p for p in inspect.signature(_analyze).parameters if p not in
+                                        ("reference", "candidates")])
     cands = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
     names = kwargs.pop("names", None)
     if names is None:
@@ -156,9 +163,21 @@ def calibrate(reference: Any, judge: Any, *, seed: int = 0, run_map: Any = None,
     candidates including "none" (raw), out-of-fold selection, leaderboard, recommendation.  ``settings``: folds,
     inner_folds, methods, metrics, metric, level, min_coverage, n_boot, selection (see
     :func:`metaeval.study.calibration.calibrate_study`)."""
-    from metaeval.study.calibration import calibrate_study
+    from metaeval.study.calibration import DEFAULTS, calibrate_study
 
+    _check_keywords("calibrate", settings, [*DEFAULTS, "seed", "run_map"])
     return calibrate_study(load(reference, run_map=run_map), load(judge, run_map=run_map), dict(settings), seed=seed)
+
+
+def _check_keywords(func: str, given: Mapping[str, Any], known: Sequence[str]) -> None:
+    """A keyword ``func`` does not take is a ``TypeError`` naming the nearest one it does (never ignored)."""
+    from metaeval.schema import nearest
+
+    for key in given:
+        if key not in known:
+            hint = nearest(key, known).replace("; did you mean ", "; did you mean '").rstrip("?")
+            raise TypeError(f"{func}() got an unexpected keyword argument {key!r}"
+                            + (hint + "'?" if hint else f" (it takes: {', '.join(known)})"))
 
 
 def register_judge(name: str, judge: Any) -> str:
@@ -171,51 +190,27 @@ def register_judge(name: str, judge: Any) -> str:
 def sweep(overrides: Sequence[str] = (), *, judges: Mapping[str, Any] | None = None,
           config_dir: str | os.PathLike | Sequence[str | os.PathLike] | None = None, progress: bool = False) -> dict[str, Any]:
     """Run ``metaeval sweep`` with Hydra ``overrides`` (``["grid=single", "judge=lexical", "name=mine"]``) and return
-    the summary (also written to ``results/<name>/summary.json``).
+    the summary (also written to ``results/<name>/summary.json``); a dry run returns ``{"dry_run": True, "cells":
+    [...]}``.
 
-    ``judges`` ({name: Judge subclass or instance}) are registered and given a config ``judge/<name>.yaml`` in a
-    temporary config folder, so ``judge=<name>`` or ``grid.judges=[<name>]`` can name them; the sweep then runs
-    with ``runtime=serial`` (in this process) unless ``overrides`` choose a runtime.
+    ``judges`` ({name: Judge subclass or instance}) are registered in the judge catalog, so ``judge=<name>`` or
+    ``grid.judges=[<name>]`` can name them like a shipped judge; the sweep then runs with ``runtime=serial`` (in this
+    process) unless ``overrides`` choose a runtime.
     """
-    import tempfile
-    import time
-
-    import yaml
-
     from metaeval.commands.compose import compose_sweep
-    from metaeval.commands.sweep import prepare_run
+    from metaeval.commands.driver import drive_sweep
+    from metaeval.commands.progress import stage_progress
 
     overrides = list(overrides)
-    dirs = [] if config_dir is None else ([config_dir] if isinstance(config_dir, (str, os.PathLike)) else list(config_dir))
-    with tempfile.TemporaryDirectory(prefix="metaeval-judges-") as tmp:
-        if judges:
-            (Path(tmp) / "judge").mkdir()
-            for jname, obj in judges.items():
-                register_judge(jname, obj)
-                (Path(tmp) / "judge" / f"{jname}.yaml").write_text(
-                    yaml.safe_dump({"judge": jname, "name": jname}), encoding="utf-8")
-            dirs.append(tmp)
-            if not any(o.startswith("runtime=") for o in overrides):
-                overrides.append("runtime=serial")
-        config, cells = compose_sweep(overrides, config_dir=dirs or None)
-        dry = bool(config["sweep"].get("dry_run"))
-        prepare_run(config, cells, overrides, dry_run=dry)
-        from metaeval.commands.progress import stage_progress
-        from metaeval.pipeline.sweep import run_sweep
-
-        t0 = time.perf_counter()
-        outcome = run_sweep(config, cells, stage_progress if progress else None, hold_lock=True)
-        if outcome.dry_run:
-            return {"dry_run": True, "cells": outcome.cells}
-        from metaeval.commands.report import report_after_study
-        from metaeval.study import study_sweep
-
-        try:
-            summary = study_sweep(outcome, t0)
-            report_after_study(outcome.layout, config, summary)
-        finally:
-            outcome.release()  # the folder lock, held until the study and the report are written
-        return summary
+    for jname, obj in (judges or {}).items():
+        register_judge(jname, obj)
+    if judges and not any(o.startswith("runtime=") for o in overrides):
+        overrides.append("runtime=serial")
+    settings, cells = compose_sweep(overrides, config_dir=config_dir)
+    run = drive_sweep(settings, cells, overrides, stage_progress if progress else None)
+    if run.summary is None:
+        return {"dry_run": True, "cells": run.dry_run_cells}
+    return run.summary
 
 
 def to_latex(df: Any, **kwargs: Any) -> str:

@@ -40,7 +40,9 @@ def _write_sheet(path: str | os.PathLike, columns: tuple[str, ...], rows: Iterab
     if path.suffix != ".csv":
         raise ConfigError(f"{path}: a sheet must be .csv or .jsonl")
     n = 0
-    with open(path, "w", encoding="utf-8", newline="") as fh:
+    from metaeval.io.atomic import atomic_open
+
+    with atomic_open(path, "w", newline="") as fh:  # atomic, umask mode, OS errors as one line
         w = csv.DictWriter(fh, fieldnames=list(columns))
         w.writeheader()
         for r in rows:

@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="metaeval",
         description="How far can you trust an LLM nugget judge? Score, meta-evaluate, calibrate and report.",
     )
-    from metaeval import __version__
+    from metaeval.version import __version__
 
     parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
@@ -100,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit: point it somewhere harmless
         return 141  # 128 + SIGPIPE, as a shell reports a reader that went away
+    except OSError as exc:  # disk full, a read-only folder, a name too long...: one line naming path and cause
+        from metaeval.io.outputs import os_error_line
+
+        print(f"metaeval {args.command}: error: {os_error_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -211,6 +210,14 @@ class ResultsLayout:
     def transcripts(self, cid: Any) -> Path:
         return self.cell_dir(cid) / "transcripts.jsonl"
 
+    def transcript_view(self, cid: Any) -> Path:
+        """The study's join of the transcripts with the human labels (``metaeval.study.transcript_view``)."""
+        return self.cell_dir(cid) / "transcript_view.json"
+
+    def transcript_viewer(self, cid: Any) -> Path:
+        """The cell's offline transcript viewer page (``metaeval.report.viewer``)."""
+        return self.cell_dir(cid) / "transcripts.html"
+
     def sample_labels(self, cid: Any, sample: int) -> Path:
         """Draw ``sample`` (>= 1) of the cell's judge (``sweep.samples``); draw 0 is ``labels(cid)``."""
         if int(sample) < 1:
@@ -223,30 +230,18 @@ class ResultsLayout:
 
     # ------------------------------------------------------------------ generic readers / writers
     def write_text(self, path: Path, text: str) -> Path:
-        """Atomic text write of ``path`` (which must lie inside the folder)."""
+        """Atomic text write of ``path`` (which must lie inside the folder); OS errors -> one-line ``OutputError``."""
+        from metaeval.io.atomic import atomic_write_text
+
         _inside(self._base, path, "write")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_text(path, text)
         return path
 
     def write_bytes(self, path: Path, data: bytes) -> Path:
+        from metaeval.io.atomic import atomic_write_bytes
+
         _inside(self._base, path, "write")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(path, data)
         return path
 
     def write_json(self, path: Path, obj: Any, indent: int | None = 2) -> Path:
@@ -374,16 +369,30 @@ class ResultsLayout:
         return {rec["key"]: rec for rec in self.iter_jobs()}
 
     # ------------------------------------------------------------------ fingerprint
+    def holds_results(self) -> bool:
+        """Whether a sweep stored anything here: a non-empty ``jobs.jsonl`` or a ``summary.json``."""
+        try:
+            return (self.jobs.exists() and self.jobs.stat().st_size > 0) or self.summary_json.exists()
+        except OSError:
+            return True  # cannot tell: protect the folder
+
     def read_fingerprint(self) -> dict[str, Any] | None:
         return self.read_json(self.fingerprint, required=False)
 
     def check_fingerprint(self, dataset_fp: str | None, grid_fp: str | None = None, *, write: bool = True) -> None:
         """Refuse (``ConfigError``, one line suggesting ``name=...``) when this folder holds results of another
-        dataset or grid; otherwise record the fingerprints (when ``write`` and none is stored yet).
+        dataset or grid; otherwise record the fingerprints (when ``write`` and none is stored yet).  A folder
+        without results (``holds_results`` False: an earlier run failed before storing a job) never refuses.
 
         A folder with results but no fingerprint file (made before fingerprints existed) is adopted.
         ``None`` skips that part of the comparison."""
         stored = self.read_fingerprint()
+        if stored is not None and not self.holds_results():
+            # a run that failed before storing anything (a typo in dataset.source...) must not block the corrected
+            # retry: with no job and no summary there is nothing to protect, so the new fingerprints replace it
+            if write:
+                self.write_json(self.fingerprint, {"format": FINGERPRINT_FORMAT, "dataset": dataset_fp, "grid": grid_fp})
+            return
         if stored is not None:
             for what, new in (("dataset", dataset_fp), ("grid", grid_fp)):
                 old = stored.get(what)
@@ -399,6 +408,36 @@ class ResultsLayout:
             return
         if write:
             self.write_json(self.fingerprint, {"format": FINGERPRINT_FORMAT, "dataset": dataset_fp, "grid": grid_fp})
+
+
+def deployment_urls(config: Any) -> dict[str, str]:
+    """deployment name -> base_url ('' for the SDK default) of every judge in a saved or composed config."""
+    out: dict[str, str] = {}
+    for j in ((config or {}).get("judges") or {}).values() if isinstance(config, dict) else ():
+        dep = j.get("deployment") if isinstance(j, dict) else None
+        if isinstance(dep, dict) and dep.get("name"):
+            out[str(dep["name"])] = str(dep.get("base_url") or "")
+    return out
+
+
+def endpoint_changes(layout: ResultsLayout, config: dict[str, Any]) -> list[str]:
+    """One line per deployment whose ``base_url`` differs from the one in the folder's saved ``config.yaml``,
+    when the folder holds results: its stored jobs are reused as they are (the URL is not part of a job's
+    identity or of the response cache key, so a replay at another URL reproduces a run); ``deployment.revision``
+    keeps two servers' results apart.  [] for a new folder or unchanged URLs."""
+    if not layout.holds_results() or not layout.config_yaml.exists():
+        return []
+    import yaml
+
+    try:
+        old = yaml.safe_load(layout.config_yaml.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return []
+    before, now = deployment_urls(old), deployment_urls(config)
+    return [f"deployment {name!r}: the stored jobs in {layout.root} were made against {before[name] or 'the SDK default URL'}; "
+            f"this sweep points at {url or 'the SDK default URL'}: they are reused as they are (the URL is not part of "
+            f"a job's identity); set the deployment's revision to judge again on the new server"
+            for name, url in now.items() if name in before and before[name] != url]
 
 
 def results_layout(config: dict[str, Any]) -> ResultsLayout:

@@ -18,28 +18,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metaeval.errors import ConfigError
-from metaeval.types import SUPPORT_ORDER
+from metaeval.types import SUPPORT_ORDER, support_codes, support_labels
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
 DEFAULT_CONFUSION = "paper-fig6-edits"
-_CODE = {name: i for i, name in enumerate(SUPPORT_ORDER)}
-_NAMES = np.array(list(SUPPORT_ORDER) + ["FAILED"], dtype=object)  # index -1 -> FAILED
-
-
-def labels_to_codes(labels: Any) -> np.ndarray:
-    """Support label strings -> int8 codes 0/1/2 (SUPPORT_ORDER), -1 for FAILED or anything else."""
-    arr = np.asarray(labels, dtype=object)
-    out = np.full(arr.shape, -1, dtype=np.int8)
-    for name, code in _CODE.items():
-        out[arr == name] = code
-    return out
-
-
-def codes_to_labels(codes: np.ndarray) -> np.ndarray:
-    """Inverse of ``labels_to_codes`` (object array of label strings)."""
-    return _NAMES[np.asarray(codes, dtype=np.int64)]
+#: Label codes live in ``metaeval.types`` (one place); these names stay for callers of the simulation API.
+labels_to_codes = support_codes
+codes_to_labels = support_labels
 
 
 def row_stochastic(confusion: Any) -> np.ndarray:
@@ -180,8 +167,3 @@ def simulate_structured(codes: np.ndarray, pair_run: np.ndarray, pair_topic: np.
         raise ConfigError(f"judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}")
     return simulate_codes_itemwise(codes, _shifted_rows(conf, shift), rng)
 
-
-def resample_by_topic(n_topics: int, rng: np.random.Generator) -> np.ndarray:
-    """Topic indices drawn with replacement (the ``resampled`` kind: a real judge's labels and the human labels
-    of the same topic travel together, so the judge's real, correlated errors are kept)."""
-    return rng.integers(0, n_topics, size=n_topics)

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from typing import Sequence
+
+    import numpy as np
     import pandas as pd
 
 
@@ -45,17 +48,62 @@ class Support(str, enum.Enum):
 
     @property
     def rank(self) -> int:
-        """Ordinal rank 0/1/2, or -1 for FAILED."""
-        return SUPPORT_RANK[self.value]
+        """Ordinal rank 0/1/2 (:data:`SUPPORT_CODE`), or -1 (:data:`FAILED_CODE`) for FAILED."""
+        return SUPPORT_CODE.get(self.value, FAILED_CODE)
 
 
-IMPORTANCE_LEVELS: tuple[str, ...] = ("vital", "okay", "FAILED")
-SUPPORT_LEVELS: tuple[str, ...] = ("not_support", "partial_support", "support", "FAILED")
-#: Ordinal order of the three valid support labels, lowest first.
+#: The label of a missing or unreadable judgment (importance or support), and its integer code.
+FAILED = "FAILED"
+FAILED_CODE = -1
+#: Ordinal orders of the valid labels, **lowest first** (both the same direction); a label's *code* is its
+#: position here, :data:`FAILED_CODE` for FAILED or anything else (:func:`label_codes`).
 SUPPORT_ORDER: tuple[str, ...] = ("not_support", "partial_support", "support")
-SUPPORT_RANK: dict[str, int] = {"not_support": 0, "partial_support": 1, "support": 2, "FAILED": -1}
-#: Ordinal order of the two valid importance labels, lowest first (for agreement statistics on importance).
 IMPORTANCE_ORDER: tuple[str, ...] = ("okay", "vital")
+#: support label -> code (0, 1, 2) in :data:`SUPPORT_ORDER`; look up with ``.get(label, FAILED_CODE)``.
+SUPPORT_CODE: dict[str, int] = {name: i for i, name in enumerate(SUPPORT_ORDER)}
+#: Category lists of the ``support`` / ``importance`` columns of a label set (pandas categoricals; FAILED last).
+#: The support list follows :data:`SUPPORT_ORDER`.  The importance list is the column's historical category
+#: order *vital, okay* and is also the code order of ``metaeval.calibration.pairs.Pairs.imp`` (vital 0, okay 1,
+#: FAILED 2) that the calibration methods index their tables by; it is not an ordinal order - compare
+#: importance with :data:`IMPORTANCE_ORDER` / :func:`importance_codes`.
+SUPPORT_LEVELS: tuple[str, ...] = (*SUPPORT_ORDER, FAILED)
+IMPORTANCE_LEVELS: tuple[str, ...] = ("vital", "okay", FAILED)
+
+
+def label_codes(labels: Any, order: "Sequence[str]") -> "np.ndarray":
+    """Position of each label in ``order`` as int8 (:data:`FAILED_CODE` = -1 for FAILED, missing or anything
+    else); vectorised (one hash lookup per label)."""
+    import numpy as np
+    import pandas as pd
+
+    arr = np.asarray(labels, dtype=object)
+    index = pd.Index(list(order), dtype=object)
+    idx = index.get_indexer(arr.reshape(-1))
+    miss = np.nonzero(idx < 0)[0]
+    if miss.size:  # enum members (``Support.SUPPORT``) hash by name: look their values up
+        vals = [getattr(x, "value", x) for x in arr.reshape(-1)[miss]]
+        idx[miss] = index.get_indexer(np.asarray(vals, dtype=object))
+    return idx.astype(np.int8).reshape(arr.shape)
+
+
+def support_codes(labels: Any) -> "np.ndarray":
+    """Support labels -> int8 codes 0/1/2 in :data:`SUPPORT_ORDER`, -1 for FAILED or anything else."""
+    return label_codes(labels, SUPPORT_ORDER)
+
+
+def importance_codes(labels: Any) -> "np.ndarray":
+    """Importance labels -> int8 codes 0 (okay) / 1 (vital) in :data:`IMPORTANCE_ORDER`, -1 for FAILED or else."""
+    return label_codes(labels, IMPORTANCE_ORDER)
+
+
+def support_labels(codes: Any) -> "np.ndarray":
+    """Inverse of :func:`support_codes`: object array of label strings (-1, or any negative code, -> FAILED)."""
+    import numpy as np
+
+    names = np.array([*SUPPORT_ORDER, FAILED], dtype=object)
+    c = np.asarray(codes, dtype=np.int64)
+    return names[np.where(c < 0, len(SUPPORT_ORDER), c)]
+
 
 LABEL_COLUMNS: tuple[str, ...] = (
     "qid",
@@ -77,7 +125,7 @@ def parse_importance(raw: Any) -> Importance:
         return raw
     if isinstance(raw, str):
         key = raw.strip().lower()
-        if key in ("vital", "okay"):
+        if key in IMPORTANCE_ORDER:
             return Importance(key)
     return Importance.FAILED
 
@@ -92,7 +140,7 @@ def parse_support(raw: Any) -> Support:
         return raw
     if isinstance(raw, str):
         key = raw.strip().lower().replace("-", "_").replace(" ", "_")
-        if key in ("support", "partial_support", "not_support"):
+        if key in SUPPORT_ORDER:
             return Support(key)
     return Support.FAILED
 
@@ -266,6 +314,8 @@ def build_label_set(
     """Make a ``LabelSet`` from row tuples ordered as ``LABEL_COLUMNS`` and ``ANSWER_COLUMNS``."""
     import pandas as pd
 
+    rows = _without_lone_surrogates(name, rows, LABEL_COLUMNS, provenance)
+    answers = _without_lone_surrogates(name, answers, ANSWER_COLUMNS, provenance)
     labels = pd.DataFrame.from_records(rows, columns=list(LABEL_COLUMNS))
     labels["importance"] = make_importance_categorical(labels["importance"])
     labels["support"] = make_support_categorical(labels["support"])
@@ -281,3 +331,43 @@ def build_label_set(
         provenance=dict(provenance or {}),
         problems=list(problems or []),
     )
+
+
+def _without_lone_surrogates(name: str, records: list[tuple], columns: tuple[str, ...],
+                             provenance: dict[str, Any] | None) -> list[tuple]:
+    """``records`` with every lone UTF-16 surrogate (``"\\ud800"`` from a JSON escape: valid JSON, not encodable
+    as UTF-8, so Arrow, CSV and JSON writers fail on it) replaced by U+FFFD, with one warning naming the label
+    set, the first line and field.  A record whose strings all encode is returned as it is (one ``encode`` per
+    record on the fast path)."""
+    out: list[tuple] | None = None
+    first: tuple[Any, str] | None = None
+    fixed = 0
+    for k, rec in enumerate(records):
+        try:
+            "\x00".join(v for v in rec if isinstance(v, str)).encode("utf-8")
+            continue
+        except UnicodeEncodeError:
+            pass
+        if out is None:
+            out = list(records)
+        vals = list(rec)
+        for j, v in enumerate(vals):
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    vals[j] = v.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                    fixed += 1
+                    if first is None:
+                        first = (rec[columns.index("line")] if "line" in columns else -1, columns[j])
+        out[k] = tuple(vals)
+    if out is None:
+        return records
+    import logging
+
+    src = (provenance or {}).get("path") or name
+    line, field = first or (-1, "?")
+    logging.getLogger(__name__).warning(
+        "%s%s: field %r: %d text value(s) held a lone UTF-16 surrogate (\\ud800-\\udfff, not valid Unicode text); "
+        "replaced by U+FFFD", src, f":{line}" if isinstance(line, int) and line > 0 else "", field, fixed)
+    return out

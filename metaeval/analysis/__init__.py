@@ -6,6 +6,7 @@ Modules:
   kendall@k, vectorised (the one tau implementation of the package);
 * :mod:`~metaeval.analysis.cells` - score inputs -> long tables -> aligned topic x run matrices;
 * :mod:`~metaeval.analysis.resample` - the one topic bootstrap (weights, run-mean replicates, CI methods);
+* :mod:`~metaeval.analysis.ranks` - the one ranking rule (competition ranks, 1 = best);
 * :mod:`~metaeval.analysis.levels` - ``tau_levels`` at run / per-topic-average / pooled level (``TauLevels``)
   with top-heavy run statistics; ``levels_matrix`` for dense arrays (calibration loops);
 * :mod:`~metaeval.analysis.pooled` - pooled tau as quadratic forms in topic weights (fast bootstrap);
@@ -32,6 +33,8 @@ _EXPORTS = {
     "levels_from_aligned": "levels", "levels_matrix": "levels",
     "align": "cells", "to_long": "cells", "Aligned": "cells",
     "topic_weights": "resample", "percentile_ci": "resample", "run_mean_replicates": "resample",
+    "percentile_cis": "resample", "bootstrap_run_means": "resample", "ratio_replicates": "resample",
+    "ranks": "ranks", "rank_array": "ranks",
     "paired_bootstrap": "bootstrap",
     "run_flips": "runpairs", "PAIRED_TESTS": "runpairs", "holm": "runpairs", "sign_flip": "runpairs",
     "comparison_diagnostics": "diagnostics", "run_rankings": "diagnostics", "defaulted_cells": "diagnostics",

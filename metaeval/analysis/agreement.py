@@ -20,13 +20,13 @@ share it upgrades); ``identical`` flags the common case of a candidate that copi
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from metaeval.analysis.confusion import confusion_agreement
-from metaeval.types import IMPORTANCE_ORDER, SUPPORT_ORDER
+from metaeval.types import IMPORTANCE_ORDER, SUPPORT_ORDER, label_codes
 
 KEY = ["qid", "run_id", "nugget_id"]
 COVERAGE_NOTE = 0.95  # below: every table says "on k of n pairs (nugget texts differ)"
@@ -76,19 +76,14 @@ def join_labels(reference: Any, candidate: Any, max_examples: int = 5) -> tuple[
 
 def count_matrix(ref: pd.Series, cand: pd.Series, order: tuple[str, ...]) -> tuple[np.ndarray, dict[str, int]]:
     """``K x K`` counts of (reference, candidate) label pairs over ``order``; FAILED / unknown counted apart."""
-    ri = codes(ref, order)
-    ci = codes(cand, order)
+    ri = label_codes(ref, order).astype(np.int64)
+    ci = label_codes(cand, order).astype(np.int64)
     ok = (ri >= 0) & (ci >= 0)
     k = len(order)
     m = np.bincount(ri[ok] * k + ci[ok], minlength=k * k).reshape(k, k).astype(np.int64)
     failed = {"reference": int(((ri < 0) & (ci >= 0)).sum()), "candidate": int(((ci < 0) & (ri >= 0)).sum()),
               "both": int(((ri < 0) & (ci < 0)).sum())}
     return m, failed
-
-
-def codes(labels: Any, order: Sequence[str]) -> np.ndarray:
-    """Position of each label in ``order`` (-1 for FAILED or anything else), vectorised (hash lookup)."""
-    return pd.Index(list(order), dtype=object).get_indexer(np.asarray(labels, dtype=object)).astype(np.int64)
 
 
 def importance_agreement(joined: pd.DataFrame, alpha: float = 0.05) -> dict[str, Any] | None:
@@ -105,7 +100,7 @@ def importance_agreement(joined: pd.DataFrame, alpha: float = 0.05) -> dict[str,
 
 
 def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05, n_boot: int = 1000,
-                    seed: int | None = 0) -> dict[str, Any]:
+                    seed: int = 0) -> dict[str, Any]:
     """Support-label agreement (and importance agreement) of two LabelSets; a JSON-ready dict.
 
     Keys: everything from :func:`metaeval.analysis.confusion.confusion_agreement` (``order, confusion,

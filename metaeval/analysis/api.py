@@ -134,20 +134,52 @@ def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = None, variant: str = "b",
-            n_boot: int = 1000, seed: int | None = 0, alpha: float = 0.05, ci_method: str = "centered",
-            policy: Any = None, flip_test: str = "t", names: Sequence[str] | None = None, top_k: int = 10,
-            min_topics: int = 10) -> AnalysisResult:
-    """Meta-evaluate ``candidates`` (one or a list) against ``reference``; see the module docstring.
+@dataclass(frozen=True)
+class _Options:
+    """The statistical choices of one ``analyze`` call (see :func:`analyze`)."""
 
-    ``metrics``: defaults to every metric both sides have (the six nugget metrics for label sets).
-    ``variant``: tau variant (``b``, ``a``, ``ap``, ``ap_sym``, ``ap_b``); ``n_boot``: topic-bootstrap replicates (0 = no
-    CIs, no paired test); ``seed``: bootstrap seed; ``ci_method``: ``percentile``, ``centered`` or ``bca``;
-    ``flip_test``: reference's paired test over topics (``t`` or ``permutation``); ``top_k``: the k of
-    ``kendall@k``; ``min_topics``: below this many common topics the diagnostics flag ``too_few_topics``.
-    """
-    from metaeval.analysis.agreement import confusion_frame, label_agreement
-    from metaeval.scoring import normalize_metric
+    variant: str
+    n_boot: int
+    seed: int
+    alpha: float
+    ci_method: str
+    flip_test: str
+    top_k: int
+    min_topics: int
+
+
+@dataclass
+class _Inputs:
+    """Reference and candidates loaded, named and scored once."""
+
+    ref: Any
+    ref_name: str
+    ref_path: Any
+    cands: list[Any]
+    names: list[str]
+    paths: list[Any]
+    ref_scores: Any
+    cand_scores: list[Any]
+    ref_long: pd.DataFrame
+    cand_longs: list[pd.DataFrame]
+
+
+@dataclass
+class _Rows:
+    """The tidy tables' rows, accumulated over candidates and metrics."""
+
+    tau: list = field(default_factory=list)
+    cells: list = field(default_factory=list)
+    flips: list = field(default_factory=list)
+    flip_pairs: list = field(default_factory=list)
+    top_heavy: list = field(default_factory=list)
+    rankings: list = field(default_factory=list)
+
+
+def _load(reference: Any, candidates: Any, names: Sequence[str] | None, policy: Any) -> _Inputs:
+    """Load paths, name every side (distinct candidate names) and score label sets once (their counts say which
+    scores defaulted)."""
+    from metaeval.scoring import score_answers
     from metaeval.types import LabelSet
 
     cand_list = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
@@ -161,17 +193,22 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     if len(set(cnames)) != len(cnames):
         cnames = [f"{n}#{k + 1}" for k, n in enumerate(cnames)]
     ref_name = _name(ref, ref_path, 0) if ref_path is not None or hasattr(ref, "name") else "reference"
-    from metaeval.scoring import score_answers
 
-    def scored(obj: Any) -> Any:  # per-answer scores once per label set (its counts say which scores defaulted)
+    def scored(obj: Any) -> Any:
         return score_answers(obj, policy) if isinstance(obj, LabelSet) else obj
 
     ref_scores = scored(ref)
     cand_scores = [scored(c) for c in cands]
-    ref_long = to_long(ref_scores, policy)
-    cand_longs = [to_long(c, policy) for c in cand_scores]
-    cand_metrics = [{str(m).lower() for m in pd.unique(cl["metric"])} for cl in cand_longs]
-    common = [m for m in metrics_of(ref_long) if all(str(m).lower() in have for have in cand_metrics)]
+    return _Inputs(ref, ref_name, ref_path, cands, cnames, paths, ref_scores, cand_scores, to_long(ref_scores, policy),
+                   [to_long(c, policy) for c in cand_scores])
+
+
+def _common_metrics(inp: _Inputs, metrics: Sequence[str] | None) -> list[str]:
+    """The metrics every side has (or the requested ones, matched case-insensitively; an absent one is an error)."""
+    from metaeval.scoring import normalize_metric
+
+    cand_metrics = [{str(m).lower() for m in pd.unique(cl["metric"])} for cl in inp.cand_longs]
+    common = [m for m in metrics_of(inp.ref_long) if all(str(m).lower() in have for have in cand_metrics)]
     if metrics:
         by_lower = {m.lower(): m for m in common}
         wanted = [by_lower.get(normalize_metric(m), by_lower.get(str(m).strip().lower(), m)) for m in metrics]
@@ -181,87 +218,128 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         common = list(dict.fromkeys(wanted))
     if not common:
         raise ConfigError("reference and candidates share no metric")
+    return common
 
-    tau_rows, cell_rows, flip_rows, pair_frames, blocks = [], [], [], [], {}
-    heavy_rows, rank_frames, shared_topics, shared_runs = [], [], [], []
-    for k, (cname, cl) in enumerate(zip(cnames, cand_longs)):
-        block: dict[str, Any] = {"name": cname, "metrics": {}}
-        for metric in common:
-            try:
-                al = align(ref_long, [cl], metric)
-            except ConfigError as exc:  # name both sides: which files share nothing
-                where = f"reference {ref_path or ref_name} vs candidate {paths[k] or cname}"
-                raise ConfigError(f"{where}: {exc}") from None
-            tl = levels_from_aligned(al, variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method,
-                                     top_k=top_k)
-            fsum, fpairs = run_flips(al, test=flip_test, alpha=alpha, seed=seed)
-            diag, ranks = comparison_diagnostics(
-                al, min_topics=min_topics, n_topics_skipped=tl.n_topics_skipped,
-                defaulted={"reference": defaulted_cells(ref_scores, metric),
-                           "candidate": defaulted_cells(cand_scores[k], metric)})
-            rank_frames.append(ranks.assign(candidate=cname))
-            nan2 = (float("nan"), float("nan"))
-            mblock = {lvl: {"tau": getattr(tl, lvl), "ci": list(tl.ci.get(lvl, nan2)),
-                            "boot_mean": tl.boot_mean.get(lvl)} for lvl in LEVELS}
-            mblock["topic_avg"].update(n_topics=tl.n_topics_used, n_topics_skipped=tl.n_topics_skipped)
-            mblock["cells"] = {"n_runs": tl.n_runs, "n_topics": tl.n_topics, "n_cells": tl.n_cells, "dropped": tl.dropped}
-            mblock["flips"] = fsum
-            mblock["top_heavy"] = {name: {"tau": val, "ci": list(tl.top_heavy_ci.get(name, nan2)),
-                                          **({"k": tl.top_k} if name == "kendall@k" else {})}
-                                   for name, val in tl.top_heavy.items()}
-            mblock["diagnostics"] = diag
-            block["metrics"][metric] = mblock
-            for name, val in tl.top_heavy.items():
-                lo, hi = tl.top_heavy_ci.get(name, nan2)
-                heavy_rows.append({"candidate": cname, "metric": metric, "statistic": name,
-                                   "k": tl.top_k if name == "kendall@k" else None, "tau": val, "ci_low": lo,
-                                   "ci_high": hi, "n_runs": tl.n_runs, "n_topics": tl.n_topics})
-            for lvl in LEVELS:
-                lo, hi = tl.ci.get(lvl, nan2)
-                tau_rows.append({"candidate": cname, "metric": metric, "level": lvl, "variant": tl.variant,
-                                 "tau": getattr(tl, lvl), "ci_low": lo, "ci_high": hi,
-                                 "boot_mean": tl.boot_mean.get(lvl, float("nan")), "n_runs": tl.n_runs,
-                                 "n_topics": tl.n_topics_used if lvl == "topic_avg" else tl.n_topics,
-                                 "n_cells": tl.n_cells})
-            cell_rows.append({"candidate": cname, "metric": metric, "n_runs": tl.n_runs, "n_topics": tl.n_topics,
-                              "n_cells": tl.n_cells, "n_topics_skipped": tl.n_topics_skipped,
-                              **{f"dropped_{s}": v for s, v in tl.dropped.items()}})
-            flip_rows.append({"candidate": cname, "metric": metric, **fsum})
-            pair_frames.append(fpairs.assign(candidate=cname))
-        block["cells"] = dict(block["metrics"][common[0]]["cells"])
-        both_labels = isinstance(ref, LabelSet) and isinstance(cands[k], LabelSet)
-        block["labels"] = None
-        if both_labels:
-            try:
-                block["labels"] = label_agreement(ref, cands[k], alpha, n_boot=n_boot, seed=seed)
-            except ConfigError as exc:  # different nugget sets (e.g. judge-created nuggets): no label-level agreement
-                block["labels_note"] = str(exc)
-        block["descriptive"] = None
+
+def _metric_block(inp: _Inputs, k: int, metric: str, opt: _Options, rows: _Rows) -> tuple[dict[str, Any], Any]:
+    """Candidate ``k`` on ``metric``: tau levels, top-heavy taus, flips and diagnostics (JSON block; table rows
+    appended to ``rows``); also returns the aligned cells."""
+    cname = inp.names[k]
+    try:
+        al = align(inp.ref_long, [inp.cand_longs[k]], metric)
+    except ConfigError as exc:  # name both sides: which files share nothing
+        where = f"reference {inp.ref_path or inp.ref_name} vs candidate {inp.paths[k] or cname}"
+        raise ConfigError(f"{where}: {exc}") from None
+    tl = levels_from_aligned(al, opt.variant, n_boot=opt.n_boot, seed=opt.seed, alpha=opt.alpha,
+                             ci_method=opt.ci_method, top_k=opt.top_k)
+    fsum, fpairs = run_flips(al, test=opt.flip_test, alpha=opt.alpha, seed=opt.seed)
+    diag, ranks = comparison_diagnostics(
+        al, min_topics=opt.min_topics, n_topics_skipped=tl.n_topics_skipped,
+        defaulted={"reference": defaulted_cells(inp.ref_scores, metric),
+                   "candidate": defaulted_cells(inp.cand_scores[k], metric)})
+    rows.rankings.append(ranks.assign(candidate=cname))
+    nan2 = (float("nan"), float("nan"))
+    mblock = {lvl: {"tau": getattr(tl, lvl), "ci": list(tl.ci.get(lvl, nan2)),
+                    "boot_mean": tl.boot_mean.get(lvl)} for lvl in LEVELS}
+    mblock["topic_avg"].update(n_topics=tl.n_topics_used, n_topics_skipped=tl.n_topics_skipped)
+    mblock["cells"] = {"n_runs": tl.n_runs, "n_topics": tl.n_topics, "n_cells": tl.n_cells, "dropped": tl.dropped}
+    mblock["flips"] = fsum
+    mblock["top_heavy"] = {name: {"tau": val, "ci": list(tl.top_heavy_ci.get(name, nan2)),
+                                  **({"k": tl.top_k} if name == "kendall@k" else {})}
+                           for name, val in tl.top_heavy.items()}
+    mblock["diagnostics"] = diag
+    for name, val in tl.top_heavy.items():
+        lo, hi = tl.top_heavy_ci.get(name, nan2)
+        rows.top_heavy.append({"candidate": cname, "metric": metric, "statistic": name,
+                               "k": tl.top_k if name == "kendall@k" else None, "tau": val, "ci_low": lo,
+                               "ci_high": hi, "n_runs": tl.n_runs, "n_topics": tl.n_topics})
+    for lvl in LEVELS:
+        lo, hi = tl.ci.get(lvl, nan2)
+        rows.tau.append({"candidate": cname, "metric": metric, "level": lvl, "variant": tl.variant,
+                         "tau": getattr(tl, lvl), "ci_low": lo, "ci_high": hi,
+                         "boot_mean": tl.boot_mean.get(lvl, float("nan")), "n_runs": tl.n_runs,
+                         "n_topics": tl.n_topics_used if lvl == "topic_avg" else tl.n_topics, "n_cells": tl.n_cells})
+    rows.cells.append({"candidate": cname, "metric": metric, "n_runs": tl.n_runs, "n_topics": tl.n_topics,
+                       "n_cells": tl.n_cells, "n_topics_skipped": tl.n_topics_skipped,
+                       **{f"dropped_{s}": v for s, v in tl.dropped.items()}})
+    rows.flips.append({"candidate": cname, "metric": metric, **fsum})
+    rows.flip_pairs.append(fpairs.assign(candidate=cname))
+    return mblock, al
+
+
+def _candidate_block(inp: _Inputs, k: int, common: list[str], opt: _Options, rows: _Rows) -> tuple[dict[str, Any], Any]:
+    """Candidate ``k``'s JSON block: every metric, label agreement and descriptive statistics when both sides are
+    label sets; also returns the aligned cells of its last metric (their topics and runs)."""
+    from metaeval.analysis.agreement import label_agreement
+    from metaeval.types import LabelSet
+
+    block: dict[str, Any] = {"name": inp.names[k], "metrics": {}}
+    for metric in common:
+        block["metrics"][metric], al = _metric_block(inp, k, metric, opt, rows)
+    block["cells"] = dict(block["metrics"][common[0]]["cells"])
+    cand = inp.cands[k]
+    block["labels"] = None
+    if isinstance(inp.ref, LabelSet) and isinstance(cand, LabelSet):
+        try:
+            block["labels"] = label_agreement(inp.ref, cand, opt.alpha, n_boot=opt.n_boot, seed=opt.seed)
+        except ConfigError as exc:  # different nugget sets (e.g. judge-created nuggets): no label-level agreement
+            block["labels_note"] = str(exc)
+    block["descriptive"] = None
+    if isinstance(cand, LabelSet):  # on the topics and runs shared with the reference only
+        block["descriptive"] = _describe_shared(cand, al.topics, al.runs, "reference")
+    return block, al
+
+
+def _paired(inp: _Inputs, common: list[str], opt: _Options) -> pd.DataFrame:
+    """The paired topic-bootstrap test between every two candidates on every metric (empty without a bootstrap
+    or with one candidate)."""
+    paired = []
+    if opt.n_boot > 0 and len(inp.cands) > 1:
+        for a in range(len(inp.cands)):
+            for b in range(a + 1, len(inp.cands)):
+                for metric in common:
+                    al = align(inp.ref_long, [inp.cand_longs[a], inp.cand_longs[b]], metric)
+                    df = paired_bootstrap(al, opt.variant, opt.n_boot, opt.seed, opt.alpha)
+                    paired.append(df.assign(candidate_a=inp.names[a], candidate_b=inp.names[b]))
+    return pd.concat(paired, ignore_index=True) if paired else pd.DataFrame()
+
+
+def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = None, variant: str = "b",
+            n_boot: int = 1000, seed: int = 0, alpha: float = 0.05, ci_method: str = "centered",
+            policy: Any = None, flip_test: str = "t", names: Sequence[str] | None = None, top_k: int = 10,
+            min_topics: int = 10) -> AnalysisResult:
+    """Meta-evaluate ``candidates`` (one or a list) against ``reference``; see the module docstring.
+
+    ``metrics``: defaults to every metric both sides have (the six nugget metrics for label sets).
+    ``variant``: tau variant (``b``, ``a``, ``ap``, ``ap_sym``, ``ap_b``); ``n_boot``: topic-bootstrap replicates (0 = no
+    CIs, no paired test); ``seed``: the analysis seed - every interval and Monte Carlo p-value of the result draws
+    from its named stream (``random_streams.stream(seed, "analysis.<what>")``); ``ci_method``: ``percentile``,
+    ``centered`` or ``bca``; ``flip_test``: reference's paired test over topics (``t`` or ``permutation``);
+    ``top_k``: the k of ``kendall@k``; ``min_topics``: below this many common topics the diagnostics flag
+    ``too_few_topics``.
+    """
+    from metaeval.analysis.agreement import confusion_frame
+    from metaeval.types import LabelSet
+
+    opt = _Options(variant, n_boot, seed, alpha, ci_method, flip_test, top_k, min_topics)
+    inp = _load(reference, candidates, names, policy)
+    common = _common_metrics(inp, metrics)
+    rows = _Rows()
+    blocks, shared_topics, shared_runs = {}, [], []
+    for k, cname in enumerate(inp.names):
+        blocks[cname], al = _candidate_block(inp, k, common, opt, rows)
         shared_topics.append(set(al.topics))
         shared_runs.append(set(al.runs))
-        if isinstance(cands[k], LabelSet):  # on the topics and runs shared with the reference only
-            block["descriptive"] = _describe_shared(cands[k], al.topics, al.runs, "reference")
-        blocks[cname] = block
-
-    paired = []
-    if n_boot > 0 and len(cands) > 1:
-        for a in range(len(cands)):
-            for b in range(a + 1, len(cands)):
-                for metric in common:
-                    al = align(ref_long, [cand_longs[a], cand_longs[b]], metric)
-                    df = paired_bootstrap(al, variant, n_boot, seed, alpha)
-                    paired.append(df.assign(candidate_a=cnames[a], candidate_b=cnames[b]))
-    paired_df = pd.concat(paired, ignore_index=True) if paired else pd.DataFrame()
-
+    paired_df = _paired(inp, common, opt)
     ref_desc = None
-    if isinstance(ref, LabelSet):  # on the topics and runs every candidate shares with it
-        ref_desc = _describe_shared(ref, set.intersection(*shared_topics), set.intersection(*shared_runs),
-                                    "every candidate" if len(cands) > 1 else "the candidate")
+    if isinstance(inp.ref, LabelSet):  # on the topics and runs every candidate shares with it
+        ref_desc = _describe_shared(inp.ref, set.intersection(*shared_topics), set.intersection(*shared_runs),
+                                    "every candidate" if len(inp.cands) > 1 else "the candidate")
     desc_rows = ([{"role": "reference", **ref_desc}] if ref_desc is not None else []) + [
         {"role": "candidate", **b["descriptive"]} for b in blocks.values() if b["descriptive"] is not None]
     agreements = {n: b["labels"] for n, b in blocks.items() if b["labels"] is not None}
     doc: dict[str, Any] = {
-        "reference": ref_name, "candidates": blocks, "metrics_analysed": common, "variant": variant,
+        "reference": inp.ref_name, "candidates": blocks, "metrics_analysed": common, "variant": variant,
         "n_boot": n_boot, "seed": seed, "alpha": alpha, "ci_method": ci_method, "flip_test": flip_test,
         "scoring_policy": policy.as_dict() if hasattr(policy, "as_dict") else None,
         "reference_descriptive": ref_desc,
@@ -271,14 +349,15 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         only = next(iter(blocks.values()))
         doc.update({k: only[k] for k in ("metrics", "cells", "labels")})
         doc["descriptive"] = {"reference": doc["reference_descriptive"], "candidate": only["descriptive"]}
+
+    def frames(parts: list) -> pd.DataFrame:
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
     return AnalysisResult(
-        tau=pd.DataFrame(tau_rows), cells=pd.DataFrame(cell_rows), flips=pd.DataFrame(flip_rows),
-        flip_pairs=pd.concat(pair_frames, ignore_index=True) if pair_frames else pd.DataFrame(),
-        paired=paired_df,
+        tau=pd.DataFrame(rows.tau), cells=pd.DataFrame(rows.cells), flips=pd.DataFrame(rows.flips),
+        flip_pairs=frames(rows.flip_pairs), paired=paired_df,
         agreement=pd.DataFrame([_agreement_row(n, a) for n, a in agreements.items()]),
-        confusion=pd.concat([confusion_frame(a, n) for n, a in agreements.items()], ignore_index=True) if agreements else pd.DataFrame(),
-        descriptive=pd.DataFrame(desc_rows),
-        top_heavy=pd.DataFrame(heavy_rows),
-        rankings=pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(),
-        json=to_jsonable(doc),
+        confusion=frames([confusion_frame(a, n) for n, a in agreements.items()]),
+        descriptive=pd.DataFrame(desc_rows), top_heavy=pd.DataFrame(rows.top_heavy),
+        rankings=frames(rows.rankings), json=to_jsonable(doc),
     )

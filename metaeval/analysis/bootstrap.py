@@ -28,7 +28,7 @@ __all__ = ["CI_METHODS", "PAIRED_TESTS", "bca_ci", "centered_ci", "holm", "paire
            "run_flips", "run_mean_replicates", "topic_weights"]
 
 
-def paired_bootstrap(al: Aligned, variant: str = "b", n_boot: int = 1000, seed: int | None = 0,
+def paired_bootstrap(al: Aligned, variant: str = "b", n_boot: int = 1000, seed: int = 0,
                      alpha: float = 0.05, a: int = 0, b: int = 1) -> pd.DataFrame:
     """Paired topic-bootstrap comparison of candidates ``a`` and ``b`` of ``al`` (same resamples for both).
 

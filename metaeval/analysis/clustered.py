@@ -23,16 +23,15 @@ import numpy as np
 import pandas as pd
 
 from metaeval.analysis.resample import percentile_ci, topic_weights
+from metaeval.types import label_codes
 
 
 def per_topic_counts(joined: pd.DataFrame, order: Sequence[str], ref: str = "support_ref",
                      cand: str = "support_cand") -> tuple[list[str], np.ndarray]:
     """``(topics, C)`` with ``C[t, i, j]`` = pairs of topic ``t`` labelled ``order[i]`` by the reference and
     ``order[j]`` by the candidate (pairs with a label outside ``order``, e.g. FAILED, are left out)."""
-    from metaeval.analysis.agreement import codes
-
-    r = codes(joined[ref], order)
-    c = codes(joined[cand], order)
+    r = label_codes(joined[ref], order).astype(np.int64)
+    c = label_codes(joined[cand], order).astype(np.int64)
     ok = (r >= 0) & (c >= 0)
     qid = joined["qid"].astype(str).to_numpy(dtype=object)[ok]
     topics, t = np.unique(qid, return_inverse=True)
@@ -63,10 +62,11 @@ def agreement_statistics(m: np.ndarray) -> dict[str, np.ndarray]:
         return {"cohen_kappa": (po - pe) / (1 - pe), "weighted_kappa": (pow_ - pew) / (1 - pew), "strictness_index": strict}
 
 
-def clustered_agreement_ci(joined: pd.DataFrame, order: Sequence[str], n_boot: int = 1000, seed: int | None = 0,
+def clustered_agreement_ci(joined: pd.DataFrame, order: Sequence[str], n_boot: int = 1000, seed: int = 0,
                            alpha: float = 0.05) -> dict[str, Any]:
     """Topic-bootstrap percentile CIs: ``{cohen_kappa_ci_topic, weighted_kappa_ci_topic, strictness_ci_topic,
-    n_topics, n_boot, seed}`` (NaN intervals with fewer than two topics)."""
+    n_topics, n_boot, seed}`` (NaN intervals with fewer than two topics); resamples ``topic_weights(T, n_boot,
+    seed)`` on the analysis stream ``"analysis.topic_bootstrap"``."""
     topics, counts = per_topic_counts(joined, order)
     out: dict[str, Any] = {"n_topics": len(topics), "n_boot": int(n_boot), "seed": seed}
     if len(topics) < 2 or n_boot <= 0:

@@ -4,7 +4,7 @@ What TREC AutoJudge users check before trusting a tau (``autojudge-evaluate``'s 
 leaderboard statistics):
 
 * **rankings**: per run, the number of topics, the reference and candidate run means over the common cells, the
-  rank on each side (1 = best; tied runs share the lowest rank, ``method="min"``) and the rank change;
+  rank on each side (1 = best; tied runs share the best rank, :func:`metaeval.analysis.ranks.rank_array`) and the rank change;
 * **flags** (each with the counts behind it):
 
   - ``too_few_topics``: fewer than ``min_topics`` common topics (default 10), so the run means and every tau
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from metaeval.analysis.kendall import _div
+from metaeval.analysis.ranks import rank_array
 
 __all__ = ["comparison_diagnostics", "defaulted_cells", "run_rankings"]
 
@@ -45,15 +46,6 @@ def defaulted_cells(per_answer: Any, metric: str) -> set[tuple[str, str]] | None
     return set(zip(sel["qid"].astype(str), sel["run_id"].astype(str)))
 
 
-def _ranks(v: np.ndarray) -> np.ndarray:
-    """Rank 1 = highest; ties share the lowest rank (``scipy.stats.rankdata(-v, method="min")``); NaN stays NaN."""
-    ok = ~np.isnan(v)
-    above = (v[ok][None, :] > v[ok][:, None]).sum(axis=1)  # runs strictly better
-    out = np.full(len(v), np.nan)
-    out[ok] = 1.0 + above
-    return out
-
-
 def run_rankings(al: Any, candidate: int = 0) -> "Any":
     """Per-run table ``run_id, n_topics, reference_mean, candidate_mean, reference_rank, candidate_rank,
     rank_change`` (candidate minus reference rank) over the common cells, sorted by the reference rank."""
@@ -64,7 +56,7 @@ def run_rankings(al: Any, candidate: int = 0) -> "Any":
     cnt = mask.sum(axis=0)
     mx = _div(np.where(mask, x, 0.0).sum(axis=0), cnt)
     my = _div(np.where(mask, y, 0.0).sum(axis=0), cnt)
-    rx, ry = _ranks(mx), _ranks(my)
+    rx, ry = rank_array(mx), rank_array(my)
     df = pd.DataFrame({"metric": al.metric, "run_id": list(al.runs), "n_topics": cnt.astype(int),
                        "reference_mean": mx, "candidate_mean": my, "reference_rank": rx, "candidate_rank": ry,
                        "rank_change": ry - rx})

@@ -59,7 +59,7 @@ import numpy as np
 from metaeval.errors import ConfigError
 
 __all__ = ["TAU_VARIANTS", "TauVariant", "get_variant", "kendall", "kendall_at_k", "tau_a", "tau_ap", "tau_ap_b",
-           "tau_ap_sym", "tau_b", "top_k_mask"]
+           "tau_ap_sym", "tau_b"]
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -326,15 +326,6 @@ def kendall(x, y, variant: str = "b") -> float | np.ndarray:
         return _tau_long(x, y, v.name)
     out = v.batch(x, y)
     return float(out) if np.ndim(out) == 0 else out
-
-
-def top_k_mask(x: np.ndarray, k: int) -> np.ndarray:
-    """Boolean mask of the ``k`` items with the highest ``x`` along the last axis (NaN never selected; ties at
-    the k-th place broken by position, as a stable sort of the run ids)."""
-    x = np.asarray(x, dtype=float)
-    order = np.argsort(np.where(np.isnan(x), np.inf, -x), axis=-1, kind="stable")
-    ranks = np.argsort(order, axis=-1, kind="stable")
-    return (ranks < k) & ~np.isnan(x)
 
 
 def kendall_at_k(x, y, k: int = 10, variant: str = "b") -> float | np.ndarray:

@@ -148,11 +148,13 @@ def _f(v: Any) -> float:
     return float(np.asarray(v).reshape(-1)[0])
 
 
-def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: int | None = 0,
+def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: int = 0,
                         alpha: float = 0.05, candidate: int = 0, weights: np.ndarray | None = None,
                         ci_method: str = "centered", top_k: int = 10) -> TauLevels:
     """Point estimates (and bootstrap CIs when ``n_boot > 0`` or ``weights`` are given) for one candidate.
 
+    ``seed``: the analysis seed; the resamples are ``topic_weights(T, n_boot, seed)``, i.e. drawn from
+    ``random_streams.stream(seed, "analysis.topic_bootstrap")``, so another seed moves every interval;
     ``weights``: a ``(B, T)`` topic-multiplicity matrix to reuse (e.g. the same resamples for every metric);
     ``ci_method``: a name in :data:`metaeval.analysis.resample.CI_METHODS`; ``top_k``: the k of ``kendall@k``.
     """
@@ -202,7 +204,7 @@ def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: 
 
 
 def tau_levels(reference: Any, candidate: Any, metric: str = "v_strict", variant: str = "b", n_boot: int = 0,
-               seed: int | None = 0, alpha: float = 0.05, policy: Any = None,
+               seed: int = 0, alpha: float = 0.05, policy: Any = None,
                ci_method: str = "centered") -> TauLevels:
     """Kendall's tau of ``candidate`` against ``reference`` at the run, per-topic-average and pooled levels.
 

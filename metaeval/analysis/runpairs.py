@@ -8,19 +8,24 @@ pair is tested over topics with a paired test (registry :data:`PAIRED_TESTS`, tw
 * ``t``: paired t-test ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` df (equals
   ``scipy.stats.ttest_rel``); a pair with zero variance is significant iff its mean difference is not 0.
 * ``permutation``: sign-flip randomisation test of ``mean(d) = 0`` (Fisher 1935; e.g. Smucker, Allan &
-  Carterette 2007, CIKM).  Statistic ``|sum_t s_t d_t|`` over sign vectors ``s``.  **Exact** when there are at
-  most ``exact_max_topics`` topics: all ``2^(n-1)`` sign vectors with ``s_1 = +1`` (the statistic is symmetric
-  in ``s -> -s``), ``p = #{|S*| >= |S|} / 2^(n-1)``, smallest possible ``p = 2^-(n-1)``.  Otherwise
-  **adaptive Monte Carlo**: draws in growing batches; a pair stops once it has ``stop_after`` exceedances
-  (its p is then clearly large; Besag & Clifford 1991, Biometrika 78:301-304); the others go on up to
-  ``L_max = ceil(resolution * m / alpha)`` draws (capped at ``max_draws``), and
-  ``p = (1 + #{|S*| >= |S|}) / (1 + L)`` with ``L`` the pair's draws.  The smallest possible p is then
-  ``1 / (1 + L_max) < alpha / m``, so the Holm threshold can be reached (with the former fixed 2,000
-  permutations it could not once ``m > 100``).  A pair whose evidence is beyond what the draws could resolve
-  skips them: Hoeffding's inequality for Rademacher sums gives the exact tail bound
-  ``P(|S*| >= |S|) <= 2 exp(-S^2 / (2 sum_t d_t^2))``; when that bound is below ``1 / (1 + L_max)`` it is the
-  pair's (conservative) p-value.  This keeps the test fast with hundreds of topics, where most pairs are
-  clearly separated.
+  Carterette 2007, CIKM).  Statistic ``|sum_t s_t d_t|`` over sign vectors ``s``.  **Exact** whenever enumeration
+  is feasible - at most ``exact_max_topics`` topics, or ``2^(n-1)`` times the number of pairs to test at most
+  ``exact_budget`` (2^24: e.g. one pair with 25 topics, or 16 pairs with 21): all ``2^(n-1)`` sign vectors with
+  ``s_1 = +1`` (the statistic is symmetric in ``s -> -s``), enumerated in blocks, ``p = #{|S*| >= |S|} /
+  2^(n-1)``, smallest possible ``p = 2^-(n-1)``.  Otherwise **Monte Carlo,
+  drawn until the decision at alpha is stable**: random sign vectors (stream ``random_streams.stream(seed,
+  "analysis.sign_flip")``) in doubling batches, ``p = (1 + #{|S*| >= |S|}) / (1 + L)`` with ``L`` the pair's draws
+  (Phipson & Smyth 2010, a valid p-value).  After each batch the exact p's Clopper-Pearson interval at
+  confidence ``1 - decision_error`` (default ``1 - 1e-3``) is computed from the hits; a pair stops once that
+  interval lies above alpha (not significant - whatever more draws show) or below alpha with at least
+  ``L_res = ceil(resolution * m / alpha)`` draws (so the smallest p, ``1 / (1 + L_res) < alpha / m``, can reach
+  Holm's first threshold), else it draws on up to ``max_draws``; a pair still undecided there is settled by exact
+  enumeration when that fits ``exact_budget`` (else counted in ``info["undecided"]``).  (The former rule - stop after 20 exceedances - printed 0.056 for a pair whose exact p
+  is 0.047.)  A pair whose evidence is beyond what ``L_res`` draws could resolve skips them: Hoeffding's
+  inequality for Rademacher sums gives ``P(|S*| >= |S|) <= 2 exp(-S^2 / (2 sum_t d_t^2))``; when that bound is
+  below ``1 / (1 + L_res)`` the pair's p is reported **as that upper bound** (``kind = "hoeffding_bound"``: the
+  exact p is at most this; it can be far smaller), never as an estimate.  Each pair's ``kind`` is ``exact``,
+  ``monte_carlo`` or ``hoeffding_bound``.
 
 **Multiple comparisons.**  ``ref_significant`` is per pair at ``alpha`` (no correction);
 ``ref_significant_holm`` is Holm's (1979) step-down over all ``m`` pairs at family-wise level ``alpha``:
@@ -61,20 +66,34 @@ def paired_t(d: np.ndarray, **_: Any) -> tuple[np.ndarray, np.ndarray]:
     return p, np.where(n >= 2, 0.0, np.nan)
 
 
-def _exact_signs(n: int) -> np.ndarray:
-    """All ``2^(n-1)`` sign vectors of length ``n`` with the first sign +1, as a float matrix."""
-    codes = np.arange(2 ** (n - 1), dtype=np.int64)[:, None]
+def _exact_signs(n: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Sign vectors ``start .. stop - 1`` (default: all ``2^(n-1)``) of length ``n`` with the first sign +1, as a
+    float matrix; vector ``c`` has sign ``-1`` at topic ``k + 1`` where bit ``k`` of ``c`` is set."""
+    stop = 2 ** (n - 1) if stop is None else stop
+    codes = np.arange(start, stop, dtype=np.int64)[:, None]
     bits = (codes >> np.arange(n - 1, dtype=np.int64)) & 1
     return np.hstack([np.ones((len(codes), 1)), 1.0 - 2.0 * bits])
 
 
-def sign_flip(d: np.ndarray, seed: int | np.random.Generator | None = 0, *, n_tests: int | None = None,
-              alpha: float = 0.05, resolution: float = 4.0, first_batch: int = 1000, stop_after: int = 20,
-              max_draws: int = 2_000_000, exact_max_topics: int = 16) -> tuple[np.ndarray, np.ndarray, dict]:
+def _clopper_pearson(hits: np.ndarray, n: np.ndarray, error: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact binomial interval for ``hits / n`` at confidence ``1 - error`` (Clopper & Pearson 1934)."""
+    from scipy.special import betaincinv
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(hits > 0, betaincinv(hits, n - hits + 1, error / 2), 0.0)
+        hi = np.where(hits < n, betaincinv(hits + 1, n - hits, 1 - error / 2), 1.0)
+    return lo, hi
+
+
+def sign_flip(d: np.ndarray, seed: int | np.random.Generator = 0, *, n_tests: int | None = None,
+              alpha: float = 0.05, resolution: float = 4.0, first_batch: int = 1000, decision_error: float = 1e-3,
+              max_draws: int = 2_000_000, exact_max_topics: int = 16,
+              exact_budget: int = 2 ** 24) -> tuple[np.ndarray, np.ndarray, dict]:
     """Sign-flip test per column of ``d`` (topics x pairs); see the module docstring.
 
-    Returns ``(p, min_attainable_p, info)`` with ``info = {method, draws_max, exact}``.  ``n_tests`` (default:
-    the number of columns) and ``alpha`` set the Monte Carlo resolution target ``alpha / n_tests``.
+    Returns ``(p, min_attainable_p, info)`` with ``info = {method, exact, draws_max, kind, undecided, ...}``;
+    ``kind`` holds per column ``exact``, ``monte_carlo`` or ``hoeffding_bound`` (``p`` is then an upper bound).
+    ``n_tests`` (default: the number of columns) and ``alpha`` set the resolution ``alpha / n_tests``.
     """
     d = np.asarray(d, dtype=float)
     ok = ~np.isnan(d)
@@ -87,54 +106,87 @@ def sign_flip(d: np.ndarray, seed: int | np.random.Generator | None = 0, *, n_te
     live = n >= 1
     p[live & (obs <= tol)] = 1.0  # all differences zero (or summing to 0): no evidence
     todo = live & (obs > tol)
-    if t_count <= exact_max_topics:
-        signs = _exact_signs(max(t_count, 1))
-        cols = np.nonzero(todo)[0]
-        step = max(1, _CHUNK // max(len(signs), 1))
-        for s in range(0, len(cols), step):
-            c = cols[s:s + step]
-            p[c] = (np.abs(signs @ d0[:, c]) >= obs[c] - tol[c]).sum(axis=0) / len(signs)
-        info = {"method": "exact sign-flip", "exact": True, "draws_max": int(len(signs))}
-        nnz = (d0 != 0).sum(axis=0)
+    n_signs = 2 ** (max(t_count, 1) - 1)
+    cols = np.nonzero(todo)[0]
+    nnz = (d0 != 0).sum(axis=0)
+    if t_count <= exact_max_topics or (t_count <= 40 and n_signs * len(cols) <= exact_budget):
+        p[cols] = _exact_p(d0, cols, obs, tol)
+        info = {"method": "exact sign-flip", "exact": True, "draws_max": int(n_signs),
+                "kind": np.where(live, "exact", None), "undecided": 0}
         return p, np.where(live, 2.0 ** -(np.maximum(nnz, 1) - 1), np.nan), info
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    from metaeval.analysis.resample import as_generator
+
     target = alpha / max(int(n_tests or m), 1)
-    l_max = int(min(max_draws, max(first_batch, math.ceil(resolution / target))))
+    l_res = int(min(max_draws, max(first_batch, math.ceil(resolution / target))))
     with np.errstate(divide="ignore", invalid="ignore"):
         bound = np.minimum(1.0, 2.0 * np.exp(-obs ** 2 / (2.0 * (d0 ** 2).sum(axis=0))))
-    sure = todo & (bound < 1.0 / (1.0 + l_max))  # beyond the draws' resolution: the exact tail bound is p
+    sure = todo & (bound < 1.0 / (1.0 + l_res))  # beyond the draws' resolution: report the tail bound, as a bound
     p[sure] = bound[sure]
     todo &= ~sure
-    hits = np.zeros(m)
-    draws = np.zeros(m)
-    alive = todo.copy()
-    done, batch = 0, first_batch
-    while alive.any() and done < l_max:
-        batch = min(batch, l_max - done)
-        cols = np.nonzero(alive)[0]
-        rows = max(1, _CHUNK // max(len(cols), 1))
-        for s in range(0, batch, rows):
-            k = min(rows, batch - s)
-            signs = rng.integers(0, 2, size=(k, t_count)).astype(float) * 2.0 - 1.0
-            hits[cols] += (np.abs(signs @ d0[:, cols]) >= obs[cols] - tol[cols]).sum(axis=0)
-        draws[cols] += batch
-        done += batch
-        batch *= 2
-        alive &= hits < stop_after
+    hits, draws = _draw_until_stable(d0, todo, obs, tol, as_generator(seed, "analysis.sign_flip"), alpha=alpha,
+                                     l_res=l_res, first_batch=first_batch, max_draws=max_draws,
+                                     decision_error=decision_error)
     p[todo] = (1.0 + hits[todo]) / (1.0 + draws[todo])
-    min_p = np.where(live, 1.0 / (1.0 + l_max), np.nan)
-    info = {"method": "adaptive Monte Carlo sign-flip", "exact": False, "draws_max": l_max, "stop_after": stop_after,
-            "n_hoeffding": int(sure.sum())}
+    kind = np.where(sure, "hoeffding_bound", np.where(live, "monte_carlo", None)).astype(object)
+    lo, hi = _clopper_pearson(hits, draws, decision_error)
+    undecided = np.nonzero(todo & (lo <= alpha) & (hi >= alpha))[0]
+    if len(undecided) and t_count <= 40 and n_signs * len(undecided) <= exact_budget:  # settle them exactly
+        p[undecided] = _exact_p(d0, undecided, obs, tol)
+        kind[undecided] = "exact"
+        undecided = undecided[:0]
+    min_p = np.where(live, np.where(kind == "exact", 2.0 ** -(np.maximum(nnz, 1) - 1), 1.0 / (1.0 + l_res)), np.nan)
+    info = {"method": "Monte Carlo sign-flip, drawn until the decision at alpha is stable", "exact": False,
+            "draws_max": int(draws.max(initial=0)), "draws_resolution": l_res, "decision_error": decision_error,
+            "kind": kind, "undecided": int(len(undecided)), "n_hoeffding": int(sure.sum())}
     return p, min_p, info
 
 
-def _permutation(d: np.ndarray, seed=0, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
-    p, min_p, _ = sign_flip(d, seed, **kw)
-    return p, min_p
+def _exact_p(d0: np.ndarray, cols: np.ndarray, obs: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """Exact sign-flip p of columns ``cols``: the share of all ``2^(n-1)`` sign vectors (enumerated in blocks of
+    at most ``_CHUNK`` elements) with ``|S*| >= |S|``."""
+    t_count = max(d0.shape[0], 1)
+    n_signs = 2 ** (t_count - 1)
+    hits = np.zeros(len(cols))
+    block = max(1, _CHUNK // max(len(cols), 1))
+    for start in range(0, n_signs, block):
+        signs = _exact_signs(t_count, start, min(start + block, n_signs))
+        hits += (np.abs(signs @ d0[:, cols]) >= obs[cols] - tol[cols]).sum(axis=0)
+    return hits / n_signs
 
 
-#: name -> function(differences topics x pairs, seed=..., n_tests=..., alpha=...) -> (p, min_attainable_p).
-PAIRED_TESTS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {"t": paired_t, "permutation": _permutation}
+def _draw_until_stable(d0: np.ndarray, todo: np.ndarray, obs: np.ndarray, tol: np.ndarray, rng: np.random.Generator,
+                       *, alpha: float, l_res: int, first_batch: int, max_draws: int,
+                       decision_error: float) -> tuple[np.ndarray, np.ndarray]:
+    """Random sign vectors in doubling batches for the columns in ``todo``, each column until its decision at
+    ``alpha`` is stable (see the module docstring); returns per column ``(hits, draws)``."""
+    m, t_count = d0.shape[1], d0.shape[0]
+    hits, draws = np.zeros(m), np.zeros(m)
+    alive = todo.copy()
+    batch = first_batch
+    while alive.any():
+        cols = np.nonzero(alive)[0]
+        k_all = int(min(batch, max_draws - draws[cols].max()))
+        rows = max(1, _CHUNK // max(len(cols), 1))
+        for s in range(0, k_all, rows):
+            k = min(rows, k_all - s)
+            signs = rng.integers(0, 2, size=(k, t_count)).astype(float) * 2.0 - 1.0
+            hits[cols] += (np.abs(signs @ d0[:, cols]) >= obs[cols] - tol[cols]).sum(axis=0)
+        draws[cols] += k_all
+        batch *= 2
+        lo, hi = _clopper_pearson(hits[cols], draws[cols], decision_error)
+        stable = (lo > alpha) | ((hi < alpha) & (draws[cols] >= l_res))
+        alive[cols[stable | (draws[cols] >= max_draws)]] = False
+    return hits, draws
+
+
+def _t_test(d: np.ndarray, **kw: Any) -> tuple[np.ndarray, np.ndarray, dict]:
+    p, min_p = paired_t(d)
+    return p, min_p, {"method": "paired t", "exact": True, "kind": np.where(np.isnan(p), None, "t"), "undecided": 0}
+
+
+#: name -> function(differences topics x pairs, seed=..., n_tests=..., alpha=...) -> (p, min_attainable_p, info)
+#: with ``info["kind"]`` per pair (what its p is: ``t``, ``exact``, ``monte_carlo``, ``hoeffding_bound``).
+PAIRED_TESTS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray, dict]]] = {"t": _t_test, "permutation": sign_flip}
 
 
 def holm(p: np.ndarray, alpha: float = 0.05) -> np.ndarray:
@@ -155,13 +207,15 @@ def holm(p: np.ndarray, alpha: float = 0.05) -> np.ndarray:
 
 
 def run_flips(al: Any, candidate: int = 0, test: str = "t", alpha: float = 0.05,
-              seed: int | np.random.Generator | None = 0, as_frame: bool = True) -> tuple[dict, Any]:
+              seed: int | np.random.Generator = 0, as_frame: bool = True) -> tuple[dict, Any]:
     """Run pairs whose order differs between the reference and the candidate run means.
 
     Returns a summary (``n_pairs, n_flips, n_flips_ref_significant, n_ref_significant, n_*_holm,
     n_tied_reference, n_tied_candidate, test, alpha, min_attainable_p, holm_threshold, holm_reachable,
-    holm_note``) and a table of every pair (``metric, run_a, run_b, ref_diff, cand_diff, p_ref,
-    ref_significant, ref_significant_holm, flip``): a DataFrame, or a dict of arrays with ``as_frame=False``.
+    holm_note, p_method, n_p_bounds, n_undecided_at_alpha, p_note``) and a table of every pair (``metric, run_a,
+    run_b, ref_diff, cand_diff, p_ref, p_ref_kind, ref_significant, ref_significant_holm, flip``; ``p_ref_kind``
+    says what ``p_ref`` is: ``t``, ``exact``, ``monte_carlo`` or ``hoeffding_bound``, an upper bound): a DataFrame, or a dict of arrays with
+    ``as_frame=False``.
     """
     from metaeval.errors import ConfigError
 
@@ -176,7 +230,8 @@ def run_flips(al: Any, candidate: int = 0, test: str = "t", alpha: float = 0.05,
     i, j = np.triu_indices(len(al.runs), k=1)
     ref_diff, cand_diff = mx[i] - mx[j], my[i] - my[j]
     m = len(i)
-    p, min_p = PAIRED_TESTS[test](xm[:, i] - xm[:, j], seed=seed, n_tests=m, alpha=alpha)
+    p, min_p, info = PAIRED_TESTS[test](xm[:, i] - xm[:, j], seed=seed, n_tests=m, alpha=alpha)
+    kind = np.asarray(info["kind"], dtype=object)
     sig = p < alpha
     sig_holm = holm(p, alpha)
     flip = np.sign(ref_diff) * np.sign(cand_diff) < 0
@@ -190,6 +245,10 @@ def run_flips(al: Any, candidate: int = 0, test: str = "t", alpha: float = 0.05,
         "n_ref_significant_holm": int(sig_holm.sum()),
         "n_tied_reference": int(((ref_diff == 0) & (cand_diff != 0)).sum()),
         "n_tied_candidate": int(((cand_diff == 0) & (ref_diff != 0)).sum()), "test": test, "alpha": alpha,
+        "p_method": info["method"], "n_p_bounds": int((kind == "hoeffding_bound").sum()),
+        "n_undecided_at_alpha": int(info.get("undecided", 0)),
+        "p_note": (f"p_ref of {int((kind == 'hoeffding_bound').sum())} pair(s) is Hoeffding's upper bound (the "
+                   "exact p is at most this), not an estimate" if (kind == "hoeffding_bound").any() else None),
         "multiple_comparisons": "ref_significant: per pair at alpha, no correction; *_holm: Holm (1979) "
                                 "step-down over all run pairs",
         "min_attainable_p": best, "holm_threshold": threshold, "holm_reachable": reachable,
@@ -199,7 +258,7 @@ def run_flips(al: Any, candidate: int = 0, test: str = "t", alpha: float = 0.05,
     }
     runs = np.asarray(al.runs, dtype=object)
     table = {"metric": np.full(m, al.metric, dtype=object), "run_a": runs[i], "run_b": runs[j],
-             "ref_diff": ref_diff, "cand_diff": cand_diff, "p_ref": p, "ref_significant": sig,
+             "ref_diff": ref_diff, "cand_diff": cand_diff, "p_ref": p, "p_ref_kind": kind, "ref_significant": sig,
              "ref_significant_holm": sig_holm, "flip": flip}
     if as_frame:
         import pandas as pd

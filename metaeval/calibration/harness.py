@@ -7,9 +7,12 @@ For each judge kind (``metaeval.simulation.JUDGE_KINDS``) and replication ``r = 
    (the judge favours some systems); ``topic_difficulty`` gives each topic its own strictness (errors
    correlated within a topic); ``length_strictness`` makes the judge stricter on longer answers; ``resampled``
    keeps a real judge's labels (e.g. the offline lexical judge on NIST 21x45, labels paired with the human
-   ones by nugget text) and resamples topics with replacement, so its real, correlated errors are kept;
-2. split the topics into calibration (75%) and held-out (25%) topics (for ``resampled``: split the original
-   topics, then resample with replacement inside each side, so the sides stay disjoint);
+   ones by nugget text), so its real, correlated errors are kept, and draws a fresh random split of the real
+   topics per replication;
+2. split the topics into calibration (75%) and held-out (25%) topics, a simple random split *without*
+   replacement for every kind.  (Resampling topics with replacement inside each side, as an earlier version did
+   for ``resampled``, duplicates topics: the duplicates shrink the training variance and the intervals with it,
+   so PPI looked as if it under-covered a real judge - an artefact of the design, not of the method.);
 3. fit every method on the calibration topics, apply it to the held-out topics' judge labels, and compare
    each run estimate with the truth, the human run score on the same held-out topics.
 
@@ -45,30 +48,6 @@ def _grid(p: Pairs, values: np.ndarray) -> np.ndarray:
     out = np.full((len(p.qids), len(p.run_ids)), np.nan)
     out[p.ans_topic, p.ans_run] = values
     return out
-
-
-def resample_topics(p: Pairs, human: np.ndarray, draw: np.ndarray) -> tuple[Pairs, np.ndarray]:
-    """Pairs made of the topics ``draw`` (indices, repeats allowed), each copy a new topic."""
-    pair_topic = p.ans_topic[p.ans]
-    ans_parts, pair_parts, ans_off = [], [], 0
-    new_ans_idx = np.full(p.n_answers, -1)
-    ans_list, pair_list, topic_of_ans = [], [], []
-    for k, t in enumerate(draw):
-        a = np.flatnonzero(p.ans_topic == t)
-        pr = np.flatnonzero(pair_topic == t)
-        new_ans_idx[a] = ans_off + np.arange(len(a))
-        ans_list.append(a)
-        pair_list.append((pr, new_ans_idx[p.ans[pr]]))
-        topic_of_ans.append(np.full(len(a), k))
-        ans_off += len(a)
-    a_idx = np.concatenate(ans_list)
-    pr_idx = np.concatenate([x[0] for x in pair_list])
-    new_ans = np.concatenate([x[1] for x in pair_list])
-    del ans_parts, pair_parts
-    q = Pairs(new_ans, p.imp[pr_idx], p.sup[pr_idx], p.nug_len[pr_idx], p.pos[pr_idx], p.nugget_id[pr_idx],
-              p.ans_run[a_idx], np.concatenate(topic_of_ans), p.ans_len[a_idx], p.run_ids,
-              tuple(f"{p.qids[t]}#{k}" for k, t in enumerate(draw)))
-    return q, human[pr_idx]
 
 
 def _fit_apply(method: str, judge: Pairs, human: np.ndarray, train: np.ndarray, test: np.ndarray, metric: str,
@@ -108,7 +87,9 @@ def run_study(human: "LabelSet", kinds: Sequence[str] = JUDGE_KINDS, reps: int =
     n_test = int(round(holdout * T))
     if not 1 <= n_test < T - 1:
         raise ConfigError(f"holdout share {holdout} leaves {n_test} held-out topic(s) of {T}")
-    rng = np.random.default_rng(seed)
+    from metaeval.random_streams import stream
+
+    rng = stream(seed, "simulation.calibration_harness")
     out: dict[str, Any] = {"kinds": {}}
     t0 = time.perf_counter()
     real = None
@@ -119,18 +100,13 @@ def run_study(human: "LabelSet", kinds: Sequence[str] = JUDGE_KINDS, reps: int =
         rec = {m: {"est": [], "lo": [], "hi": [], "truth": []} for m in methods}
         for r in range(reps):
             if kind == "resampled":
-                base, hcodes, _ = real
-                perm = rng.permutation(len(base.qids))
-                te, tr = perm[:n_test], perm[n_test:]
-                draw = np.concatenate([rng.choice(tr, len(tr)), rng.choice(te, len(te))])
-                judge, h = resample_topics(base, hcodes, draw)
-                train, test = np.arange(len(tr)), np.arange(len(tr), len(draw))
+                judge, h, _ = real
             else:
                 pair_len = hp.ans_len[hp.ans]
                 codes = simulate_structured(hp.sup, hp.pair_run(), hp.ans_topic[hp.ans], pair_len, kind, rng, conf)
                 judge, h = hp.with_support(codes), hp.sup
-                perm = rng.permutation(T)
-                test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+            perm = rng.permutation(len(judge.qids))
+            test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
             human_p = judge.with_support(h)
             H = _grid(human_p, human_p.observed_scores([metric])[metric])
             J = _grid(judge, judge.observed_scores([metric])[metric])
@@ -148,7 +124,7 @@ def run_study(human: "LabelSet", kinds: Sequence[str] = JUDGE_KINDS, reps: int =
             if progress:
                 progress(kind, r + 1)
         arrays = {m: {k: np.stack(v) for k, v in d.items()} for m, d in rec.items()}
-        out["kinds"][kind] = summarize_kind(arrays, np.random.default_rng([seed, 99]))
+        out["kinds"][kind] = summarize_kind(arrays, stream(seed, "simulation.calibration_harness_mc", kind))
     out["config"] = {"reps": reps, "seed": seed, "kinds": list(kinds), "methods": methods, "metric": metric,
                      "holdout": holdout, "level": level, "confusion": np.round(conf, 6).tolist(),
                      "n_topics": T, "n_runs": len(hp.run_ids), "n_pairs": int(len(hp.sup)),

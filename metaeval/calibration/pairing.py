@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metaeval.simulation import labels_to_codes
+from metaeval.calibration.pairs import Pairs, pairs_from_labelset
+from metaeval.types import support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from metaeval.calibration.pairs import Pairs
     from metaeval.types import LabelSet
 
 DEFAULT_MIN_COVERAGE = 0.95
@@ -43,7 +43,7 @@ def normalise_text(text: Any) -> str:
 class Pairing:
     """Judge pairs with the reference code of the same (qid, run_id, nugget text), and the counts."""
 
-    judge: "Pairs"
+    judge: Pairs
     human: np.ndarray          # (n,) reference support code per judge pair; -1 = no matched pair or FAILED
     matched: int               # judge pairs whose nugget text has a reference label on the same answer
     judge_pairs: int           # judge pairs on answers the reference also holds
@@ -71,7 +71,8 @@ def refusal_line(p: Pairing, min_coverage: float) -> str:
 
 
 def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
-    """Flatten ``judge`` (see :func:`metaeval.calibration.pairs.pairs_from_labelset`) and attach the reference
+    """Flatten ``judge`` (:func:`metaeval.calibration.pairs.pairs_from_labelset`; this module imports ``pairs``,
+    never the other way round) and attach the reference
     support code of the same (qid, run_id, normalised nugget text).
 
     Vectorised: qids, run ids and normalised texts of both sides become shared integer codes (``normalise_text``
@@ -81,8 +82,6 @@ def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
     a key that occurs more than once on either side counts as a duplicate and stays unmatched
     (``test_pairing_vectorised_matches_reference_loop`` checks this against the plain dictionary loop)."""
     import pandas as pd
-
-    from metaeval.calibration.pairs import pairs_from_labelset
 
     jp = pairs_from_labelset(judge)
     # pairs_from_labelset keeps the label rows whose answer is in judge.answers, in order
@@ -109,7 +108,7 @@ def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
     r_sh = np.isin(rl_a, ja_a)
     r_shared = int(r_sh.sum())
     rk = rl_k[r_sh]
-    rc = labels_to_codes(rl["support"].astype(object).to_numpy())[r_sh]
+    rc = support_codes(rl["support"].astype(object).to_numpy())[r_sh]
     uk, inv, r_cnt = np.unique(rk, return_inverse=True, return_counts=True)
     r_val = np.full(len(uk), -1, dtype=np.int64)
     r_val[inv] = rc  # only read where the key is unique, so which duplicate wins does not matter
@@ -125,6 +124,13 @@ def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
     human = np.full(nj, -1, dtype=np.int8)
     human[match_m] = r_val[pos_c[match_m]]
     return Pairing(jp, human, int(match_m.sum()), int(j_sh.sum()), r_shared, int(dup_m.sum()))
+
+
+def align_pairs(human: "LabelSet", judge: "LabelSet") -> tuple[Pairs, np.ndarray]:
+    """Judge pairs plus the human support code of the same (qid, run_id, normalised nugget *text*) (-1 where
+    there is none or it is FAILED): :func:`pair_by_text`, never by position."""
+    p = pair_by_text(human, judge)
+    return p.judge, p.human
 
 
 def _answer_mask(ls: "LabelSet") -> np.ndarray:

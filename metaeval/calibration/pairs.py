@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from metaeval.scoring import METRICS
-from metaeval.simulation import labels_to_codes
-from metaeval.types import IMPORTANCE_LEVELS
+from metaeval.types import IMPORTANCE_LEVELS, support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -40,7 +39,9 @@ METRIC_SPEC: dict[str, tuple[str, bool]] = {
     "w_strict": ("weighted", True), "w": ("weighted", False),
 }
 FAMILIES: tuple[str, ...] = ("vital", "all", "weighted")
-IMP_CODES = {name: i for i, name in enumerate(IMPORTANCE_LEVELS)}  # vital 0, okay 1, FAILED 2
+#: ``Pairs.imp`` code of each importance label: its position in ``types.IMPORTANCE_LEVELS`` (vital 0, okay 1, FAILED 2;
+#: the calibration methods index their per-importance tables by it).  Compare by name (``IMP_CODES["vital"]``).
+IMP_CODES = {name: i for i, name in enumerate(IMPORTANCE_LEVELS)}
 
 
 @dataclass(frozen=True)
@@ -88,11 +89,12 @@ class Pairs:
 
     # ----------------------------------------------------------------- scoring
     def family_weight(self, family: str) -> np.ndarray:
+        vital, okay = self.imp == IMP_CODES["vital"], self.imp == IMP_CODES["okay"]
         if family == "vital":
-            return (self.imp == 0).astype(float)
+            return vital.astype(float)
         if family == "all":
             return np.ones(len(self.imp))
-        return np.where(self.imp == 0, 1.0, np.where(self.imp == 1, 0.5, 0.0))
+        return np.where(vital, 1.0, np.where(okay, 0.5, 0.0))
 
     def denominators(self, family: str) -> np.ndarray:
         return np.bincount(self.ans, weights=self.family_weight(family), minlength=self.n_answers)
@@ -175,7 +177,7 @@ def pairs_from_labelset(ls: "LabelSet", run_ids: Sequence[str] | None = None, qi
     nid = lab["nugget_id"].to_numpy(np.int64)
     per_topic = lab.groupby("qid", observed=True)["nugget_id"].transform("max").to_numpy(float) + 1.0
     return Pairs(
-        ans=ans, imp=imp, sup=labels_to_codes(lab["support"].astype(object).to_numpy()),
+        ans=ans, imp=imp, sup=support_codes(lab["support"].astype(object).to_numpy()),
         nug_len=_word_counts(lab["nugget"]),
         pos=nid / np.maximum(per_topic, 1.0), nugget_id=nid,
         ans_run=a_run, ans_topic=a_top, ans_len=a_len, run_ids=run_ids, qids=qids,
@@ -210,12 +212,3 @@ def _word_counts(texts: "pd.Series") -> np.ndarray:
     codes, uniq = pd.factorize(texts.fillna("").astype(str))
     counts = np.array([len(str(u).split()) for u in uniq], dtype=float)
     return counts[codes] if len(codes) else np.zeros(0)
-
-
-def align_pairs(human: "LabelSet", judge: "LabelSet") -> tuple[Pairs, np.ndarray]:
-    """Judge pairs plus the human support code of the same (qid, run_id, normalised nugget *text*) (-1 where
-    there is none or it is FAILED): :func:`metaeval.calibration.pairing.pair_by_text`, never by position."""
-    from metaeval.calibration.pairing import pair_by_text
-
-    p = pair_by_text(human, judge)
-    return p.judge, p.human

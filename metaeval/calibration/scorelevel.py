@@ -21,6 +21,8 @@ correlation inside a topic is kept - "topic-clustered"):
   residuals ``e`` (it assumes no per-run residual bias; the run-bias simulation shows what happens when that
   fails).
 
+Every per-run variance ``s^2`` above is guarded by :func:`moderated_variance` (never below the moderated pooled
+estimate, so no interval has zero width when a run's differences happen to be constant on the labelled topics).
 Intervals use Student's t with ``n_L - 1`` degrees of freedom (``n_U - 1`` for raw) and are intersected with
 [0, 1]: every score lies in [0, 1], so the intersection never lowers coverage, and it keeps every printed
 interval inside the range it bounds.  A run with fewer than two training topics gets the pooled (over runs)
@@ -78,11 +80,43 @@ def _col_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return n, mean, np.where(n > 1, var, np.nan)
 
 
+#: prior degrees of freedom of the moderated per-run variance (:func:`moderated_variance`)
+PRIOR_DF = 4.0
+#: smallest per-run variance of a topic-level score difference: (0.01)^2, one point on a [0, 1] score
+VAR_FLOOR = 1e-4
+
+
+def moderated_variance(var: np.ndarray, n: np.ndarray, prior_df: float = PRIOR_DF,
+                       floor: float = VAR_FLOOR) -> np.ndarray:
+    """Per-run variance guarded against chance-small values: ``max(s^2_r, s~^2_r, floor)``.
+
+    ``s~^2_r = (d0 s0^2 + d_r s^2_r) / (d0 + d_r)`` is the moderated variance of Smyth (2004, "Linear models and
+    empirical Bayes methods for assessing differential expression", SAGMB 3:3): the run's own ``s^2_r`` on
+    ``d_r = n_r - 1`` degrees of freedom shrunk toward the pooled ``s0^2 = sum_r d_r s^2_r / sum_r d_r`` with
+    prior weight ``d0`` (:data:`PRIOR_DF` = 4, the order of the prior df limma estimates on real data).  Taking the
+    maximum with the run's own variance only ever *widens* an interval: a run whose differences happen to be
+    constant on a handful of labelled topics (``s^2_r = 0``, the zero-width PPI interval) gets at least
+    ``d0 / (d0 + d_r)`` of the pooled variance, while a run whose variance is genuinely large keeps it (the worst
+    run's coverage is what shrinkage toward the pool would lower).  The floor (:data:`VAR_FLOOR`, a standard
+    deviation of one point on a [0, 1] score) applies only when every run is constant.  Intervals keep Student's
+    t on the run's own ``d_r`` degrees of freedom (no df bonus is claimed for the pooling)."""
+    var, n = np.asarray(var, dtype=float), np.asarray(n, dtype=float)
+    d = np.maximum(n - 1.0, 0.0)
+    ok = np.isfinite(var) & (d > 0)
+    s0 = float((d[ok] * var[ok]).sum() / d[ok].sum()) if ok.any() and d[ok].sum() > 0 else floor
+    with np.errstate(invalid="ignore"):
+        moderated = (prior_df * s0 + d * np.where(ok, var, 0.0)) / (prior_df + d)
+        return np.where(np.isfinite(var), np.maximum(np.maximum(var, moderated), floor), var)
+
+
 def _rectify(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per-run rectifier mean, variance and n over training topics; runs with n < 2 get the pooled values."""
+    """Per-run rectifier mean, guarded variance (:func:`moderated_variance`) and n over training topics; runs with
+    n < 2 get the pooled values plus the between-run variance of the rectifiers."""
     n, mean, var = _col_stats(delta)
     have = n > 1
     extra = np.zeros_like(mean)
+    if have.any():
+        var = np.where(have, moderated_variance(var, n), var)
     if have.any() and not have.all():
         pooled_mean = float(mean[have].mean())
         between = float(mean[have].var(ddof=1)) if have.sum() > 1 else 0.0

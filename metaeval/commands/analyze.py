@@ -16,7 +16,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "folder of per-query trec_eval -q / ir_measures outputs (one file per run).",
     )
     p.add_argument("--reference", required=True, metavar="REF", help="reference labels, score table or trec_eval folder")
-    p.add_argument("--candidate", required=True, nargs="+", metavar="CAND", help="one or more candidates (same kinds)")
+    p.add_argument("--candidate", required=True, nargs="+", metavar="CAND",
+                   help="one or more candidates (same kinds, or a sweep cell folder holding labels.jsonl); NAME=PATH "
+                   "names one (default: the file's stem, or the cell folder's name)")
     p.add_argument("--metrics", nargs="+", metavar="M", help="metrics to analyse (default: all on every side), e.g. V_strict A_strict")
     p.add_argument("--tau", default="b", choices=["b", "a", "ap", "ap_sym", "ap_b"], help="tau variant: b (default, as scipy), a, ap (Yilmaz et al. 2008, candidate|reference), ap_sym, ap_b (tau_AP-b, Urbano & Marrero 2017)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="topic-bootstrap replicates (default 1000; 0 = no CIs)")
@@ -42,20 +44,59 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--bootstrap must be >= 0")
     if not 0 < args.alpha < 1:
         raise ConfigError("--alpha must be between 0 and 1")
+    from metaeval.io.outputs import check_output
+
+    out = check_output(args.out, kind="dir")  # before any work: '' / a file / /proc / read-only are one line
     policy = ScoringPolicy(no_vital=args.no_vital, failed_support=args.failed_support, failed_importance=args.failed_importance)
-    reference, candidates, names = args.reference, args.candidate, None
+    candidates, names = candidate_inputs(args.candidate)
+    reference = args.reference
     if args.run_map:
-        reference, candidates, names = _renamed(args.reference, args.candidate, args.run_map)
+        reference, candidates = _renamed(args.reference, candidates, args.run_map)
     res = analyze(reference, candidates, names=names, metrics=args.metrics, variant=args.tau, n_boot=args.bootstrap,
                   seed=args.seed, alpha=args.alpha, ci_method=args.ci, flip_test=args.flip_test, policy=policy)
-    paths = res.write(args.out)
+    from metaeval.io.outputs import output_errors
+
+    with output_errors(out):
+        paths = res.write(out)
     print(format_summary(res))
     print(f"\nwrote {', '.join(str(p) for p in paths)}")
     return 0
 
 
+def candidate_inputs(specs) -> tuple[list, list[str]]:
+    """``--candidate`` values -> (inputs, names).  ``NAME=PATH`` names a candidate (when ``NAME=PATH`` is not itself
+    an existing path); a sweep cell folder (holding ``labels.jsonl``, as the Python API and ``plan`` accept) is read
+    as its label set and named by its folder (the cell id); a file is named by its stem, or by its folder when the
+    stem is the generic ``labels``.  Names still shared get ``#k``."""
+    from pathlib import Path
+
+    from metaeval.errors import ConfigError
+    from metaeval.io import load_labels
+
+    inputs, names = [], []
+    for spec in specs:
+        name, path = None, str(spec)
+        if "=" in path and not Path(path).exists():
+            name, path = path.split("=", 1)
+            if not name.strip() or not path:
+                raise ConfigError(f"--candidate {spec}: expected NAME=PATH or PATH")
+        p = Path(path)
+        if p.is_dir() and (p / "labels.jsonl").exists():  # a sweep cell folder
+            auto = p.resolve().name
+            inputs.append(load_labels(p, name=name or auto))
+        else:
+            stem = p.name.split(".")[0]
+            auto = p.resolve().parent.name if stem == "labels" and p.resolve().parent.name else stem
+            inputs.append(path)
+        names.append(name or auto)
+    seen = {n: names.count(n) for n in names}
+    if any(v > 1 for v in seen.values()):
+        names = [f"{n}#{k + 1}" if seen[n] > 1 else n for k, n in enumerate(names)]
+    return inputs, names
+
+
 def _renamed(reference, candidates, run_map):
-    """Load every input and rename its runs by ``--run-map`` (names stay the file stems)."""
+    """Load every input and rename its runs by ``--run-map`` (names stay as ``candidate_inputs`` gave them)."""
     import logging
     from pathlib import Path
 
@@ -64,14 +105,13 @@ def _renamed(reference, candidates, run_map):
 
     mapping = parse_run_map(run_map)
     ref = load_input(reference)
-    cands = [load_input(c) for c in candidates]
+    cands = [load_input(c) if isinstance(c, str) else c for c in candidates]
     unused = unused_keys(mapping, ref, *cands)
     if unused:
         logging.getLogger(__name__).warning("--run-map: no input has run(s) %s", ", ".join(unused))
     if hasattr(ref, "name"):
         ref.name = Path(reference).name.split(".")[0]
-    names = [Path(c).name.split(".")[0] for c in candidates]
-    return rename_runs(ref, mapping), [rename_runs(c, mapping) for c in cands], names
+    return rename_runs(ref, mapping), [rename_runs(c, mapping) for c in cands]
 
 
 def _fmt(v) -> str:

@@ -29,7 +29,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ia.set_defaults(func=_import_assignments)
 
 
+def _check_out(args: argparse.Namespace) -> None:
+    """``--out`` vetted before anything is read or written (``metaeval.io.outputs``)."""
+    from metaeval.io.outputs import check_output
+
+    check_output(args.out, kind="file")
+
+
 def _export_nuggets(args: argparse.Namespace) -> int:
+    _check_out(args)
     from metaeval.assess import created_nuggets_from_results, export_nuggets
 
     created, topics = created_nuggets_from_results(args.results, args.cell)
@@ -39,6 +47,7 @@ def _export_nuggets(args: argparse.Namespace) -> int:
 
 
 def _import_nuggets(args: argparse.Namespace) -> int:
+    _check_out(args)
     from metaeval.assess import import_nuggets
 
     r = import_nuggets(args.sheet, args.out)
@@ -47,6 +56,7 @@ def _import_nuggets(args: argparse.Namespace) -> int:
 
 
 def _export_assignments(args: argparse.Namespace) -> int:
+    _check_out(args)
     from metaeval.assess import export_assignments
     from metaeval.data.dataset import load_dataset
     from metaeval.errors import ConfigError
@@ -66,6 +76,7 @@ def _export_assignments(args: argparse.Namespace) -> int:
 
 
 def _import_assignments(args: argparse.Namespace) -> int:
+    _check_out(args)
     from metaeval.assess import import_assignments
 
     r = import_assignments(args.sheet, args.out)

@@ -83,6 +83,16 @@ def transcripts_path(args: argparse.Namespace) -> Path:
     return out.with_name(stem + ".transcripts.jsonl")
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """``--out`` and the transcript path vetted before any judge call (``metaeval.io.outputs``)."""
+    from metaeval.io.outputs import check_output
+
+    check_output(args.out, kind="file")
+    check_output(transcripts_path(args), kind="file", option="--transcripts")
+    if getattr(args, "cache", None) and not getattr(args, "no_cache", False):
+        check_output(args.cache, kind="file", option="--cache")
+
+
 def progress_callback(stage: str, total: int):
     from metaeval.commands.progress import stage_progress
 
@@ -125,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch < 1:
         raise ConfigError("--batch must be >= 1")
+    check_outputs(args)
     table = read_nuggets(args.nuggets)
     topics = table.attrs.get("topics", {})
     nuggets: dict[str, tuple[str, list[tuple[str, str]]]] = {}
@@ -153,4 +164,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(skipped)} answers skipped: their topics have no nuggets in {args.nuggets} "
               f"(e.g. {', '.join(sorted({a.qid for a in skipped})[:3])})")
     print(f"wrote {args.out} and {tpath}")
+    from metaeval.pipeline.health import EXIT_FAILED_RATE, unusable_stage
+
+    problem = unusable_stage("assignment", usable=n_labels - n_failed, total=n_labels, calls=calls,
+                             errors=[c.get("error") for t in transcripts for c in t["calls"]])
+    if problem:  # written (nothing is lost), but a run where every label FAILED is not a success
+        import sys
+
+        print(f"metaeval assign: {problem}", file=sys.stderr)
+        return EXIT_FAILED_RATE
     return 0

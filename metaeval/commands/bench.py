@@ -47,6 +47,10 @@ def _import_runner():
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.list:  # vetted before any benchmark runs (a folder, /proc, read-only...: one line)
+        from metaeval.io.outputs import check_output
+
+        check_output(args.out, kind="file")
     runner = _import_runner()
     argv = ["--reps", str(args.reps), "--out", args.out, "--timeout", str(args.timeout)]
     if args.quick:

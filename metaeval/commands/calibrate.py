@@ -34,13 +34,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
     p.add_argument("--folds", type=int, default=5, help="outer leave-topics-out folds (default 5)")
     p.add_argument("--inner-folds", type=int, default=3, help="inner folds for the nested selection (default 3)")
+    p.add_argument("--repeats", type=int, default=10,
+                   help="repeated cross-fitting: independent fold assignments (default 10); a method is chosen only "
+                        "if it wins at least --win-share of them")
+    p.add_argument("--win-share", type=float, default=0.8,
+                   help="share of repeats a method must win to be chosen (default 0.8); else 'unstable' and PPI++")
+    p.add_argument("--min-topics", type=int, default=10,
+                   help="fewest human-labelled topics on which a method is chosen (default 10); below: PPI++")
     p.add_argument("--selection", choices=["one_se", "min"], default="one_se",
                    help="one_se (default): a method replaces raw only if it beats raw by more than one SE; min: lowest error")
     p.add_argument("--min-coverage", type=float, default=0.95,
                    help="share of label pairs that must match by nugget text for label-level methods (default 0.95)")
-    p.add_argument("--seed", type=int, default=0, help="seed for folds, bootstrap and parameter draws (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="calibration seed: folds and parameter draws (default 0)")
+    p.add_argument("--analysis-seed", type=int, default=0,
+                   help="seed of the judge score's topic-bootstrap interval (the raw leaderboard; default 0)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="topic-bootstrap replicates for raw intervals (default 1000)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="topic-bootstrap replicates for the judge score's interval (default 1000)")
     p.add_argument("--posterior-strata", choices=["none", "run", "length"], default="none",
                    help="extra strata for the posterior correction, shrunk toward the importance level (default none)")
     p.add_argument("--kappa", type=float, default=10.0, help="shrinkage prior strength, pseudo-pairs (posterior, matrix; default 10)")
@@ -86,10 +95,12 @@ def run(args: argparse.Namespace) -> int:
         mapping = parse_run_map(args.run_map)
         human, judge = rename_runs(human, mapping), rename_runs(judge, mapping)
     settings = {"methods": args.method, "metrics": metrics, "metric": metrics[0], "folds": args.folds,
-                "inner_folds": args.inner_folds, "selection": args.selection, "min_coverage": args.min_coverage,
+                "inner_folds": args.inner_folds, "repeats": args.repeats, "win_share": args.win_share,
+                "min_topics": args.min_topics, "selection": args.selection, "min_coverage": args.min_coverage,
                 "level": args.level, "n_boot": args.bootstrap, "options": fit_options(args),
                 "judge_spec": args.judge_spec, "prompt_version": args.prompt_version}
-    result, model = split_model(calibrate_study(human, judge, settings, seed=args.seed))
+    result, model = split_model(calibrate_study(human, judge, settings, seed=args.seed,
+                                                      analysis_seed=args.analysis_seed))
     if args.strictness:
         from metaeval.calibration.strictness import strictness_models
 
@@ -120,19 +131,20 @@ def _write_json(path: str, obj) -> None:
 
 
 def print_result(res: dict, top: int = 10) -> None:
-    """The validation table (every metric), refusals, and the primary metric's out-of-fold leaderboard."""
+    """The validation table (every metric), refusals, and the primary metric's leaderboard."""
     from metaeval.scoring import METRIC_NAMES
 
     pr, st = res["pairing"], res["settings"]
     print(f"calibration of {res['judge']} against {res['reference']}: {pr['matched']} of "
           f"{max(pr['judge_pairs'], pr['reference_pairs'])} label pairs match by nugget text ({100 * pr['coverage']:.1f}%); "
           f"{len(res['topics']['human_labelled'])} human-labelled topics, {len(res['topics']['judge_only'])} judge-only")
-    print(f"held-out = {st['folds_used']}-fold leave-topics-out (fitted without the fold's topics); selection: "
-          f"{st['selection']} rule, nested over {st['inner_folds']} inner folds; intervals {int(100 * st['level'])}%, inside [0, 1]")
-    print(f"{'metric':<10}{'method':<22}{'level':<7}{'MAE held-out':>16}{'vs raw':>18}{'bias':>9}{'cover':>7}{'worst':>7}"
+    print(f"held-out = {st['repeats']} x {st['folds_used']}-fold leave-topics-out (fitted without the fold's topics), "
+          f"nested selection over {st['inner_folds']} inner folds; intervals {int(100 * st['level'])}%, inside [0, 1]")
+    print(f"{'metric':<10}{'method':<22}{'wins':>5}{'MAE held-out':>16}{'vs raw':>18}{'bias':>9}{'cover':>7}{'worst':>7}"
           f"{'width':>7}  tau run/topic/pooled")
     refused = {}
     for metric, block in res["by_metric"].items():
+        wins = block["selection"]["wins"]
         for name, c in block["candidates"].items():
             if c["status"] != "ok":
                 refused[name] = c["reason"]
@@ -141,26 +153,30 @@ def print_result(res: dict, top: int = 10) -> None:
             mark = " *" if name == block["selection"]["method"] else ""
             tau = "/".join(_f3(h["tau"].get(k)) for k in ("run", "topic_avg", "pooled"))
             vs = "-" if name == "none" else _pm(h["diff_vs_raw"], signed=True)
-            label = "none (raw)" if name == "none" else name
-            print(f"{METRIC_NAMES.get(metric, metric):<10}{label + mark:<22}{c['level']:<7}{_pm(h['mae']):>16}{vs:>18}"
-                  f"{_f4(h['bias']):>9}{_f2(h['coverage']):>7}{_f2(h['coverage_worst_run']):>7}{_f2(h['mean_ci_width']):>7}  {tau}")
+            label = ("none (raw)" if name == "none" else name) + mark
+            cover = (f"{_f2(h['coverage']):>7}{_f2(h['coverage_worst_run']):>7}{_f2(h['mean_ci_width']):>7}"
+                     if h["coverage"] is not None else f"{'point estimates only':>21}")
+            print(f"{METRIC_NAMES.get(metric, metric):<10}{label:<22}{wins.get(name, 0):>5}{_pm(h['mae']):>16}{vs:>18}"
+                  f"{_f4(h['bias']):>9}{cover}  {tau}")
+        sel = block["selection"]
+        print(f"{'':<10}nested (selection inside the folds){_pm(sel['nested_mae']):>23}"
+              f"{_pm(sel['nested_diff_vs_raw'], signed=True):>18}")
     for name, why in refused.items():
         print(f"{name}: {why}")
-    print("(* = chosen; vs raw = mean paired fold difference of MAE, negative = better than raw)")
+    print("(* = chosen; wins = repeats in which the method had the lowest held-out error; vs raw = mean paired fold "
+          "difference of MAE, negative = better than raw; cover/worst = held-out coverage of the human run score, "
+          "overall / worst run)")
     lb = res["leaderboard"]
     metric = METRIC_NAMES.get(res["metric"], res["metric"])
-    if lb["corrected_by"] == "none":
-        print(f"\nleaderboard, {metric}: raw judge scores kept (no method beat raw); over the {lb['human_labelled_topics']} "
-              f"human-labelled topics MAE vs reference {_f4(lb['raw_mae_vs_reference'])}; topic-bootstrap intervals")
-    else:
-        print(f"\ncorrected leaderboard, {metric}, by {lb['corrected_by']}: out-of-fold over the {lb['human_labelled_topics']} "
-              f"human-labelled topics (each corrected by a model fitted without it); MAE vs reference "
-              f"{_f4(lb['mae_vs_reference'])} (raw {_f4(lb['raw_mae_vs_reference'])})")
-    print(f"{'rank':>4}  {'run':<44}{'reference':>10}{'raw':>8}{'corrected':>11}  interval")
+    print(f"\nleaderboard, {metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} "
+          f"topics (human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} "
+          f"judge-only); intervals by {lb['estimated_by']} ({lb['intervals_why']})")
+    print(f"{'rank':>4}  {'run':<44}{'human est.':>11}  {'interval':<18}{'human (lab.)':>13}{'judge score':>12}")
     for row in lb["rows"][:top]:
-        ci = row["corrected_ci"]
-        print(f"{row['corrected_rank']:>4}  {row['run_id'][:43]:<44}{_f4(row['reference']):>10}{_f4(row['raw']):>8}"
-              f"{_f4(row['corrected']):>11}  [{_f4(ci[0])}, {_f4(ci[1])}]")
+        ci = row["human_estimate_ci"]
+        iv = f"[{_f4(ci[0])}, {_f4(ci[1])}]" if ci else "(all labelled)"
+        print(f"{row['human_estimate_rank']:>4}  {row['run_id'][:43]:<44}{_f4(row['human_estimate']):>11}  {iv:<18}"
+              f"{_f4(row['human_labelled']):>13}{_f4(row['judge_score']):>12}")
     for m, block in res["by_metric"].items():
         if m != res["metric"]:
             print(f"also: {block['recommendation']}")
@@ -218,7 +234,9 @@ def _apply(args: argparse.Namespace, metrics) -> int:
         print(f"{METRIC_NAMES.get(m, m)} by {block['method']}: {block['note']}"
               + (f" ({fitted} of these topics were in the fit: in-sample there)" if fitted else ""))
         for row in block["rows"][: args.top]:
-            ci = row["corrected_ci"]
-            print(f"  {row['run_id'][:48]:<50}{_f4(row['corrected']):>8}  [{_f4(ci[0])}, {_f4(ci[1])}]  raw {_f4(row['raw'])}")
+            ci = row.get("human_estimate_ci")
+            iv = f"  [{_f4(ci[0])}, {_f4(ci[1])}]" if ci else ""
+            est = f"{_f4(row['human_estimate']):>8}{iv}  " if "human_estimate" in row else ""
+            print(f"  {row['run_id'][:48]:<50}{est}judge score {_f4(row['judge_score'])}")
     print(f"\nwrote {path}")
     return 0

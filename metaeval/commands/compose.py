@@ -40,6 +40,23 @@ def _one_line(exc: BaseException) -> str:
     return text.split(" Config search path:")[0]
 
 
+def _store_registry_judges(dirs: Sequence[Path]) -> None:
+    """Every judge the catalog knows by registry name only (a kind with default options such as ``replay``, or a
+    judge registered from Python) becomes a ``judge`` group option ``{judge: NAME, name: NAME}`` in Hydra's
+    ConfigStore, so ``judge=NAME`` and ``grid.judges=[NAME]`` resolve as ``judge check NAME`` does (a config
+    file of that name wins)."""
+    from hydra.core.config_store import ConfigStore
+
+    from metaeval.judges.catalog import judge_names
+    from metaeval.judges.registry import JUDGES
+
+    files = judge_names(dirs)
+    store = ConfigStore.instance()
+    for name in JUDGES:
+        if name not in files:
+            store.store(group="judge", name=name, node={"judge": name, "name": name})
+
+
 class _Composer:
     """A Hydra compose context over the package conf plus the overlay folders (searched first)."""
 
@@ -51,6 +68,7 @@ class _Composer:
 
         self._ctx = initialize_config_dir(config_dir=str(PACKAGE_CONF), version_base=None, job_name="metaeval")
         self._ctx.__enter__()
+        _store_registry_judges([*self.dirs, PACKAGE_CONF])
         self._fallback: list[str] = []
         if self.dirs:
             try:  # prepend the overlays so a user's file with a shipped name wins (Hydra's searchpath appends)
@@ -91,9 +109,10 @@ def _plain(cfg: Any) -> dict[str, Any]:
 
 
 def multirun_overrides(overrides: Sequence[str]) -> list[str]:
-    """``judge=a,b`` / ``prompt=...`` / ``strategy=...`` sweeps (Hydra's ``-m`` syntax, also ``choice(a,b)``)
-    become ``grid.judges=[a,b]`` ... so the whole product runs as ONE grid sweep (shared jobs run once).  Any other
-    swept key is an error: one sweep has one set of settings."""
+    """``judge=a,b`` / ``prompt=...`` / ``strategy=...`` (Hydra's ``-m`` syntax, also ``choice(a,b)``; a single
+    value too: an axis of one) become ``grid.judges=[a,b]`` ... so the whole product runs as ONE grid sweep
+    (shared jobs run once).  Any other swept key is an error (one sweep has one set of settings), and so is a
+    ``-m`` that names no axis at all."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
@@ -104,27 +123,51 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
     out: list[str] = []
     swept: dict[str, list[str]] = {}
     for raw, ov in zip(overrides, parsed):
-        if not ov.is_sweep_override():
-            out.append(raw)
-            continue
         key = ov.key_or_group
-        if key not in SWEEPABLE:
-            raise ConfigError(f"-m: only {', '.join(SWEEPABLE)} can be swept in one grid sweep, got {raw!r} "
-                              "(run one sweep per setting, each with its own name=)")
-        swept[key] = [str(v) for v in ov.sweep_string_iterator()]
-    if swept:
-        for group in SWEEPABLE:  # an unswept axis keeps its single top-level choice
-            if group not in swept:
-                out.append(f"grid.{SWEEPABLE[group]}=null")
-        for group, values in swept.items():
-            out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
-        out.append("grid.optional_judges=[]")  # exactly the product asked for (no default grid's optional judges)
+        if ov.is_sweep_override():
+            if key not in SWEEPABLE:
+                raise ConfigError(f"-m: only {', '.join(SWEEPABLE)} can be swept in one grid sweep, got {raw!r} "
+                                  "(run one sweep per setting, each with its own name=)")
+            swept[key] = [str(v) for v in ov.sweep_string_iterator()]
+        elif key in SWEEPABLE and not raw.lstrip("+~").startswith(f"{key}.") and ov.value() is not None:
+            swept[key] = [str(ov.value())]  # a single value: an axis of one (as meant), not the default grid
+        else:
+            out.append(raw)
+    if not swept:
+        raise ConfigError(f"-m: nothing to sweep; name the axes, e.g. -m judge=lexical,lexical_strict "
+                          f"strategy=human_auto (axes: {', '.join(SWEEPABLE)})")
+    for group in SWEEPABLE:  # an unswept axis keeps its single top-level choice
+        if group not in swept:
+            out.append(f"grid.{SWEEPABLE[group]}=null")
+    for group, values in swept.items():
+        out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
+    out.append("grid.optional_judges=[]")  # exactly the product asked for (no default grid's optional judges)
     return out
 
 
+def ignored_choices(overrides: Sequence[str], grid: Any, grid_choice: str) -> None:
+    """A top-level ``judge=X`` / ``prompt=X`` / ``strategy=X`` while the chosen grid lists that axis would change
+    nothing (the grid's list wins): one line saying what to type instead."""
+    for raw in overrides:
+        key, _, value = raw.partition("=")
+        key = key.lstrip("+~")
+        axis = SWEEPABLE.get(key)
+        if axis is None or not getattr(grid, axis):
+            continue
+        listed = ", ".join(map(str, getattr(grid, axis)))
+        raise ConfigError(f"{raw} has no effect: grid {grid_choice} sweeps grid.{axis}=[{listed}]; for one cell use "
+                          f"grid=single {raw}, for a grid of your own -m {key}={value},... or grid.{axis}=[{value}]")
+
+
 def compose_config(overrides: Sequence[str], config_dir: Any = None, *, hydra: bool = False) -> dict[str, Any]:
-    """The composed config as a plain dict (validated).  ``hydra=True`` adds ``_choices`` (group -> option)."""
-    from metaeval.pipeline.settings import validate_config
+    """The composed config as a plain dict, every section checked (``metaeval.commands.settings``).
+    ``hydra=True`` adds ``_choices`` (group -> option)."""
+    return _compose_checked(overrides, config_dir, hydra=hydra)[0]
+
+
+def _compose_checked(overrides: Sequence[str], config_dir: Any = None, *, hydra: bool = False):
+    """(the plain composed config, its typed sections: ``metaeval.commands.settings.check_sections``)."""
+    from metaeval.commands.settings import check_sections
 
     with _Composer(overlay_dirs(config_dir)) as c:
         cfg = c.compose(list(overrides), hydra=True)
@@ -134,10 +177,10 @@ def compose_config(overrides: Sequence[str], config_dir: Any = None, *, hydra: b
         with open_dict(cfg):
             del cfg["hydra"]
         plain = _plain(cfg)
-    validate_config(plain)
+    sections = check_sections(plain)
     if hydra:
         plain["_choices"] = {k: v for k, v in choices.items() if not k.startswith("hydra/")}
-    return plain
+    return plain, sections
 
 
 def _group_node(c: _Composer, overrides: list[str], group: str, option: str) -> dict[str, Any]:
@@ -151,41 +194,48 @@ def _group_node(c: _Composer, overrides: list[str], group: str, option: str) -> 
 
 
 def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
-    """Return ``(config, cells)``: the plain composed config (with ``name`` filled in and ``judges``: the resolved
-    judge configs of the grid) and the expanded grid of cells holding typed ``JudgeSpec``s."""
-    from metaeval.judges.catalog import resolve_judge
+    """Return ``(settings, cells)``: the typed settings tree (``metaeval.commands.settings.RunSettings``; its
+    ``document`` is the plain composed config with ``name`` filled in and ``judges``: the resolved judge configs of
+    the grid) and the expanded grid of cells holding typed ``JudgeSpec``s."""
+    from metaeval.commands.settings import build_settings
     from metaeval.pipeline.grid import expand_grid
 
     overrides = list(overrides)
-    config = compose_config(overrides, config_dir, hydra=True)
-    dirs = [*overlay_dirs(config_dir), PACKAGE_CONF]
-    grid = config.get("grid") or {}
-    judge_names = list(grid.get("judges") or [])
-    optional = [n for n in grid.get("optional_judges") or [] if n not in judge_names]
-    prompt_names = list(grid.get("prompts") or [])
+    config, sections = _compose_checked(overrides, config_dir, hydra=True)
+    grid = sections["grid"]
+    ignored_choices(overrides, grid, str(config["_choices"].get("grid") or "grid"))
+    judge_names = list(grid.judges or [])
+    optional = [n for n in grid.optional_judges or [] if n not in judge_names]
+    judges, prompts = _grid_judges_and_prompts(config, grid, overrides, config_dir, [*judge_names, *optional])
+    strategies = grid.strategies or [config["strategy"]["name"]]
+    cells = expand_grid(judges, prompts, list(strategies), sections["cache"].active_path, sections["sweep"].relevance)
+    if not cells:
+        raise ConfigError("the grid is empty")
+    config["judges"] = {j.name: j.public_dict() for j in judges}
+    config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid.") for o in overrides)
+    config["_single"] = not (judge_names or optional) and not grid.prompts and not grid.strategies
+    if config.get("name") in (None, ""):
+        config["name"] = default_name(config, cells)
+    return build_settings(config, sections, single=config["_single"]), cells
+
+
+def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[str], config_dir: Any,
+                             names: list[str]):
+    """The grid's typed judges (each composed through Hydra as the ``judge`` group choice, so ``judge.*``
+    overrides reach every one, then typed by the judge catalog) and its prompts (name -> prompt config)."""
+    from metaeval.judges.catalog import resolve_judge
+
+    prompt_names = list(grid.prompts or [])
     with _Composer(overlay_dirs(config_dir)) as c:
-        judge_cfgs = {n: _group_node(c, overrides, "judge", n) for n in [*judge_names, *optional]}
+        judge_cfgs = {n: _group_node(c, overrides, "judge", n) for n in names}
         prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
-    if not judge_names:
+    if not grid.judges:
         name = str(config["judge"].get("name") or config["_choices"].get("judge") or "judge")
         judge_cfgs = {name: config["judge"], **judge_cfgs}
     if not prompts:
         prompts = {config["prompt"]["name"]: config["prompt"]}
     # a grid judge's cell name is its config name (grid.judges entry); the single top-level judge keeps its 'name'
-    judges = [resolve_judge(cfg, config_dirs=dirs, name=n) for n, cfg in judge_cfgs.items()]
-    strategies = grid.get("strategies") or [config["strategy"]["name"]]
-    cache = config.get("cache") or {}
-    cache_path = cache.get("path") if cache.get("enabled", True) else None
-    relevance = str((config.get("sweep") or {}).get("relevance", "qrels"))
-    cells = expand_grid(judges, prompts, list(strategies), cache_path, relevance)
-    if not cells:
-        raise ConfigError("the grid is empty")
-    config["judges"] = {j.name: j.public_dict() for j in judges}
-    config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid.") for o in overrides)
-    config["_single"] = not (judge_names or optional) and not grid.get("prompts") and not grid.get("strategies")
-    if config.get("name") in (None, ""):
-        config["name"] = default_name(config, cells)
-    return config, cells
+    return [resolve_judge(cfg, name=n, source=f"config judge/{n}") for n, cfg in judge_cfgs.items()], prompts
 
 
 def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:
@@ -193,7 +243,7 @@ def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:
     else ``<dataset>-<grid>`` (``<dataset>-<judge>-<prompt>-<strategy>`` for one cell; a short hash of the cell
     ids when the grid was changed on the command line), so different datasets never share a folder."""
     from metaeval.layout import slugify
-    from metaeval.pipeline.specs import content_hash
+    from metaeval.hashing import content_hash
 
     choices = config.get("_choices") or {}
     ds = str((config.get("dataset") or {}).get("name") or choices.get("dataset") or "dataset")

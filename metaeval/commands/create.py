@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metaeval.commands.assign import prepare_judge, progress_callback, transcripts_path
+    from metaeval.commands.assign import check_outputs, prepare_judge, progress_callback, transcripts_path
     from metaeval.errors import ConfigError
     from metaeval.io.jsonl import write_jsonl
     from metaeval.io.pool import read_pool
@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--window, --max-nuggets and --keep-top must be >= 1")
     if args.window > 10:
         raise ConfigError("--window: at most 10 documents per call (the judges' batch limit)")
+    check_outputs(args)
     pool = read_pool(args.pool)
     spec, judge = prepare_judge(args, ("create", "importance"))
     settings = StageSettings(creation_window=args.window, max_nuggets=args.max_nuggets, keep_top=args.keep_top)
@@ -60,4 +61,14 @@ def run(args: argparse.Namespace) -> int:
     if empty:
         print(f"{len(empty)} topics got no nugget: {', '.join(empty[:5])}")
     print(f"wrote {args.out} and {tpath}")
+    from metaeval.pipeline.health import EXIT_FAILED_RATE, unusable_stage
+
+    problem = unusable_stage("creation", usable=n, total=n if n else len(records),
+                             calls=sum(len(t["calls"]) for t in transcripts),
+                             errors=[c.get("error") for t in transcripts for c in t["calls"]])
+    if problem:  # written (nothing is lost), but a run that created no nugget at all is not a success
+        import sys
+
+        print(f"metaeval create: {problem}", file=sys.stderr)
+        return EXIT_FAILED_RATE
     return 0

@@ -36,23 +36,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import json
-    import os
 
     from metaeval.errors import ConfigError
     from metaeval.judges.catalog import check_available, default_config_dirs, resolve_judge
     from metaeval.security.injection import format_table, run_probe
 
+    if args.out is not None:  # vetted before any call ('' / a folder / /proc / read-only: one line)
+        from metaeval.io.outputs import check_output
+
+        check_output(args.out, kind="file")
     judge = resolve_judge(args.judge, config_dirs=default_config_dirs(args.config_dir or ()))
     if args.base_url:
         if judge.deployment is None:
             raise ConfigError(f"--base-url: judge {args.judge!r} has no deployment")
-        judge = resolve_judge({**judge.config, "deployment": {**judge.config["deployment"], "base_url": args.base_url}},
-                              name=judge.name)
+        judge = judge.with_deployment(base_url=args.base_url)
     check_available(judge, ("assign",))
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     result = run_probe(judge, dataset=args.dataset, prompt=args.prompt, n_answers=args.answers, seed=args.seed,
                        probes=args.probe, concurrency=args.concurrency)
+    pairs = result.get("pairs") or []
+    usable = sum(p["original"] != "FAILED" for p in pairs) + sum(p["injected"] != "FAILED" for p in pairs)
     prompt = result["prompt"]["name"] if result["prompt"] else "none (judge uses no prompt)"
     print(f"judge {result['judge'].get('name', result['judge_kind'])} ({result['judge_kind']}), prompt {prompt}, "
           f"dataset {result['dataset']}, {result['n_answers']} answers")
@@ -62,9 +66,16 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         if not args.pairs:
             result = {k: v for k, v in result.items() if k != "pairs"}
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1, ensure_ascii=False)
-            fh.write("\n")
+        from metaeval.io.atomic import atomic_write_text
+
+        atomic_write_text(args.out, json.dumps(result, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.out}")
+    from metaeval.pipeline.health import EXIT_FAILED_RATE, unusable_stage
+
+    problem = unusable_stage("assignment", usable=usable, total=2 * len(pairs))
+    if problem:  # every label of the probe FAILED (server down, wrong key): no flip rate was measured
+        import sys
+
+        print(f"metaeval probe: {problem}", file=sys.stderr)
+        return EXIT_FAILED_RATE
     return 0

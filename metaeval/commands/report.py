@@ -44,36 +44,70 @@ def run(args: argparse.Namespace) -> int:
         metric = normalize_metric(args.metric)
         if metric not in METRICS:
             raise ConfigError(f"--metric {args.metric!r}: expected one of {', '.join(METRICS)}")
+    from metaeval.io.outputs import OutputError, check_output
     from metaeval.report.write import write_report
 
+    try:
+        check_output(args.results_dir, kind="dir", option="RESULTS_DIR")  # read-only, a file, too long: one line
+    except OutputError as exc:
+        if not args.print_:
+            raise
+        # --print needs no file: print the report, then say (one line, exit 2) that nothing could be written
+        from metaeval.report.build import build_report
+        from metaeval.report.render_text import render_text
+
+        print(render_text(build_report(args.results_dir, thresholds=args.thresholds, metric=metric)))
+        raise OutputError(f"{exc}; printed only, no report file written") from None
     rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric, latex=args.latex)
     if args.print_:
         from metaeval.report.render_text import render_text
 
         print(render_text(rep))
     v = rep.verdict
-    print(f"verdict: {'PASS' if v['passed'] else 'FAIL'} ({v['n_passed']} cell(s) pass, {v['n_failed']} fail)")
-    print(f"wrote {paths['html']}, {paths['md']}, {paths['json']} ({len(rep.figures)} figures in {paths['files']})")
+    print(f"wrote {paths['md']}, {paths['json']} ({len(rep.figures)} figures in {paths['files']})")
     if "latex" in paths:
-        print(f"wrote LaTeX tables to {paths['latex']} (\\input tables.tex; needs \\usepackage{{booktabs}})")
+        print(f"wrote LaTeX tables to {paths['latex']} (\\input{{tables.tex}}; preamble in {paths['latex']}/preamble.tex)")
+    for line in closing_lines(rep.data, paths["html"]):
+        print(line)
     if args.strict and not v["passed"]:
         return 1
     return 0
 
 
-def report_after_study(layout, config: dict, summary: dict) -> None:
+def closing_lines(report_data: dict, html_path) -> list[str]:
+    """The last lines of ``metaeval report`` and ``metaeval sweep``: a warning when the data are synthetic (the demo),
+    the verdict with its reasons, and where ``report.html`` is (``report_data``: what ``report.json`` holds)."""
+    lines = []
+    if report_data.get("synthetic"):
+        lines.append("note: synthetic data (not real assessments): these figures show the workflow only")
+    verdict = (report_data.get("summary") or {}).get("verdict")
+    if verdict:
+        lines.append(verdict)
+    lines.append(f"report: {html_path}")
+    return lines
+
+
+def report_after_study(layout, config: dict, summary: dict) -> list[str]:
     """The report at the end of ``metaeval sweep`` (unless ``report.enabled`` is false); skipped when the study was
-    reused and a report exists.  A failure is logged, not fatal: ``metaeval report DIR`` retries it."""
+    reused and a report exists.  A failure is logged, not fatal: ``metaeval report DIR`` retries it.  Returns the
+    sweep's closing lines (:func:`closing_lines`; from ``report.json`` when the report was reused), or [] without
+    a report."""
+    import json
     import logging
 
     if not (config.get("report") or {}).get("enabled", True):
-        return
-    if summary.get("evaluation_reused") and layout.report_html.exists():
-        return
+        return []
+    if summary.get("evaluation_reused") and layout.report_html.exists() and layout.report_json.exists():
+        try:
+            return closing_lines(json.loads(layout.report_json.read_text(encoding="utf-8")), layout.report_html)
+        except (OSError, ValueError):
+            pass  # unreadable: rebuild it below
     from metaeval.report.write import write_report
 
     try:
-        write_report(layout.root)
+        rep, paths = write_report(layout.root)
     except Exception as exc:  # noqa: BLE001 - the sweep's results stand without the report
         logging.getLogger("metaeval.report").warning("report for %s failed (run `metaeval report %s` to retry): %s: %s",
                                                       layout.root, layout.root, type(exc).__name__, exc)
+        return []
+    return closing_lines(rep.data, paths["html"])

@@ -60,16 +60,18 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--kind resampled needs --real-judge LABELS (a real judge's labels on these nuggets)")
         kinds.remove("resampled")
         print("note: kind 'resampled' skipped (no --real-judge)")
-    os.makedirs(args.out, exist_ok=True)
+    from metaeval.io.outputs import check_output
+
+    check_output(args.out, kind="dir")  # before the replications: '', a file, /proc, read-only -> one line
     human = load_labels(args.human)
     real = load_labels(args.real_judge) if args.real_judge else None
     res = run_study(human, kinds=kinds, reps=args.reps, seed=args.seed, methods=tuple(args.method or DEFAULT_METHODS),
                     metric=metric, holdout=args.holdout, level=args.level, confusion=args.confusion, real_judge=real)
     res["human"] = human.name
+    from metaeval.io.atomic import atomic_write_text
+
     path = os.path.join(args.out, "simulation.json")
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(to_jsonable(res), fh, indent=1)
-        fh.write("\n")
+    atomic_write_text(path, json.dumps(to_jsonable(res), indent=1) + "\n")
     print(format_table(res))
     print(f"\nwrote {path}")
     return 0

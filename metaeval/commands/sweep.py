@@ -7,6 +7,7 @@ Hydra lives here, at the edge (``metaeval.commands.compose``): the core receives
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from metaeval.commands.compose import compose_sweep, multirun_overrides
+    from metaeval.commands.driver import public_config
     from metaeval.errors import ConfigError
 
     overrides = list(args.overrides or [])
@@ -62,92 +64,40 @@ def run(args: argparse.Namespace) -> int:
         overrides.append("sweep.dry_run=true")
     if args.offline:
         overrides.append("sweep.offline=true")
-    config, cells = compose_sweep(overrides, config_dir=args.config_dir)
+    settings, cells = compose_sweep(overrides, config_dir=args.config_dir)
     if args.cfg:
         import yaml
 
-        print(yaml.safe_dump(public_config(config, with_judges=args.cfg == "all"), sort_keys=False), end="")
+        print(yaml.safe_dump(public_config(settings.document, with_judges=args.cfg == "all"), sort_keys=False), end="")
         return 0
-    dry = bool(config["sweep"].get("dry_run"))
-    if config["sweep"].get("offline"):  # read by every ChatClient (local Ray actors inherit it); not a job identity
-        import os
-
-        os.environ["METAEVAL_OFFLINE"] = "1"
-    prepare_run(config, cells, overrides, dry_run=dry)  # every check before anything is written
+    from metaeval.commands.driver import drive_sweep
     from metaeval.commands.progress import stage_progress  # a bar on a terminal, one line per stage otherwise
 
-    progress = None if (args.no_progress or not config["sweep"].get("progress", True)) else stage_progress
-    import time
-
-    from metaeval.pipeline.sweep import run_sweep
-
-    t0 = time.perf_counter()
-    outcome = run_sweep(config, cells, progress, hold_lock=True)  # pipeline: label sets (folder lock held)
-    if outcome.dry_run:
-        print(dry_run_table({"cells": outcome.cells}))
+    progress = None if (args.no_progress or not settings.sweep.progress) else stage_progress
+    run = drive_sweep(settings, cells, overrides, progress)
+    if args.multirun:  # say what -m made of the overrides (a single value is an axis of one)
+        print(f"-m: one grid of {len(cells)} cell(s): {', '.join(c.id for c in cells)}")
+    if run.summary is None:
+        print(dry_run_table({"cells": run.dry_run_cells}))
         return 0
-    from metaeval.commands.report import report_after_study
-    from metaeval.study import study_sweep
     from metaeval.study.summary import summary_markdown
 
-    try:
-        summary = study_sweep(outcome, t0)  # study: every figure, summary.json / summary.md
-        report_after_study(outcome.layout, config, summary)  # report: renders what the study wrote
-    finally:
-        outcome.release()  # the folder lock: held until the study and the report are written
+    summary = run.summary
     print(summary_markdown(summary))
-    out = f"{config['results_dir']}/{config['name']}"
+    out = f"{settings.pipeline.results_dir}/{settings.name}"
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")
     if summary.get("stopped"):
         print(f"stopped early: {summary['stopped']}")
+    for line in run.closing:  # last: the verdict and where report.html is
+        print(line)
+    if summary.get("stopped"):
         return 3
-    import sys
-
     from metaeval.pipeline.health import EXIT_FAILED_RATE, failed_rate_problems
 
-    problems = failed_rate_problems(summary.get("cells", []), float(config["sweep"].get("max_failed_rate", 0.5)))
+    problems = failed_rate_problems(summary.get("cells", []), settings.sweep.max_failed_rate)
     for line in problems:  # everything is stored; the run still must not look like a success
         print(f"metaeval sweep: {line}", file=sys.stderr)
     return EXIT_FAILED_RATE if problems else 0
-
-
-def public_config(config: dict, with_judges: bool = False) -> dict:
-    """The composed config as saved and printed: no private keys, no in-memory objects."""
-    out = {k: v for k, v in config.items() if not k.startswith("_") and (with_judges or k != "judges")}
-    return out
-
-
-def prepare_run(config: dict, cells: list, overrides: list[str], *, dry_run: bool) -> None:
-    """The driver's checks, in order, before any job runs: results folder name and cell ids (slugs inside
-    results_dir), every judge (unknown stage, missing extra, API-key variable unless a dry run), the folder's
-    dataset/grid fingerprint.  Only then (not for a dry run) are the overrides and the composed config saved."""
-    from pathlib import Path
-
-    import yaml
-
-    from metaeval.layout import results_layout
-    from metaeval.pipeline.grid import check_cells
-    from metaeval.pipeline.specs import content_hash
-
-    layout = results_layout(config)
-    for c in cells:
-        layout.cell_dir(c.id)
-    check_cells(cells, str(config["sweep"].get("relevance", "qrels")),
-                need_keys=not (dry_run or config["sweep"].get("offline")),  # a replay sends nothing: no key needed
-                single=bool(config.get("_single")))
-    if dry_run:
-        return
-    ds = config.get("dataset") or {}
-    def where(p):  # the same file named relatively or absolutely is the same dataset
-        return str(Path(p).resolve()) if p and Path(p).exists() else p
-
-    dataset_fp = content_hash([ds.get("name"), where(ds.get("source")), where(ds.get("nuggets"))])
-    grid_fp = content_hash(sorted(c.id for c in cells))
-    layout.check_fingerprint(dataset_fp, grid_fp, write=False)
-    layout.ensure()
-    layout.check_fingerprint(dataset_fp, grid_fp, write=True)
-    layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
-    layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(config, with_judges=True), sort_keys=False))
 
 
 def info_text(config_dir=None) -> str:

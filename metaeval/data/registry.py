@@ -50,7 +50,8 @@ class DatasetEntry:
     ``kind`` picks the loader in ``metaeval.data.dataset.LOADERS``: ``nist`` (a NIST nugget-assignment file: answers,
     human nuggets and human labels), ``folder`` (the demo layout: topics, documents, qrels, runs, nuggets,
     assignments), or ``files`` (each file read by its format into the matching ``Dataset`` field).
-    ``bundled`` datasets ship inside the package and are never fetched.
+    ``bundled`` datasets ship inside the package and are never fetched; ``synthetic`` ones hold made-up labels (the
+    demo), which every summary and report says next to its figures.
     """
 
     name: str
@@ -60,6 +61,7 @@ class DatasetEntry:
     source: str = ""
     license: str = ""
     bundled: bool = False
+    synthetic: bool = False
 
     def file(self, filename: str) -> DataFile:
         for f in self.files:
@@ -230,6 +232,7 @@ def _entries() -> tuple[DatasetEntry, ...]:
             name="demo",
             kind="folder",
             bundled=True,
+            synthetic=True,
             description=(
                 "ILLUSTRATIVE DEMO DATA written by the metaeval authors, NOT real assessments: 8 everyday "
                 "questions, short hand-written documents, qrels, human-style nuggets and assignment labels, and "

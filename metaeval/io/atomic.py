@@ -2,7 +2,9 @@
 over the target in one step (``os.replace``), so a reader sees the old file or the new one, never half of one,
 and two processes writing the same path never share (or delete) each other's temporary file.
 
-The temporary name is ``.<name>.<pid>.<random>.tmp`` (``tempfile.mkstemp``); it is removed when the write fails.
+The temporary name is ``.<name>.<pid>.<random>.tmp`` (``tempfile.mkstemp``, given the umask's mode); it is removed
+when the write fails, and an OS error (disk full, read-only file system, a name too long) becomes one
+``metaeval.io.outputs.OutputError`` line naming the path.
 """
 
 from __future__ import annotations
@@ -16,6 +18,24 @@ from pathlib import Path
 from typing import IO, Iterator
 
 
+def temp_beside(path: Path) -> tuple[int, str]:
+    """A new unique temporary file next to ``path`` (its folder created): ``(fd, name)``, with the mode a file
+    created under the umask would get (``metaeval.io.outputs.file_mode``: 0644 under umask 022), not
+    ``mkstemp``'s 0600.  OS errors become one-line ``OutputError``s."""
+    from metaeval.io.outputs import file_mode, output_errors
+
+    with output_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+        try:
+            os.fchmod(fd, file_mode())
+        except OSError:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+    return fd, tmp
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8", newline: str | None = "",
                 fsync: bool = False) -> Iterator[IO]:
@@ -27,8 +47,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", *, encoding: str = "ut
     if mode not in ("w", "wt", "wb"):
         raise ValueError(f"atomic_open: mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as raw:
             gz = gzip.GzipFile(fileobj=raw, mode="wb", filename="") if str(path).endswith(".gz") else None
@@ -44,9 +63,13 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", *, encoding: str = "ut
             if fsync:
                 os.fsync(raw.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):  # disk full, read-only...: one line
+            from metaeval.io.outputs import OutputError, os_error_line
+
+            raise OutputError(os_error_line(exc, path)) from None
         raise
 
 

@@ -1,25 +1,119 @@
-"""DataFrames as LaTeX ``tabular`` (booktabs) without jinja2 (pandas' ``to_latex`` needs it; we do not).
+"""Tables as LaTeX you can paste into a paper, written by pandas' ``Styler.to_latex`` (booktabs rules, caption,
+label, float environment); this module only turns cell text into LaTeX and picks the width.
 
-``to_latex(df, caption=..., label=..., digits=3)``: floats with ``digits`` decimals (``NaN`` -> ``n/a``, never a
-number), integers as they are, text with LaTeX's special characters escaped (``& % $ # _ { } ~ ^ \\``), numeric
-columns right-aligned.  Wrapped in a ``table`` environment when a caption or label is given.
+* :func:`latex_text` - plain text as LaTeX: the special characters ``& % $ # _ { } ~ ^ \\`` escaped, and the
+  comparison and arrow signs written as math (``>=`` -> ``$\\geq$``, ``<=`` -> ``$\\leq$``, ``->`` -> ``$\\rightarrow$``,
+  ``+-``/``±`` -> ``$\\pm$``, ``<``/``>`` -> ``$<$``/``$>$``): under LaTeX's default OT1 font encoding a raw ``>``
+  prints as an inverted question mark.  ``breakable=True`` lets identifiers (run ids, file names) break after
+  ``_ . - /``.
+* :func:`stack` - an estimate over its interval, two lines in one cell (keeps interval tables one column wide).
+* :func:`latex_table` - a DataFrame of already formatted cells as a ``table`` (or ``table*``) float whose
+  ``tabularx`` is exactly ``\\linewidth`` wide: text columns wrap, numeric ones are right-aligned, so a table never
+  runs into the margin; a table whose numeric columns alone would not fit one column of a two-column page
+  spans both (``table*``).  Needs ``\\usepackage{booktabs,tabularx}`` (:data:`PREAMBLE`).
+* :func:`to_latex` - the public ``metaeval.to_latex(df, ...)``: numbers formatted with ``digits`` decimals
+  (``NaN`` -> ``n/a``), a plain booktabs ``tabular`` (wrapped in a ``table`` when a caption or label is given).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+#: the packages the tables need, for a document's preamble
+PREAMBLE = "\\usepackage{booktabs}\n\\usepackage{tabularx}\n"
+
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"$<$", ">": r"$>$",
+            "|": r"\textbar{}", "±": r"$\pm$", "…": r"\ldots{}", "≥": r"$\geq$", "≤": r"$\leq$", "→": r"$\rightarrow$",
+            "×": r"$\times$", "τ": r"$\tau$", "–": "--", "—": "---", "−": "$-$", "\n": " "}
+# two-character signs first (so '->' is never '-' then '$>$')
+_SIGNS = re.compile(r">=|<=|->|\+-|[\\&%$#_{}~^<>|±…≥≤→×τ–—−\n]")
+_SIGN_TEX = {">=": r"$\geq$", "<=": r"$\leq$", "->": r"$\rightarrow$", "+-": r"$\pm$"}
+_BREAK_AFTER = re.compile(r"(\\_|[./-])(?=[^\s])")
+
+#: rough widths in points of one character of \small and of \scriptsize text (for choosing ``table`` or ``table*``)
+_PT_PER_CHAR, _PT_PER_SCRIPT_CHAR = 4.3, 3.1
+#: a two-column page: one column and the full text width (the article class at 10pt, twocolumn; ACM and IEEE
+#: templates are within a few points of these)
+COLUMN_PT, TEXT_PT = 241.0, 505.0
+#: above this many rows a table is set in \footnotesize instead of \small, across both columns (~55 rows fit a page)
+LONG_ROWS = 30
+_COLSEP_PT = 8.0  # 2 x \tabcolsep (4pt in these tables)
 
 
-def escape(text: Any) -> str:
-    return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
+def latex_text(text: Any, *, breakable: bool = False) -> str:
+    """``text`` as LaTeX (escaped, math signs); ``breakable`` adds break points after ``_ . - /`` for identifiers."""
+    out = _SIGNS.sub(lambda m: _SIGN_TEX.get(m.group(0)) or _ESCAPES[m.group(0)], str(text))
+    if breakable:
+        out = _BREAK_AFTER.sub(lambda m: m.group(1) + r"\allowbreak{}", out)
+    return out
+
+
+def stack(estimate: str, interval: str) -> str:
+    """Two lines in one cell: the estimate over its (smaller) interval, both already LaTeX."""
+    if not interval:
+        return estimate
+    return f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{estimate}\\\\{{\\scriptsize {interval}}}\\end{{tabular}}"
+
+
+def _natural_pt(cells: Sequence[str]) -> float:
+    """Width estimate of the widest cell (LaTeX markup dropped; a stacked cell counts its longest line)."""
+    def line(x: str) -> float:
+        per = _PT_PER_SCRIPT_CHAR if "\\scriptsize" in x else _PT_PER_CHAR
+        return len(re.sub(r"\\[a-zA-Z]+|[{}$]", "", x)) * per
+
+    def plain(s: str) -> float:
+        s = re.sub(r"\\begin\{tabular\}\[t\]\{@\{\}r@\{\}\}|\\end\{tabular\}|\\allowbreak\{\}", "", s)
+        return max(line(x) for x in s.split("\\\\"))
+    return max((plain(c) for c in cells), default=0.0)
+
+
+def _longest_word_pt(cells: Sequence[str]) -> float:
+    """Width estimate of the longest unbreakable piece of text (split at spaces and ``\\allowbreak``)."""
+    words = [w for c in cells for w in re.split(r"\s+|\\allowbreak\{\}", c)]
+    return max((len(re.sub(r"\\[a-zA-Z]+|[{}$]", "", w)) for w in words), default=0) * _PT_PER_CHAR
+
+
+def latex_table(df: "pd.DataFrame", *, numeric: Sequence[bool], caption: str, label: str,
+                min_text_pt: float = 30.0, wide: bool | None = None) -> str:
+    """A ``table`` float of ``df``'s cells (already LaTeX: see :func:`latex_text`), ``tabularx`` at ``\\linewidth``.
+
+    Text columns (``numeric[i]`` false) become ragged-right ``X`` columns of equal width that share what the numeric
+    columns leave; the float is ``table*`` (both columns of a two-column page) when the numeric columns at their
+    natural width plus, per text column, the longest word of any text cell (at least ``min_text_pt``) exceed one
+    column, or when ``wide`` says so.  Header cells are LaTeX too.
+    """
+    numeric = list(numeric)
+    if len(numeric) != df.shape[1]:
+        raise ValueError(f"{label}: {len(numeric)} alignments for {df.shape[1]} columns")
+    column = [[str(df.columns[i])] + [str(x) for x in df.iloc[:, i]] for i in range(df.shape[1])]
+    need = sum(_natural_pt(column[i]) + _COLSEP_PT for i, n in enumerate(numeric) if n)
+    word = max([min_text_pt] + [_longest_word_pt(column[i]) for i, n in enumerate(numeric) if not n])
+    need += sum(word + _COLSEP_PT for n in numeric if not n)
+    if wide is None:  # a long table spans both columns too, so that its text cells do not wrap it off the page
+        wide = need > COLUMN_PT or len(df) > LONG_ROWS
+    spec = "".join("r" if n else r">{\raggedright\arraybackslash}X" for n in numeric)
+    if all(numeric):  # tabularx needs an X column: the last one takes the slack, right-aligned
+        spec = spec[:-1] + r">{\raggedleft\arraybackslash}X"
+    body = _styler(df).to_latex(column_format=spec, hrules=True, caption=caption, label=label,
+                                position_float="centering", environment="table*" if wide else "table")
+    # the outer tabular (Styler writes it first and closes it last; stacked cells nest their own) becomes tabularx
+    size = "\\footnotesize" if len(df) > LONG_ROWS else "\\small"  # a long table still fits one page
+    body = body.replace("\\begin{tabular}{", size + "\\setlength{\\tabcolsep}{4pt}\n\\begin{tabularx}{\\linewidth}{", 1)
+    head, _, tail = body.rpartition("\\end{tabular}")
+    body = head + "\\end{tabularx}" + tail
+    return f"% generated by metaeval; needs \\usepackage{{booktabs,tabularx}}\n{body}"
+
+
+def _styler(df: "pd.DataFrame"):
+    """A Styler that writes the cells as they are (already LaTeX), no index."""
+    return df.style.hide(axis="index").format(escape=None)
 
 
 def _cell(v: Any, digits: int) -> str:
@@ -31,7 +125,7 @@ def _cell(v: Any, digits: int) -> str:
         return str(int(v))
     if isinstance(v, numbers.Real):
         return "n/a" if math.isnan(float(v)) else f"{float(v):.{digits}f}"
-    return escape(v)
+    return latex_text(v)
 
 
 def to_latex(df: "pd.DataFrame", *, caption: str | None = None, label: str | None = None, digits: int = 3,
@@ -44,13 +138,10 @@ def to_latex(df: "pd.DataFrame", *, caption: str | None = None, label: str | Non
         data = data.reset_index()
     align = "".join("r" if pd.api.types.is_numeric_dtype(data[c]) and not pd.api.types.is_bool_dtype(data[c]) else "l"
                     for c in data.columns)
-    lines = [f"\\begin{{tabular}}{{{align}}}", "\\toprule", " & ".join(escape(c) for c in data.columns) + " \\\\",
-             "\\midrule"]
-    for row in data.itertuples(index=False):
-        lines.append(" & ".join(_cell(v, digits) for v in row) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    if caption is None and label is None:
-        return "\n".join(lines) + "\n"
-    head = ["\\begin{table}", "\\centering"]
-    tail = ([f"\\caption{{{escape(caption)}}}"] if caption else []) + ([f"\\label{{{label}}}"] if label else []) + ["\\end{table}"]
-    return "\n".join(head + lines + tail) + "\n"
+    cells = pd.DataFrame([[_cell(v, digits) for v in row] for row in data.itertuples(index=False)],
+                         columns=[latex_text(c) for c in data.columns])
+    kw: dict[str, Any] = {"column_format": align, "hrules": True}
+    if caption is not None or label is not None:
+        kw.update(caption=None if caption is None else latex_text(caption), label=label, position_float="centering",
+                  environment="table")
+    return _styler(cells).to_latex(**kw)

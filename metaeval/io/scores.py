@@ -53,13 +53,13 @@ def read_table(path: str | os.PathLike) -> "pd.DataFrame":
 
 def write_table(df: "pd.DataFrame", path: str | os.PathLike) -> None:
     """Write a table by extension (atomic: written to a temporary name, then renamed)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    kind = _kind(str(path))
-    import tempfile
+    from metaeval.io.atomic import temp_beside
+    from metaeval.io.outputs import OutputError, os_error_line
 
+    path = Path(path)
+    kind = _kind(str(path))
     # a unique temporary name per writer (two processes writing one table never share it), renamed over the target
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    fd, name = temp_beside(path)
     os.close(fd)
     tmp = Path(name)
     gz = str(path).endswith(".gz")
@@ -71,8 +71,10 @@ def write_table(df: "pd.DataFrame", path: str | os.PathLike) -> None:
         else:
             df.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",", compression="gzip" if gz else None)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise OutputError(os_error_line(exc, path)) from None
         raise
 
 

@@ -22,7 +22,10 @@ from metaeval.judges.base import (
 )
 from metaeval.judges.config import Deployment, Limits, Prices
 from metaeval.judges.catalog import JudgeSpec, build_judge, check_available, resolve_judge
-from metaeval.judges.registry import JUDGES, make_judge
+from metaeval.judges.registry import JUDGES
+
+#: the historical name of ``build_judge`` (a judge object from a spec, a name or a mapping)
+make_judge = build_judge
 
 __all__ = [
     "AssignResult", "Deployment", "ImportanceResult", "JUDGES", "Judge", "JudgeResult", "Limits", "NuggetsResult",

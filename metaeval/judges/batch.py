@@ -115,11 +115,46 @@ class BatchJournal:
         #: custom id -> batch ids containing it, oldest first
         self.by_id: dict[str, list[str]] = {}
         if self.path is not None and self.path.exists():
-            for n, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+            bad: list[dict[str, Any]] = []
+            for n, raw in enumerate(self.path.read_bytes().split(b"\n"), 1):
+                if not raw.strip():
+                    continue
+                try:  # line by line: one bad byte costs one line, never the whole journal
+                    self._apply(json.loads(raw.decode("utf-8")))
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:  # ValueError: JSON and UTF-8
+                    bad.append({"line": n, "reason": f"{type(exc).__name__}: {str(exc)[:120]}",
+                                "raw": raw.decode("utf-8", "replace")})
+            if bad:
+                self._set_aside(bad)
+
+    @property
+    def quarantine_path(self) -> Path:
+        assert self.path is not None
+        return self.path.with_name(self.path.name + ".quarantine")
+
+    def _set_aside(self, bad: list[dict[str, Any]]) -> None:
+        """Copy unreadable lines to ``<journal>.quarantine`` (each once) and skip them; the journal itself is not
+        rewritten (other processes of the deployment may be appending to it).  Their batches' requests are simply
+        sent again if needed."""
+        q = self.quarantine_path
+        seen: set[str] = set()
+        if q.exists():
+            for raw in q.read_bytes().split(b"\n"):
                 try:
-                    self._apply(json.loads(line))
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    log.warning("%s:%d: unreadable batch journal line skipped (a write cut short?)", self.path, n)
+                    seen.add(json.loads(raw)["raw"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+        new = [b for b in bad if b["raw"] not in seen]
+        if new:
+            try:
+                with open(q, "a", encoding="utf-8") as fh:
+                    for b in new:
+                        fh.write(json.dumps({**b, "source": str(self.path)}, ensure_ascii=False) + "\n")
+            except OSError as exc:
+                log.warning("batch journal %s: could not write %s (%s)", self.path, q, exc)
+        lines = ", ".join(str(b["line"]) for b in bad[:10])
+        log.warning("%s: %d unreadable batch journal line(s) (line %s: %s) set aside in %s and skipped",
+                    self.path, len(bad), lines, bad[0]["reason"], q)
 
     def _apply(self, rec: Mapping[str, Any]) -> None:
         bid = rec["batch"]

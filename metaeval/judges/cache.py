@@ -8,8 +8,11 @@ one deployment whose server is replaced by a different one (other weights under 
 with an explicit ``deployment.revision``.  The cache records the URL every entry came from and warns when one
 deployment name now points at a different server than before.
 
-Only successful replies are stored: the reply text (keys redacted by the client), token usage, finish reason,
-the model the server named and the URL (user, password and query string stripped).  Never headers, never a key.
+Only successful replies are stored: the reply text (keys redacted by the client, in every field), token usage,
+what it cost (``cost_usd``: a replay counts it as ``replayed_cost_usd``), finish reason, the model the server named
+and the URL (user, password and query string stripped).  Never headers, never a key.  ``cache.path`` is vetted
+when the cache opens (a folder, a path too long, a read-only folder: one ``OutputError`` line, not a sqlite3
+traceback).
 
 Integrity: when the file is opened, ``PRAGMA quick_check`` runs; a file that is not SQLite, is truncated or has
 corrupt pages is moved aside to ``<path>.corrupt-<UTC time>`` with a warning naming it, and a fresh cache is
@@ -87,6 +90,10 @@ _SCHEMA = (
 )
 
 
+#: (cache path, deployment, url) whose endpoint change this process has announced already
+_ANNOUNCED: set[tuple[str, str, str]] = set()
+
+
 class CacheCorrupt(Exception):
     pass
 
@@ -109,8 +116,13 @@ class ResponseCache:
     """``get(key) -> dict | None`` and ``put(key, record)`` over one SQLite file."""
 
     def __init__(self, path: str | os.PathLike):
+        from metaeval.io.outputs import check_output, output_errors
+
         self.path = str(path)
-        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if self.path != ":memory:":
+            check_output(self.path, kind="file", option="cache.path")  # a folder, too long, read-only: one line
+        with output_errors(self.path):
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
@@ -212,7 +224,8 @@ class ResponseCache:
         except sqlite3.DatabaseError as exc:
             log.warning("response cache %s: could not record the endpoint (%s)", self.path, str(exc)[:120])
             return []
-        if others:
+        if others and (self.path, deployment, url) not in _ANNOUNCED:  # once per process, not once per stage
+            _ANNOUNCED.add((self.path, deployment, url))
             log.warning("response cache %s: deployment %r now points at %s but pointed at %s before; cached replies "
                         "from there are reused (the URL is not part of the cache key). If the servers differ, set "
                         "the deployment's revision to keep their replies apart.", self.path, deployment,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from metaeval.errors import ConfigError
+from metaeval.schema import nearest
 from metaeval.judges.config import Deployment, Limits, Prices, load_config_file
 
 #: every stage a judge may perform, in pipeline order
@@ -30,6 +31,8 @@ ALL_STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
 PROMPTED: frozenset[str] = frozenset({"llm", "local-llm"})
 #: catalog-only keys of a judge config (not passed to the judge class)
 CATALOG_KEYS: tuple[str, ...] = ("requires", "label")
+#: keys every judge config may hold (read by the catalog, the grid or the pipeline, not by the judge class)
+COMMON_KEYS: tuple[str, ...] = ("judge", "name", "concurrency", "cache", *CATALOG_KEYS)
 #: the package's own config folder (Hydra groups: judge, prompt, strategy, ...)
 PACKAGE_CONF: Path = Path(__file__).resolve().parent.parent / "conf"
 
@@ -88,6 +91,14 @@ class JudgeSpec:
         """The same judge with some config options replaced (prompts, cache, a resolved reference)."""
         return replace(self, config={**self.config, **options})
 
+    def with_deployment(self, **changes: Any) -> "JudgeSpec":
+        """The same judge with deployment fields replaced (``base_url=...``): the typed deployment and the config
+        it is recorded from change together; nothing is parsed again."""
+        if self.deployment is None:
+            raise ConfigError(f"judge {self.name!r} has no deployment")
+        return replace(self, deployment=replace(self.deployment, **changes),
+                       config={**self.config, "deployment": {**self.config["deployment"], **changes}})
+
     def missing_requirements(self) -> list[str]:
         """Modules named in ``requires`` that are not importable (an optional extra not installed)."""
         return [m for m in self.requires if importlib.util.find_spec(m) is None]
@@ -110,13 +121,13 @@ def judge_names(config_dirs: Sequence[str | os.PathLike] | None = None) -> dict[
 
 
 def resolve_judge(spec: "str | Mapping[str, Any] | JudgeSpec", *, config_dirs: Sequence[str | os.PathLike] | None = None,
-                  name: str | None = None) -> JudgeSpec:
+                  name: str | None = None, source: str | None = None) -> JudgeSpec:
     """A ``JudgeSpec`` from a name (file path, config name, registry name), a mapping, or a spec (returned as is)."""
     from metaeval.judges.registry import JUDGES
 
     if isinstance(spec, JudgeSpec):
         return spec
-    source = "mapping"
+    source = source or "mapping"
     if isinstance(spec, Mapping):
         config = dict(spec)
     elif isinstance(spec, (str, os.PathLike)):
@@ -153,8 +164,19 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
     deployment = None
     if config.get("deployment") is not None:
         deployment = Deployment.from_dict(config["deployment"], where=f"{where}: deployment")
+        if deployment.mode == "batch":  # batch settings checked here, before any job, not when the backend is built
+            from metaeval.judges.batch import BatchSettings
+
+            BatchSettings.from_dict(deployment.batch, deployment.backend, where=f"{where}: deployment.batch")
     elif kind == "llm":
         raise ConfigError(f"{where}: an llm judge needs a 'deployment' mapping")
+    options = getattr(cls, "OPTIONS", None)  # a class that declares its options: any other key is a typo
+    if options is not None:
+        allowed = (*options, *COMMON_KEYS)
+        for key in config:
+            if key not in allowed:
+                raise ConfigError(f"{where}: {key} is not an option{nearest(str(key), allowed)} "
+                                  f"(options of {kind}: {', '.join(options)})")
     try:  # options typed by the judge class itself (declared on the class, checked here in the driver)
         cls.check_config({k: v for k, v in config.items() if k not in (*CATALOG_KEYS, "judge", "deployment")})
     except ConfigError as exc:
@@ -211,4 +233,6 @@ def build_judge(spec: "JudgeSpec | str | Mapping[str, Any]"):
 
     spec = resolve_judge(spec)
     config = {k: v for k, v in spec.config.items() if k not in CATALOG_KEYS}
+    if spec.deployment is not None and "deployment" in config:
+        config["deployment"] = spec.deployment  # typed once, here in the catalog: the judge never re-parses it
     return judge_class(spec.kind).from_config(config)

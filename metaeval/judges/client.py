@@ -16,7 +16,10 @@ honouring the server's Retry-After up to the cap (tests shorten waits through ``
 
 Offline replay (``METAEVAL_OFFLINE=1``, set by ``metaeval sweep --offline``): a cache miss raises ``CallFailed``
 ("offline: no cached reply ...") and nothing is sent.  A reply that echoes the API key has the key (and every
-8+-character fragment of it) redacted before it is cached or traced.
+8+-character fragment of it) redacted in *every* field (text, finish/stop reason, model name) before it is cached,
+traced or returned (``metaeval.security.redaction.redact_reply``), and the HTTP libraries' loggers get the same
+redaction (``protect_loggers``).  A reply longer than ``MAX_REPLY_CHARS`` is stored cut, with a marker, and the
+call fails (its tokens are still counted): a label is never parsed from a cut reply.
 
 When retries run out the call raises ``CallFailed`` carrying a trace with ``error`` set, so the judge can mark
 its items FAILED with the reason.  The API key is read once from the environment at construction (a missing
@@ -26,7 +29,6 @@ key is a ``ConfigError`` before any work), handed to the backend, and scrubbed f
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import random
 import time
@@ -40,6 +42,7 @@ from metaeval.judges.cache import ResponseCache, cache_key
 from metaeval.judges.config import NO_KEY, Deployment
 from metaeval.judges.limits import RateLimiter
 from metaeval.judges.trace import CallTrace, ClientStats, RetryEvent, utc_now
+from metaeval.security.redaction import MAX_REPLY_CHARS, cap_reply, protect_loggers, redact_reply
 
 
 def offline_mode() -> bool:
@@ -73,6 +76,8 @@ class ChatClient:
         else:
             key = self.deployment.api_key()  # ConfigError now, before any work
         self._secret = key
+        if key and key != NO_KEY:
+            protect_loggers(key)  # httpx/httpcore/openai/anthropic DEBUG records print headers a server may fill
         self.backend = backend or make_backend(self.deployment, key)
         self.cache = ResponseCache(cache) if isinstance(cache, str) else cache
         self.revision = getattr(self.deployment, "revision", None)
@@ -80,6 +85,8 @@ class ChatClient:
         if check is not None:  # warn when this deployment name pointed at another server before
             check(self.deployment.name, self.deployment.base_url)
         self.stats = ClientStats()
+        #: the most characters of one reply that are kept (``metaeval.security.redaction.MAX_REPLY_CHARS``)
+        self.max_reply_chars = MAX_REPLY_CHARS
         self._rng = random.Random(seed)
         self._limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RateLimiter]" = weakref.WeakKeyDictionary()
         #: per event loop: cache key -> future done when the call holding that key finishes (single flight)
@@ -149,6 +156,7 @@ class ChatClient:
                     output_tokens=hit.get("output_tokens", 0), cost_usd=0.0,
                     latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
                     timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
+                    replayed_cost_usd=self._replayed_cost(hit),
                 )
             if self.offline:
                 return self._offline_miss(key, base, t0)
@@ -210,18 +218,27 @@ class ChatClient:
                 cache_hit=False, retries=retries, retry_events=tuple(events), timestamp=utc_now(), error=error,
             )
             raise CallFailed(error or "call failed", trace)
-        if self._secret and self._secret != NO_KEY:  # a reply that echoes the key: never stored or cached
-            clean = redact(reply.text, self._secret)
-            if clean != reply.text:
-                reply = dataclasses.replace(reply, text=clean)
+        if self._secret and self._secret != NO_KEY:  # a key echoed in any field: never stored, cached or printed
+            reply = redact_reply(reply, self._secret)
         cost = dep.effective_prices.cost(reply.input_tokens, reply.output_tokens)  # batch prices in mode: batch
         self.stats.input_tokens += reply.input_tokens
         self.stats.output_tokens += reply.output_tokens
         self.stats.cost_usd += cost
+        kept, cut = cap_reply(reply.text, self.max_reply_chars)  # redacted first, then cut
+        if cut:  # paid for, stored cut with a marker, never cached, never parsed: the call fails
+            self.stats.failures += 1
+            error = (f"reply of {len(reply.text)} characters is over the cap of {self.max_reply_chars}; stored cut "
+                     f"({cut} characters dropped), not parsed")
+            trace = CallTrace(
+                **base, raw_output=kept, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                cost_usd=cost, latency_s=latency, cache_hit=False, retries=retries, retry_events=tuple(events),
+                timestamp=utc_now(), finish_reason=reply.finish_reason, error=error,
+            )
+            raise CallFailed(error, trace)
         if self.cache is not None:
             record = {
                 "text": reply.text, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
-                "finish_reason": reply.finish_reason, "model": reply.model,
+                "finish_reason": reply.finish_reason, "model": reply.model, "cost_usd": cost,
             }
             aput = getattr(self.cache, "aput", None)
             if aput is not None:
@@ -233,6 +250,15 @@ class ChatClient:
             cost_usd=cost, latency_s=latency, cache_hit=False, retries=retries, retry_events=tuple(events),
             timestamp=utc_now(), finish_reason=reply.finish_reason,
         )
+
+    def _replayed_cost(self, hit: Mapping[str, Any]) -> float:
+        """What a cached reply cost when it was paid for: its stored ``cost_usd``, else its tokens at this
+        deployment's prices (entries written before the cost was stored)."""
+        try:
+            return float(hit["cost_usd"])
+        except (KeyError, TypeError, ValueError):
+            return self.deployment.effective_prices.cost(int(hit.get("input_tokens") or 0),
+                                                         int(hit.get("output_tokens") or 0))
 
     def _offline_miss(self, key: str, base: dict[str, Any], t0: float) -> CallTrace:
         """Offline replay and no cached reply: fail the call (nothing is sent)."""

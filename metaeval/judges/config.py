@@ -12,7 +12,7 @@ A deployment is one model behind one backend::
              backoff_base_s: 0.5, max_backoff_s: 30}           # not part of the cache key
     prices: {input_per_1m: 0.15, output_per_1m: 0.60}          # USD per million tokens
                                    # (+ batch_input_per_1m / batch_output_per_1m; default half)
-    replicas: auto               # Ray actors serving it (limits split across them); auto: executors.auto_replicas
+    replicas: auto               # Ray actors serving it (limits split across them); auto: pipeline.replicas.auto_replicas
     resources: {}                # Ray resources per actor, e.g. {num_gpus: 1}; a list = one per replica
     mode: sync                   # sync | batch (the provider's batch API: metaeval.judges.batch)
     batch: {}                    # batch settings (max_requests, window_s, poll_s, max_poll_s, journal)
@@ -50,15 +50,15 @@ class Limits:
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
-            raise ConfigError(f"limits.concurrency must be >= 1, got {self.concurrency}")
+            raise ConfigError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.max_retries < 0:
-            raise ConfigError(f"limits.max_retries must be >= 0, got {self.max_retries}")
+            raise ConfigError(f"max_retries must be >= 0, got {self.max_retries}")
         if self.timeout_s <= 0:
-            raise ConfigError(f"limits.timeout_s must be > 0, got {self.timeout_s}")
+            raise ConfigError(f"timeout_s must be > 0, got {self.timeout_s}")
         for name in ("rpm", "tpm"):
             val = getattr(self, name)
             if val is not None and val <= 0:
-                raise ConfigError(f"limits.{name} must be > 0 or null, got {val}")
+                raise ConfigError(f"{name} must be > 0 or null, got {val}")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,14 @@ class Prices:
     #: discount of both OpenAI's Batch API and Anthropic's Message Batches
     batch_input_per_1m: float | None = None
     batch_output_per_1m: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("input_per_1m", "output_per_1m", "batch_input_per_1m", "batch_output_per_1m"):
+            val = getattr(self, name)
+            if val is None and name.startswith("batch_"):
+                continue
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or not val >= 0:
+                raise ConfigError(f"{name} must be >= 0, got {val!r}")  # a negative price defeats the budget
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_1m + output_tokens * self.output_per_1m) / 1e6
@@ -97,8 +105,8 @@ class Deployment:
     #: explicit deployment revision / namespace: part of the response-cache key (the URL is not); set it when one
     #: model name is served by different servers or weights, so their replies never share cache entries
     revision: str | None = None
-    #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/executors.py);
-    #: ``"auto"`` (default): ``metaeval.pipeline.executors.auto_replicas`` - one, unless an HTTP deployment has
+    #: Ray actors serving this deployment (the limits are shared: split across them, see pipeline/replicas.py);
+    #: ``"auto"`` (default): ``metaeval.pipeline.replicas.auto_replicas`` - one, unless an HTTP deployment has
     #: many requests in flight on a Ray runtime with CPUs to spare
     replicas: int | str = "auto"
     #: Ray resources per actor ({num_gpus: 1, ...}); a list gives one mapping per replica (pins replicas to nodes)
@@ -211,6 +219,8 @@ def _sub(cls: type, obj: Any, where: str) -> Any:
         return cls(**dict(obj))
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+    except ConfigError as exc:  # a field's rule: named in full (deployment.prices.input_per_1m ...)
+        raise ConfigError(f"{where}.{exc}") from None
 
 
 def estimate_tokens(obj: Any) -> int:

@@ -85,6 +85,8 @@ def load_model(path: str | os.PathLike) -> Any:
 
 
 class EmbeddingJudge(Judge):
+    #: the config options ``from_config`` reads (besides judge, name, concurrency, requires, label, cache)
+    OPTIONS: tuple[str, ...] = ("support_threshold", "partial_threshold", "vital_share", "dedup_threshold", "model_path")
     kind = "embedding"
     STAGES = ("create", "importance", "assign")  # no relevance grading
 

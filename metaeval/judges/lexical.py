@@ -94,6 +94,9 @@ def best_coverage(nugget: str, text_sentences: Sequence[str]) -> float:
 
 
 class LexicalJudge(Judge):
+    #: the config options ``from_config`` reads (besides judge, name, concurrency, requires, label, cache)
+    OPTIONS: tuple[str, ...] = ("support_threshold", "partial_threshold", "vital_share", "max_words", "dedup_jaccard", "relevance_related",
+               "relevance_answer", "relevance_exact")
     kind = "lexical"
 
     def __init__(self, support_threshold: float = 0.6, partial_threshold: float = 0.3, vital_share: float = 0.6,

@@ -42,6 +42,8 @@ STRUCTURED: dict[str | None, Callable[[str, dict], dict] | None] = {
 
 
 class LLMJudge(Judge):
+    #: the config options ``from_config`` reads (besides judge, name, concurrency, requires, label, cache)
+    OPTIONS: tuple[str, ...] = ("deployment", "prompts", "max_reasks", "seed", "sample_index", "structured_output")
     kind = "llm"
     SAMPLING = True  # sample i is a separate request (``sample_index`` is part of the cache key)
 
@@ -198,8 +200,17 @@ class LLMJudge(Judge):
         if dep is None:
             raise ConfigError("an llm judge config needs a 'deployment' mapping")
         from metaeval.judges.batch import journal_beside_cache
+        from metaeval.judges.config import Deployment
 
-        dep = journal_beside_cache(dep, config.get("cache"))  # batch mode: the batch journal beside the cache
+        if isinstance(dep, Deployment):  # the catalog's typed deployment (``build_judge``)
+            if dep.mode == "batch":  # the batch journal beside the cache
+                import dataclasses
+
+                where = journal_beside_cache({"mode": "batch", "name": dep.name, "batch": dict(dep.batch)},
+                                             config.get("cache"))
+                dep = dataclasses.replace(dep, batch=dict(where["batch"]))
+        else:
+            dep = journal_beside_cache(dep, config.get("cache"))  # batch mode: the batch journal beside the cache
         client = ChatClient(dep, cache=config.get("cache"), seed=int(config.get("seed", 0)))
         return cls(client, prompts=config.get("prompts"), max_reasks=int(config.get("max_reasks", 2)),
                    sample_index=int(config.get("sample_index", 0)), name=config.get("name"),

@@ -121,6 +121,9 @@ class LlamaServer:
 
 
 class LocalLLMJudge(LLMJudge):
+    #: the config options ``from_config`` reads (besides judge, name, concurrency, requires, label, cache)
+    OPTIONS: tuple[str, ...] = ("model_path", "port", "n_ctx", "deployment_name", "params", "limits", "prompts", "max_reasks", "seed",
+               "sample_index", "structured_output")
     kind = "local-llm"
 
     def __init__(self, client: ChatClient, server: LlamaServer, **kwargs: Any):

@@ -19,47 +19,35 @@ from typing import Any, Mapping
 
 from metaeval.errors import ConfigError
 
-_REGISTERED: dict[str, type] = {}
-_NAMES: set[str] = set()  # every name registered here (by class path or in this process)
-
 
 def register_judge(name: str, judge: Any) -> str:
     """Register ``judge`` (a class or an instance) under registry ``name``; returns ``name``."""
     from metaeval.judges.base import Judge
-    from metaeval.judges.registry import JUDGES
+    from metaeval.judges.registry import register
 
     if not isinstance(name, str) or not name or ":" in name or "/" in name:
         raise ConfigError(f"judge name {name!r}: use a plain name (letters, digits, '-', '_')")
-    builtin = JUDGES.get(name)
-    if builtin is not None and name not in _NAMES:
-        raise ConfigError(f"judge name {name!r} is a built-in judge ({builtin}); choose another name")
     if isinstance(judge, type):
         if not issubclass(judge, Judge):
             raise ConfigError(f"register_judge({name!r}): {judge.__name__} is not a metaeval.judges.base.Judge subclass")
-        cls = judge if hasattr(judge, "from_config") else _no_arg_factory(judge)
-        if judge.__module__ not in ("__main__", "builtins") and "<locals>" not in judge.__qualname__ and cls is judge:
-            JUDGES[name] = f"{judge.__module__}:{judge.__qualname__}"
-            _REGISTERED.pop(name, None)
-            _NAMES.add(name)
-            return name
+        if not hasattr(judge, "from_config"):
+            register(name, _no_arg_factory(judge))
+        elif judge.__module__ not in ("__main__", "builtins") and "<locals>" not in judge.__qualname__:
+            register(name, f"{judge.__module__}:{judge.__qualname__}")  # importable: any process can build it
+        else:
+            register(name, judge)
     elif isinstance(judge, Judge):
-        cls = _instance_factory(judge)
+        register(name, _instance_factory(judge))
     else:
         raise ConfigError(f"register_judge({name!r}): expected a Judge subclass or instance, got {type(judge).__name__}")
-    _REGISTERED[name] = cls
-    JUDGES[name] = f"{__name__}:{name}"
-    _NAMES.add(name)
     return name
 
 
 def unregister_judge(name: str) -> None:
     """Forget a judge registered here (built-in judges cannot be removed)."""
-    from metaeval.judges.registry import JUDGES
+    from metaeval.judges.registry import unregister
 
-    if name in _NAMES:
-        _NAMES.discard(name)
-        _REGISTERED.pop(name, None)
-        JUDGES.pop(name, None)
+    unregister(name)
 
 
 def _instance_factory(obj: Any) -> type:
@@ -91,10 +79,3 @@ def _no_arg_factory(judge_cls: type) -> type:
             """Built with no arguments: nothing to check."""
 
     return _Factory
-
-
-def __getattr__(name: str) -> type:  # ``judge_class`` looks classes up by attribute
-    try:
-        return _REGISTERED[name]
-    except KeyError:
-        raise AttributeError(name) from None

@@ -1,4 +1,4 @@
-"""Judges by name: ``make_judge(config)`` builds one from a plain dict (never a Hydra DictConfig).
+"""Judges by name: the registry of judge classes (registry name -> class).
 
 ==========  ==========================================  =====================================================
 name        class                                       config fields (besides ``judge``, optional ``name``)
@@ -13,8 +13,9 @@ llm         ``llm.LLMJudge``                            deployment {backend: ope
 ==========  ==========================================  =====================================================
 
 A config that has ``backend`` but no ``judge`` is a bare deployment and means ``judge: llm``.  Names, files and
-mappings are resolved into typed specs by ``metaeval.judges.catalog.resolve_judge`` (the only resolution path);
-each class declares the stages it can perform in ``STAGES``.
+mappings are resolved into typed specs by ``metaeval.judges.catalog.resolve_judge`` (the only resolution path) and
+built by ``metaeval.judges.catalog.build_judge``; each class declares the stages it can perform in ``STAGES``.
+This module imports no other judge module (the catalog reads it, never the other way round).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any
 from metaeval.errors import ConfigError
 from metaeval.judges.base import Judge
 
-JUDGES: dict[str, str] = {
+#: registry name -> ``"module:Class"`` (importable in any process) or the class itself (registered in this process
+#: by ``metaeval.judges.plugins``).  Read it; change it only through ``register`` / ``unregister``.
+JUDGES: dict[str, "str | type"] = {
     "lexical": "metaeval.judges.lexical:LexicalJudge",
     "embedding": "metaeval.judges.embedding:EmbeddingJudge",
     "local-llm": "metaeval.judges.local_llm:LocalLLMJudge",
@@ -33,18 +36,31 @@ JUDGES: dict[str, str] = {
     "simulated": "metaeval.judges.replay:SimulatedJudge",
     "llm": "metaeval.judges.llm:LLMJudge",
 }
+#: the built-in names (never replaced or removed)
+BUILTIN: frozenset[str] = frozenset(JUDGES)
 
 
 def judge_class(name: str) -> type[Judge]:
     target = JUDGES.get(name)
     if target is None:
         raise ConfigError(f"unknown judge {name!r}; known: {', '.join(sorted(JUDGES))}")
+    if isinstance(target, type):
+        return target
     module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)
+    obj: Any = importlib.import_module(module)
+    for part in cls.split("."):  # a nested class path (``Outer.Inner``)
+        obj = getattr(obj, part)
+    return obj
 
 
-def make_judge(spec: Any) -> Judge:
-    """A judge from a name, a mapping or a ``JudgeSpec``, resolved by ``metaeval.judges.catalog`` (the one path)."""
-    from metaeval.judges.catalog import build_judge
+def register(name: str, target: "str | type") -> None:
+    """Add (or replace) the non-built-in registry name ``name``: a ``"module:Class"`` path or a class."""
+    if name in BUILTIN:
+        raise ConfigError(f"judge name {name!r} is a built-in judge ({JUDGES[name]}); choose another name")
+    JUDGES[name] = target
 
-    return build_judge(spec)
+
+def unregister(name: str) -> None:
+    """Forget a registered name (built-in judges cannot be removed)."""
+    if name not in BUILTIN:
+        JUDGES.pop(name, None)

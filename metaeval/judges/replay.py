@@ -25,11 +25,10 @@ from metaeval.errors import ConfigError
 from metaeval.judges.base import (
     MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
 )
-from metaeval.types import SUPPORT_ORDER, Answer, Document, Importance, LabelSet, Nugget, Support, Topic
+from metaeval.types import SUPPORT_CODE, SUPPORT_ORDER, Answer, Document, Importance, LabelSet, Nugget, Support, Topic
 
 
-#: support label -> code in ``SUPPORT_ORDER`` (``metaeval.simulation.labels_to_codes``; anything else is FAILED)
-_SUPPORT_CODE = {name: i for i, name in enumerate(SUPPORT_ORDER)}
+#: code (``metaeval.types.SUPPORT_CODE``, position in ``SUPPORT_ORDER``) -> support label
 _SUPPORT_BY_CODE = tuple(Support(name) for name in SUPPORT_ORDER)
 
 
@@ -50,6 +49,8 @@ def _load(spec: Any) -> LabelSet:
 
 
 class ReplayJudge(Judge):
+    #: the config options ``from_config`` reads (besides judge, name, concurrency, requires, label, cache)
+    OPTIONS: tuple[str, ...] = ("labels",)
     kind = "replay"
     STAGES = ("importance", "assign")  # replays stored labels: no documents to grade, no nuggets to create
 
@@ -119,6 +120,7 @@ class ReplayJudge(Judge):
 
 
 class SimulatedJudge(ReplayJudge):
+    OPTIONS: tuple[str, ...] = ("reference", "labels", "confusion", "seed", "sample_index", "alpha")
     kind = "simulated"
     STAGES = ("assign",)  # passes reference support labels through a confusion matrix
 
@@ -175,7 +177,7 @@ class SimulatedJudge(ReplayJudge):
         cum, fixed = self._thresholds()
         extra = [self.sample_index] if self.sample_index else []
         for t, lab in zip(texts, ref):
-            h = _SUPPORT_CODE.get(lab)
+            h = SUPPORT_CODE.get(lab)
             if self.alpha is None and (h is None or fixed[h] is not None):  # FAILED, or a row every draw agrees on
                 out.append(Support.FAILED if h is None else _SUPPORT_BY_CODE[fixed[h]])
                 continue
@@ -198,15 +200,14 @@ class SimulatedJudge(ReplayJudge):
         import numpy as np
 
         from metaeval.seeded_uniform import first_uniform
-        from metaeval.simulation import codes_to_labels, labels_to_codes
 
-        h = int(labels_to_codes(np.array([label], dtype=object))[0])
-        if h < 0:
+        h = SUPPORT_CODE.get(label)
+        if h is None:
             return "FAILED"
         p = np.random.default_rng([self.seed, item]).gamma(self.alpha * np.maximum(self.confusion[h], 1e-9))
         u = first_uniform([self.seed, item, self.sample_index, 1])
         code = int(min((u >= np.cumsum(p / p.sum())[:2]).sum(), 2))
-        return str(codes_to_labels(np.array([code], dtype=np.int8))[0])
+        return SUPPORT_ORDER[code]
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "confusion": self.confusion.round(6).tolist(),

@@ -55,6 +55,8 @@ class CallTrace:
     error: str | None = None
     #: the rendered messages sent (role/content pairs; prompts only, never a key): what a transcript shows
     messages: tuple[Mapping[str, str], ...] = ()
+    #: a cache hit: what the replayed reply cost when it was first paid for (``cost_usd`` is 0: nothing spent now)
+    replayed_cost_usd: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -15,7 +15,8 @@ from typing import Any
 
 from metaeval.errors import ConfigError
 from metaeval.judges.catalog import ALL_STAGES, JudgeSpec, check_available, lacking_stages
-from metaeval.pipeline.specs import content_hash, judge_identity
+from metaeval.hashing import content_hash
+from metaeval.pipeline.specs import judge_identity
 from metaeval.pipeline.strategies import Strategy, get_strategy
 
 #: sweep.relevance: where nugget creation's documents come from

@@ -124,8 +124,17 @@ def _write(fd: int, rec: dict[str, Any]) -> None:
 
 
 def _read(fd: int) -> dict[str, Any]:
+    """The whole record (it grows with ``interrupted_runs``: a fixed-size read would cut it and lose the holder)."""
     try:
-        data = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()
+        size = os.fstat(fd).st_size
+        chunks, pos = [], 0
+        while pos < size:
+            chunk = os.pread(fd, size - pos, pos)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            pos += len(chunk)
+        data = b"".join(chunks).decode("utf-8", "replace").strip()
         rec = json.loads(data) if data else {}
         return rec if isinstance(rec, dict) else {}
     except (OSError, ValueError):

@@ -29,10 +29,6 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 _state = {"terminated": False}
 
 
-class Terminated(KeyboardInterrupt):
-    """Kept for callers that raise it themselves; the SIGTERM handler goes through SIGINT (see the docstring)."""
-
-
 def _raise_interrupt() -> None:
     raise KeyboardInterrupt
 

@@ -8,25 +8,14 @@ is not part of the spec.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
 
+from metaeval.hashing import content_hash
+
 #: pipeline order; ``relevance`` runs only with ``sweep.relevance=judge`` (for cells whose judge creates nuggets)
 STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
-
-
-#: the canonical JSON encoder (``json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-#: default=str)``, built once)
-_canonical = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode
-
-
-def content_hash(obj: Any, n: int = 16) -> str:
-    """Hex digest (first ``n`` characters of sha256) of ``obj``'s canonical JSON."""
-    data = _canonical(obj)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:n]
 
 
 @dataclass(frozen=True)

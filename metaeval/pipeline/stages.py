@@ -21,26 +21,16 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-from metaeval.pipeline.specs import JobSpec, content_hash
+from metaeval.hashing import content_hash
+from metaeval.pipeline.settings import SweepSettings
+from metaeval.pipeline.specs import JobSpec
 from metaeval.types import Answer, Document, Nugget, Topic
 
 
-@dataclass(frozen=True)
-class StageSettings:
-    creation_window: int = 10
-    max_nuggets: int = 30
-    keep_top: int = 20
-    importance_batch: int = 10
-    assign_batch: int = 10
-    min_grade: int = 1
-    relevance_batch: int = 10
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "StageSettings":
-        return cls(**{k: int(d[k]) for k in cls.__dataclass_fields__ if k in d})
+#: the settings of every stage job (batch sizes, caps): the ``sweep`` section, whose defaults are THE defaults
+StageSettings = SweepSettings
 
 
 def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -266,7 +256,7 @@ def _stats(results: Sequence[Any]) -> dict[str, Any]:
     trace that was not a cache hit - first attempts, retries and re-asks; an offline-replay miss sends nothing),
     cache hits, retries, re-asks, tokens and cost, summed over ``results``."""
     calls = hits = retries = tin = tout = 0
-    cost = 0.0
+    cost = replayed = 0.0
     prompts: set[str] = set()
     for res in results:
         for t in res.traces:
@@ -278,8 +268,10 @@ def _stats(results: Sequence[Any]) -> dict[str, Any]:
             tin += t.input_tokens
             tout += t.output_tokens
             cost += t.cost_usd
+            replayed += getattr(t, "replayed_cost_usd", 0.0)
             if t.prompt_id:
                 prompts.add(f"{t.prompt_id}@{t.prompt_version}:{t.prompt_sha}")
     return {"stats": {"units": len(results), "judge_calls": len(results), "calls": calls, "cache_hits": hits, "retries": retries,
                       "reasks": sum(getattr(r, "reasks", 0) for r in results), "input_tokens": tin,
-                      "output_tokens": tout, "cost_usd": cost, "prompts": sorted(prompts)}}
+                      "output_tokens": tout, "cost_usd": cost, "replayed_cost_usd": replayed,
+                      "prompts": sorted(prompts)}}

@@ -56,8 +56,34 @@ def record_problem(rec: Any) -> str | None:
         return "no object field 'spec'"
     if "output" not in rec:
         return "no field 'output'"
+    if not isinstance(rec["output"], dict):  # e.g. "output": null: well-formed JSON, not a job's result
+        return f"field 'output' is {type(rec['output']).__name__}, not an object"
     if not isinstance(rec.get("stats", {}), dict):
         return "field 'stats' is not an object"
+    return None
+
+
+#: stage -> (output field holding one value per item, its name in messages)
+_ITEM_FIELDS = {"assign": ("labels", "labels"), "importance": ("importance", "importance labels"),
+                "relevance": ("grades", "grades")}
+
+
+def output_problem(stage: str, output: Any, n_items: int) -> str | None:
+    """Why a stored ``done`` output cannot be reused for a job of ``n_items`` items (``None`` when it can): a
+    list of per-item values that is missing, not a list, or of another length (a record edited or written by
+    another version).  Such a record is set aside (``ResultsStore.set_aside``) and its job runs again, rather
+    than its missing items silently becoming FAILED labels."""
+    if not isinstance(output, dict):
+        return f"output is {type(output).__name__}, not an object"
+    spec = _ITEM_FIELDS.get(stage)
+    if spec is None:
+        return None if isinstance(output.get("nuggets", []), list) else "field 'nuggets' is not a list"
+    field, what = spec
+    values = output.get(field)
+    if not isinstance(values, list):
+        return f"field {field!r} is {type(values).__name__}, not a list"
+    if len(values) != n_items:
+        return f"{len(values)} {what} for {n_items} items"
     return None
 
 
@@ -166,6 +192,29 @@ class ResultsStore:
         lines = ", ".join(str(b["line"]) for b in bad[:10]) + (" ..." if len(bad) > 10 else "")
         log.warning("%s: %d unreadable line(s) (line %s: %s) moved to %s; their jobs will run again; %d record(s) kept",
                     self.path, len(bad), lines, bad[0]["reason"], self.quarantine_path, self.lines_read)
+
+    def set_aside(self, key: str, reason: str) -> None:
+        """Copy ``key``'s latest record to the quarantine file with ``reason`` and forget it, so its job runs again
+        (the new record supersedes the old line in ``jobs.jsonl``, which is kept byte for byte)."""
+        rec = self._records.pop(key, None)
+        if rec is None:
+            return
+        where = self._where.pop(key, None)
+        raw = ""
+        if where is not None:
+            with open(self.path, "rb") as fh:
+                fh.seek(where[0])
+                raw = fh.read(where[1]).decode("utf-8", "replace")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(self.quarantine_path, "a", encoding="utf-8") as q:
+            q.write(json.dumps({"key": key, "reason": reason, "raw": raw, "source": str(self.path),
+                                "quarantined_at": stamp}, ensure_ascii=False) + "\n")
+            q.flush()
+            os.fsync(q.fileno())
+        self.quarantined.append({"key": key, "reason": reason})
+        log.warning("%s: stored job %s (%s %s) cannot be reused: %s; set aside in %s, the job runs again", self.path,
+                    key[:12], (rec.get("spec") or {}).get("stage"), (rec.get("spec") or {}).get("qid"), reason,
+                    self.quarantine_path)
 
     @property
     def interrupted_runs(self) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from metaeval.errors import ConfigError
-from metaeval.simulation import labels_to_codes
+from metaeval.types import support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
@@ -73,7 +73,7 @@ def label_arrays(judge: "LabelSet", qids: Sequence[str], runs: Sequence[str], re
 
     lab = judge.labels
     if votes is None:
-        votes = votes_from_codes(labels_to_codes(lab["support"].astype(object).to_numpy()))
+        votes = votes_from_codes(support_codes(lab["support"].astype(object).to_numpy()))
     if len(votes) != len(lab):
         raise ConfigError(f"votes have {len(votes)} rows; judge {judge.name} has {len(lab)} labels")
     qpos = {q: i for i, q in enumerate(qids)}
@@ -84,7 +84,7 @@ def label_arrays(judge: "LabelSet", qids: Sequence[str], runs: Sequence[str], re
     human = np.full(len(lab), -1, dtype=np.int64)
     if reference is not None:
         key = lambda df: df["qid"].astype(str) + "\x1f" + df["run_id"].astype(str) + "\x1f" + df["nugget"].map(normalise_text)
-        ref = pd.Series(labels_to_codes(reference.labels["support"].astype(object).to_numpy()), index=key(reference.labels))
+        ref = pd.Series(support_codes(reference.labels["support"].astype(object).to_numpy()), index=key(reference.labels))
         ref = ref[~ref.index.duplicated(keep="first")]
         human = key(lab).map(ref).fillna(-1).to_numpy().astype(np.int64)
     return LabelArrays(votes=np.asarray(votes, dtype=float)[keep], human=human[keep],

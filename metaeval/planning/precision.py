@@ -22,9 +22,21 @@ Two targets:
   2 Cov(mean_T J, mean_L Delta) = (s^2_J + 2 s_{J Delta}) / T = (s^2_H - s^2_Delta) / T``).
 
 Planning widths use the normal quantile ``z``; the interval one would print after labelling uses Student's t
-with ``n - 1`` degrees of freedom and the sample's own ``s_Delta`` ("plug-in").
+with ``n - 1`` degrees of freedom and the sample's own ``s_Delta`` guarded like ``metaeval calibrate`` guards it
+(:func:`metaeval.calibration.scorelevel.moderated_variance`) ("plug-in").
 
-Empirical check (topic resampling).  A bootstrap world draws ``T`` topics with replacement from the pilot (the
+How sure is "about N topics"?  The pilot's ``s^2_Delta`` has ``n_p - 1`` degrees of freedom, so ``(n_p - 1) s^2 /
+S^2 ~ chi^2_{n_p - 1}`` (normal differences) and ``S^2`` lies in ``[(n_p - 1) s^2 / chi^2_{0.9}, (n_p - 1) s^2 /
+chi^2_{0.1}]`` with 80% confidence.  :func:`need_statement` leads with the N at the upper end of that range (the
+number of topics the pilot can *justify*: with 80% confidence it is not too few), and gives the point N and the
+range.  A pilot run whose differences are constant (``s^2 = 0``: on a handful of topics a judge can be off by
+exactly the same amount every time) says nothing about its variance; its ``s^2`` is replaced by the moderated
+pooled variance and the statement warns.  Validation against held-back real topics (pilots drawn without
+replacement from NIST, predicted vs realized width on the remaining topics) is in
+``experiments/calibration_validity/planner.py``; the bootstrap check below only checks the implementation.
+
+Implementation check (topic resampling; it cannot validate the prediction, since its worlds are bootstraps of
+the pilot itself).  A bootstrap world draws ``T`` topics with replacement from the pilot (the
 topics with both human and judge labels); its first ``n`` draws are the labelled sample.  Per ``n`` we record,
 over ``reps`` worlds: the RMSE of ``theta_hat`` against the world's human run mean (empirical half-width =
 ``z * RMSE``), the mean plug-in half-width and its coverage, Kendall's tau-b between calibrated and human run
@@ -188,6 +200,7 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
             a["se2"] += (err ** 2).sum(0)
             a["se2_tot"] += ((theta - pop_truth) ** 2).sum(0)
             s2l = np.maximum(c2[:, n - 1] - n * ml ** 2, 0.0) / (n - 1)
+            s2l = _guard_rows(s2l, n)
             half = student_t.ppf(0.5 + level / 2.0, n - 1) * np.sqrt(s2l * (1.0 / n - 1.0 / total))
             a["half_pi"] += half.sum(0)
             a["cover"] += (np.abs(err) <= half + 1e-12).sum(0)
@@ -236,30 +249,62 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
             "rows": rows}
 
 
-def need_statement(s2_delta: np.ndarray, half_width: float, total: int, level: float, metric_name: str) -> dict[str, Any]:
-    """Topics needed for ``+/- half_width`` (target ``calibration``): per-run ``n``, its median and worst run."""
-    n = topics_needed(s2_delta, half_width, total, level)
+def guarded_s2(s2_delta: Any, pilot_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(guarded s^2, constant)``: per-run variance through ``moderated_variance`` (so no run plans with zero
+    variance) and the mask of runs whose pilot differences were constant."""
+    from metaeval.calibration.scorelevel import moderated_variance
+
+    s2 = np.asarray(s2_delta, dtype=float)
+    return moderated_variance(s2, np.full(s2.shape, float(pilot_topics))), ~(s2 > 1e-12)
+
+
+def need_statement(s2_delta: np.ndarray, half_width: float, total: int, level: float, metric_name: str,
+                   pilot_topics: int | None = None, confidence: float = 0.8) -> dict[str, Any]:
+    """Topics needed for ``+/- half_width`` (target ``calibration``), per run and for the median and worst run.
+
+    With ``pilot_topics`` (``n_p``): the variance is guarded (:func:`guarded_s2`; runs with constant pilot
+    differences are listed in ``warnings``), and ``median_run`` / ``worst_run`` are the N at the upper end of the
+    ``confidence`` chi-square range of ``S^2`` on ``n_p - 1`` df (what the pilot can justify); ``point`` gives the N
+    at ``s^2`` itself and ``range`` the N at both ends (see the module docstring)."""
+    from scipy.stats import chi2
+
+    s2 = np.asarray(s2_delta, dtype=float)
+    warnings: list[str] = []
+    point = topics_needed(s2, half_width, total, level)
+    out: dict[str, Any] = {"half_width": half_width}
+    if pilot_topics:
+        s2, const = guarded_s2(s2, pilot_topics)
+        if const.any():
+            warnings.append(f"{int(const.sum())} of {len(s2)} runs have a constant human-minus-judge difference on the "
+                            f"{pilot_topics} pilot topics (variance 0 there); planned with the moderated pooled variance")
+        df = pilot_topics - 1
+        a = (1 - confidence) / 2
+        up = topics_needed(s2 * df / chi2.ppf(a, df), half_width, total, level)
+        lo = topics_needed(s2 * df / chi2.ppf(1 - a, df), half_width, total, level)
+        point = topics_needed(s2, half_width, total, level)
+        n = up
+        out.update({"point": {"median_run": int(np.ceil(np.median(point))), "worst_run": int(point.max())},
+                    "confidence": confidence,
+                    "range_chi2": {"median_run": [int(np.ceil(np.median(lo))), int(np.ceil(np.median(up)))],
+                                   "worst_run": [int(lo.max()), int(up.max())]}})
+    else:
+        n = point
     med, worst = int(np.ceil(np.median(n))), int(n.max())
     line = (f"for +/-{half_width:g} on {metric_name} run means (calibrated vs the human leaderboard on the same {total} "
             f"topics, {level:.0%}) you need about {med} human-labelled topics for the median run, {worst} for the worst run")
-    return {"half_width": half_width, "median_run": med, "worst_run": worst, "per_run": n.tolist(), "line": line}
+    if pilot_topics:
+        r = out["range_chi2"]["median_run"]
+        line += (f" (upper end of the {confidence:.0%} range that a pilot of {pilot_topics} topics allows; point estimate "
+                 f"{out['point']['median_run']}, range {r[0]}-{r[1]} for the median run)")
+    out.update({"median_run": med, "worst_run": worst, "per_run": n.tolist(), "line": line, "warnings": warnings})
+    return out
 
 
-def need_range(D: np.ndarray, half_width: float, total: int, level: float = 0.95, reps: int = 200,
-               rng: np.random.Generator | int = 0, q: tuple[float, float] = (0.05, 0.95)) -> dict[str, Any]:
-    """How sure is "about N topics"?  Bootstrap the pilot topics (rows of ``D = H - J``), recompute each run's
-    ``S^2`` and the median-run and worst-run ``N``; returns their ``q`` quantiles over ``reps`` resamples."""
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    D = np.asarray(D, dtype=float)
-    D = D[:, np.isfinite(D).all(0)]
-    med, worst = [], []
-    for _ in range(reps):
-        w = rng.integers(0, D.shape[0], size=D.shape[0])
-        n = topics_needed(D[w].var(0, ddof=1), half_width, total, level)
-        med.append(np.ceil(np.median(n)))
-        worst.append(n.max())
-    return {"reps": reps, "quantiles": list(q), "median_run": [float(np.quantile(med, x)) for x in q],
-            "worst_run": [float(np.quantile(worst, x)) for x in q]}
+def _guard_rows(s2: np.ndarray, n: int) -> np.ndarray:
+    """``moderated_variance`` applied to each world (row) of per-run variances from ``n`` topics."""
+    from metaeval.calibration.scorelevel import moderated_variance
+
+    return np.stack([moderated_variance(row, np.full(row.shape, float(n))) for row in s2])
 
 
 def _summ(v: np.ndarray) -> dict[str, float | None]:

@@ -13,6 +13,7 @@ from metaeval.report import plots, tables, verdict as verdict_mod
 from metaeval.report.load import Results, load_results
 from metaeval.report.model import Detail, Figure, Items, Report, Section, Table, Text, fmt, fmt_ci
 from metaeval.report.provenance import collect
+from metaeval.report.viewer import unit_link
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class _Builder:
         self.active = res.active
         self.ids = [c["cell"] for c in self.active]
         self.variant = str((res.config.get("analysis") or {}).get("tau", "b"))  # the analysis' tau variant
+        self.pages: dict[str, str] = {}  # the transcript viewers, by path relative to the results folder
 
     def build(self) -> Report:
         verdict = verdict_mod.evaluate(self.res.cells, self.th)
@@ -60,10 +62,19 @@ class _Builder:
         if self.data["problems"]:
             sections.append(Section("problems", "Problems while building the report",
                                     [Text(p, "note") for p in self.data["problems"]]))
-        title = f"Calibration report: {self.res.summary.get('experiment') or self.res.path.name}"
-        rep = Report(title, sections, self.data, verdict)
+        title = f"Calibration report: {self.res.summary.get('experiment') or self.res.path.name}" \
+            + (" (synthetic data)" if self._synthetic() else "")
+        rep = Report(title, sections, self.data, verdict, pages=self.pages)
         self.data["figures"] = [f.name for f in rep.figures]
         return rep
+
+    def _synthetic(self) -> str:
+        """The warning for a synthetic dataset (the demo: its registry description, as the study stored it), or ''."""
+        prov = (self.res.summary.get("dataset") or {}).get("provenance") or {}
+        if not prov.get("synthetic"):
+            return ""
+        self.data["synthetic"] = True
+        return "Synthetic data: " + (prov.get("description") or "not real assessments.")
 
     # ------------------------------------------------------------------ sections
     def s_summary(self, v: dict[str, Any]) -> Section:
@@ -73,6 +84,9 @@ class _Builder:
         lines = verdict_mod.plain_summary(self.res.cells, self.res.study.get("cells") or {}, self.metric, bar)
         self.data["summary"] = {"verdict": verdict_mod.headline(v), "cells": lines}
         blocks: list = [Text(verdict_mod.headline(v), "pass" if v["passed"] else "fail")]
+        synthetic = self._synthetic()
+        if synthetic:
+            blocks.insert(0, Text(synthetic, "note"))
         if lines:
             blocks.append(Items(lines))
         blocks.append(Text(f"On {self.metric}; every interval is a 95% topic-bootstrap CI ({_s(self.n_boot)} resamples); "
@@ -99,7 +113,7 @@ class _Builder:
             Text(head + f"Thresholds on {th['metric']}: {rules or 'none active'}. "
                  "`metaeval report --strict` exits 1 when any cell fails.", "p"),
             Table(cols, rows, "pass/fail per grid cell (why a cell was skipped: the grid cells section)",
-                  [False, False] + [True] * len(keys), latex="verdict")])
+                  [False, False] + [True] * len(keys))])
 
     def s_provenance(self) -> Section:
         import json
@@ -155,8 +169,8 @@ class _Builder:
         skipped = [Text("Skipped: " + "; ".join(f"{r['cell']} ({r['skipped']})" for r in rows if "skipped" in r) + ".", "note")] \
             if any("skipped" in r for r in rows) else []
         return Section("usage", "Grid cells: calls, tokens, cost, failures",
-                       [_tag(tables.to_table(ran, tables.USAGE_COLUMNS, "per grid cell (judge calls = judge invocations; "
-                                             "model requests = requests sent to a model, re-asks and retries included)"), "usage"),
+                       [(tables.to_table(ran, tables.USAGE_COLUMNS, "per grid cell (judge calls = judge invocations; "
+                                             "model requests = requests sent to a model, re-asks and retries included)")),
                         *skipped])
 
     def s_leaderboards(self) -> Section:
@@ -193,10 +207,8 @@ class _Builder:
         allm = [[cid] + [fmt(look.get((cid, m, "run"), {}).get("tau")) for m in metrics] for cid in self.ids if (cid, metrics[0] if metrics else "", "run") in look]
         blocks: list = [
             Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], main,
-                  f"Kendall tau ({self.variant}) on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True],
-                  latex="tau"),
-            Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics),
-                  latex="tau_metrics"),
+                  f"Kendall tau ({self.variant}) on {self.metric} with 95% topic-bootstrap CIs", [False, True, True, True]),
+            Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics)),
         ]
         if main:
             blocks.append(Figure("tau_levels", "Tau at three levels", caption=
@@ -255,9 +267,9 @@ class _Builder:
                    "Reference (human) support labels in rows, judge labels in columns: counts and row percentages "
                    "(Pradeep et al. 2025, Figure 6 style). FAILED labels are excluded and counted below.",
                    svg=plots.confusion(rows)),
-            _tag(tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
+            (tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
                                  "net strictness = P(judge lower) - P(judge higher) on not < partial < support; Stuart-Maxwell: "
-                                 "marginal homogeneity of the two label distributions"), "strictness"),
+                                 "marginal homogeneity of the two label distributions")),
         ]
         blocks += self._by_importance()
         for r in rows:
@@ -296,7 +308,7 @@ class _Builder:
                 Detail("strictness by importance, table", [
                     Table(["cell", "nuggets", "pairs", "net strictness [95% CI, CR1 t]", "support -> partial", "support -> not"], rows,
                           "strictness by the reference's nugget importance (support -> x: share of the assessors' support "
-                          "labels the judge gave x)", [False, False, True, True, True, True], latex="strictness_importance")],
+                          "labels the judge gave x)", [False, False, True, True, True, True])],
                        open=False)]
 
     def s_bias(self) -> Section | None:
@@ -323,7 +335,7 @@ class _Builder:
                    "resampled on the same topics).", svg=plots.bias(per, self.metric)),
             Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], rows,
                   f"mean per-run bias on {self.metric}; 'judged lower/higher': runs whose CI excludes 0",
-                  [False, True, True, True, True], latex="bias"),
+                  [False, True, True, True, True]),
             Detail("per-run bias tables", detail, open=False)])
 
     def s_descriptive(self) -> Section:
@@ -332,8 +344,8 @@ class _Builder:
         if not recs:
             return Section("descriptive", "Descriptive statistics per label source", [Text("analysis/descriptive.csv missing", "note")])
         return Section("descriptive", "Descriptive statistics per label source", [
-            _tag(tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
-                                 "(importance) and of nugget-answer labels (support)"), "descriptive"),
+            (tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
+                                 "(importance) and of nugget-answer labels (support)")),
             Figure("label_mix", "Support-label distribution", caption="Share of each support label per label source.",
                    svg=plots.label_mix(recs))])
 
@@ -357,42 +369,68 @@ class _Builder:
     def s_disagreements(self) -> Section:
         out, blocks = [], []
         blocks.append(Text(f"For each cell, the {self.worst} topics with the lowest per-topic tau on {self.metric}; within them "
-                           "the answers whose rank moves most and the nugget labels behind it."))
+                           "the answers whose rank moves most and the nugget labels behind it. 'open' links to the cell's "
+                           "transcript viewer (cells/<cell>/transcripts.html: prompt and raw reply beside the parsed and "
+                           "the human labels, filterable by topic, run, label and disagreement)."))
         for c in self.active:
-            stored = self.res.study_cell(c["cell"]).get("disagreements") or {}
+            cid = c["cell"]
+            stored = self.res.study_cell(cid).get("disagreements") or {}
             if self.metric not in stored and stored:
-                blocks.append(Text(f"{c['cell']}: the study lists disagreements on {', '.join(stored)} only "
+                blocks.append(Text(f"{cid}: the study lists disagreements on {', '.join(stored)} only "
                                    f"(the first of analysis.metrics), not on {self.metric}.", "note"))
             d = dict(stored.get(self.metric) or {"topics": []})
             d["topics"] = list(d.get("topics") or [])[: self.worst]
-            d["cell"] = c["cell"]
+            d["cell"] = cid
+            page = self._viewer(cid)
+            d["viewer"] = page
             out.append(d)
             inner: list = []
             for t in d["topics"]:
-                inner.append(Text(f"Topic {t['qid']} (tau {fmt(t['tau'])}, {t['n_runs']} runs): {t['query']}", "p"))
-                inner.append(Table(["run", "reference", "judge", "ref. rank", "judge rank"],
-                                   [[a["run_id"], fmt(a["reference"]), fmt(a["judge"]), str(a["reference_rank"]), str(a["judge_rank"])]
-                                    for a in t["answers"]], "answers whose within-topic rank moves most",
-                                   [False, True, True, True, True]))
+                qid = t["qid"]
+                link = (lambda run, dis=False: unit_link(page, qid, run, disagree=dis)) if page else (lambda run, dis=False: "")
+                inner.append(Text(f"Topic {qid} (tau {fmt(t['tau'])}, {t['n_runs']} runs): {t['query']}", "p"))
+                inner.append(Table(["run", "reference", "judge", "ref. rank", "judge rank", "transcript"],
+                                   [[a["run_id"], fmt(a["reference"]), fmt(a["judge"]), str(a["reference_rank"]),
+                                     str(a["judge_rank"]), "open" if page else "-"] for a in t["answers"]],
+                                   "answers whose within-topic rank moves most", [False, True, True, True, True, False],
+                                   links=[link(a["run_id"]) for a in t["answers"]]))
                 if "pairs" in t:
-                    inner.append(Table(["run", "nugget", "importance", "human", "judge", "what the judge said", "answer excerpt"],
-                                       [[p["run_id"], p["nugget"], p["importance"], p["human"],
-                                         p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), _reply(p),
-                                         p["answer_excerpt"]]
-                                        for p in t["pairs"]] or [["-", "no label differs on this topic", "", "", "", "", ""]],
-                                       "nugget labels that differ (answers above first, then largest difference, vital first)"))
+                    rows = [[p["run_id"], p["nugget"], p["importance"], p["human"],
+                             p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), _reply(p),
+                             p["answer_excerpt"], "open" if page else "-"] for p in t["pairs"]]
+                    inner.append(Table(["run", "nugget", "importance", "human", "judge", "what the judge said",
+                                        "answer excerpt", "transcript"],
+                                       rows or [["-", "no label differs on this topic", "", "", "", "", "", "-"]],
+                                       "nugget labels that differ (answers above first, then largest difference, vital first)",
+                                       links=[link(p["run_id"], True) for p in t["pairs"]] if rows else []))
                 for nl in t.get("nugget_lists", []):
-                    inner.append(Table(["human nugget", "human label", "judge nugget", "judge label"],
-                                       _side_by_side(nl["human"], nl["judge"]),
-                                       f"run {nl['run_id']}: the two nugget lists, vital first (the judge made its own nuggets). "
-                                       f"Answer: {nl['answer_excerpt']}"))
+                    inner += _nugget_lists(nl, link(nl["run_id"]))
             if not inner:
                 inner.append(Text("no topic with a defined per-topic tau", "note"))
             elif d.get("n_topics_undefined"):
                 inner.append(Text(f"{d['n_topics_undefined']} topic(s) have undefined tau (constant scores) and are not ranked here.", "note"))
-            blocks.append(Detail(f"{c['cell']}", inner, open=False))
+            blocks.append(Detail(f"{cid}", inner, open=False))
         self.data["disagreements"] = out
         return Section("disagreements", "Where judge and reference disagree most", blocks)
+
+    def _viewer(self, cid: str) -> str:
+        """Render the cell's transcript viewer (from the study's transcript_view.json) into ``self.pages``; returns
+        its URL relative to the report, or "" when the study wrote no view (no transcripts)."""
+        rel = self.res.study_cell(cid).get("transcript_view")
+        path = self.res.layout.transcript_view(cid)
+        if not rel or not path.exists():
+            return ""
+        from metaeval.report.viewer import viewer_html
+
+        try:
+            view = self.res.layout.read_json(path)
+        except Exception as exc:  # noqa: BLE001 - shown, never hidden
+            self.res.problems.append(f"{path}: unreadable ({type(exc).__name__}: {exc})")
+            return ""
+        page = self.res.layout.transcript_viewer(cid).relative_to(self.res.layout.root).as_posix()
+        synthetic = " (synthetic data)" if self._synthetic() else ""
+        self.pages[page] = viewer_html(view, f"Transcripts of {cid}: {self.res.summary.get('experiment') or ''}{synthetic}")
+        return page
 
     def s_consistency(self) -> Section | None:
         """Sampled cells (``sweep.samples``): flip rate, tau over draws beside the topic bootstrap, soft vs hard
@@ -477,12 +515,6 @@ def _reply(p: dict[str, Any], width: int = 240) -> str:
     return r + (f" ({', '.join(extra)})" if extra else "")
 
 
-def _tag(t: Table, name: str) -> Table:
-    """Mark ``t`` as one of the main tables ``metaeval report --latex`` exports (as ``report_latex/<name>.tex``)."""
-    t.latex = name
-    return t
-
-
 def _per_topic_rows(per: dict[str, list[dict[str, Any]]]) -> list[list[str]]:
     qids = sorted({str(r["qid"]) for recs in per.values() for r in recs})
     look = {cid: {str(r["qid"]): r.get("tau") for r in recs} for cid, recs in per.items()}
@@ -494,17 +526,21 @@ def _s(x: Any) -> str:
     return "-" if x is None else str(x)
 
 
-def _lab(d: dict[str, Any]) -> str:
-    return f"{d['label']} ({d['importance']})" if d else ""
+def _nugget_lists(nl: dict[str, Any], link: str) -> list:
+    """An auto_auto answer: the human nuggets with the assessors' labels and the judge's own nuggets with its labels,
+    as two separate lists (they are different nuggets: no row of one matches a row of the other), with the share
+    each side marks as supported."""
+    def table(items: list[dict[str, Any]], who: str) -> Table:
+        sup = sum(1 for x in items if x.get("label") == "support")
+        return Table(["nugget", "importance", "label"], [[x.get("nugget", ""), x.get("importance", ""), x.get("label", "")]
+                                                         for x in items] or [["-", "", ""]],
+                     f"{who}: {len(items)} nuggets, {sup} supported", [False, False, False])
 
-
-def _side_by_side(h: list[dict[str, Any]], j: list[dict[str, Any]]) -> list[list[str]]:
-    rows = []
-    for i in range(max(len(h), len(j))):
-        a = h[i] if i < len(h) else {}
-        b = j[i] if i < len(j) else {}
-        rows.append([a.get("nugget", ""), _lab(a), b.get("nugget", ""), _lab(b)])
-    return rows
+    return [Text(f"Run {nl['run_id']}: the judge made its own nuggets, so the two lists below are not aligned row by "
+                 f"row; compare what each side finds supported. Answer: {nl['answer_excerpt']}", "p"),
+            table(nl["human"], "human nuggets, assessors' labels"), table(nl["judge"], "judge's own nuggets, its labels"),
+            Table(["run", "transcript"], [[nl["run_id"], "open" if link else "-"]], "the judge's calls for this answer",
+                  [False, False], links=[link])]
 
 
 def _tau_frame(records: list[dict[str, Any]]):

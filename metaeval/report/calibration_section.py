@@ -3,9 +3,9 @@
 
 * :func:`calibration_section` - one :class:`~metaeval.report.model.Section` for all cells;
 * :func:`cell_blocks` - the blocks of one cell (pairing line, held-out table with raw first, refusals, the
-  recommendation, the out-of-fold leaderboard);
-* :func:`summary_row` - the one-line overview of a cell (for the summary table: chosen method, held-out error
-  vs raw with SEs, beats raw or not).
+  recommendation, the estimated human leaderboard);
+* :func:`summary_row` - the one-line overview of a cell (for the summary table: chosen method or the unstable
+  verdict, nested error vs raw with SEs, beats raw or not).
 """
 
 from __future__ import annotations
@@ -33,8 +33,11 @@ def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
     if not cal or "selection" not in cal:
         return {"calibration": "-", "held_out_mae": "-", "raw_mae": "-", "beats_raw": "-"}
     sel = cal["selection"]
-    return {"calibration": sel["method"] if sel["method"] != "none" else "none (raw kept)",
-            "held_out_mae": _pm(sel["held_out_mae"]), "raw_mae": _pm(sel["raw_mae"]),
+    name = sel["method"] if sel["method"] != "none" else "none (raw kept)"
+    if sel.get("verdict", "stable") != "stable":
+        name = f"{sel['verdict']}: {sel['method']}"
+    return {"calibration": name, "held_out_mae": _pm(sel.get("nested_mae") or sel["held_out_mae"]),
+            "raw_mae": _pm(sel["raw_mae"]),
             "beats_raw": "yes" if sel["beats_raw"] else "no"}
 
 
@@ -45,9 +48,9 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
     blocks: list[Block] = [
         Text(f"Labels paired by {pr['key']}: {pr['matched']} of {max(pr['judge_pairs'], pr['reference_pairs'])} "
              f"pairs match ({100 * pr['coverage']:.1f}%). {n_lab} human-labelled topics, {n_only} judge-only. "
-             f"Held-out figures: {st['folds_used']}-fold leave-topics-out over the human-labelled topics (each fold "
-             f"scored by models fitted without its topics); selection rule {st['selection']} with raw as a candidate, "
-             f"nested over {st['inner_folds']} inner folds."),
+             f"Held-out figures: {st.get('repeats', 1)} x {st['folds_used']}-fold leave-topics-out over the "
+             f"human-labelled topics (each fold scored by models fitted without its topics, repeated over independent "
+             f"fold assignments); raw is a candidate; nested selection over {st['inner_folds']} inner folds."),
         Text(f"Recommendation: {cal['recommendation']}", kind="note"),
     ]
     rows, refused = [], []
@@ -58,38 +61,38 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
         if c is None:
             continue
         if c["status"] != "ok":
-            refused.append(f"{name}: {c['reason']}")
+            refused.append((name, str(c["reason"])))
             continue
         h = c["held_out"]
         chosen = name == cal["selection"]["method"]
-        rows.append([("none (raw)" if name == "none" else name) + (" (chosen)" if chosen else ""), c["level"],
+        wins = (cal["selection"].get("wins") or {}).get(name, 0)
+        rows.append([("none (raw)" if name == "none" else name) + (" (chosen)" if chosen else ""), c["level"], str(wins),
                      _pm(h["mae"]), "-" if name == "none" else _pm(h["diff_vs_raw"], signed=True), _f(h["bias"], "+.4f"),
                      _f(h["coverage"], ".2f"), _f(h["coverage_worst_run"], ".2f"), _f(h["mean_ci_width"], ".3f"),
                      "/".join(_f((h.get("tau") or {}).get(k), ".3f") for k in ("run", "topic_avg", "pooled"))])
-    blocks.append(Table(["method", "level", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
+    blocks.append(Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
                          "mean CI width", "tau run/topic/pooled"], rows,
                         caption=f"{metric}: held-out (out-of-fold) errors; coverage of {int(100 * st['level'])}% "
-                                "intervals beside their width", numeric=[False, False] + [True] * 7))
-    for line in refused:
-        blocks.append(Text(line, kind="note"))
+                                "intervals for the human run score beside their width ('-': point estimates only)",
+                        numeric=[False, False] + [True] * 8))
+    by_reason: dict[str, list[str]] = {}  # one note per reason: the label-level methods share theirs
+    for name, reason in refused:
+        by_reason.setdefault(reason, []).append(name)
+    for reason, names in by_reason.items():
+        blocks.append(Text(f"{', '.join(names)}: {reason}", kind="note"))
     lb = cal["leaderboard"]
     lrows = []
     for r in lb["rows"][:top]:
-        ci = r["corrected_ci"]
-        lrows.append([str(r["corrected_rank"]), r["run_id"], _f(r["reference"]), _f(r["raw"]), _f(r["corrected"]),
-                      f"[{_f(ci[0])}, {_f(ci[1])}]"])
-    cap = (f"{metric}: raw judge scores kept (no method beat raw), topic-bootstrap intervals over the "
-           f"{lb['human_labelled_topics']} human-labelled topics; MAE vs reference {_f(lb['raw_mae_vs_reference'])}"
-           if lb["corrected_by"] == "none" else
-           f"{metric} by {lb['corrected_by']}, out-of-fold over the {lb['human_labelled_topics']} human-labelled topics "
-           f"(each topic corrected by a model fitted without it); MAE vs reference {_f(lb['mae_vs_reference'])} "
-           f"(raw {_f(lb['raw_mae_vs_reference'])}); intervals inside [0, 1]")
-    blocks.append(Detail("Corrected leaderboard (out-of-fold)", [
-        Table(["rank", "run", "reference", "raw", "corrected", "interval"], lrows, caption=cap,
-              numeric=[True, False, True, True, True, False])], open=False))
-    if lb.get("judge_only_topics"):
-        blocks.append(Text(f"{lb['judge_only_topics']} judge-only topics are corrected by the model fitted on every "
-                           "human-labelled topic (column corrected_judge_only in calibration.json).", kind="note"))
+        ci = r.get("human_estimate_ci")
+        lrows.append([str(r["human_estimate_rank"]), r["run_id"], _f(r["human_estimate"]),
+                      f"[{_f(ci[0])}, {_f(ci[1])}]" if ci else "(all labelled)", _f(r["human_labelled"]),
+                      _f(r["judge_score"])])
+    cap = (f"{metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} topics "
+           f"(human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} judge-only); "
+           f"intervals by {lb['estimated_by']} ({lb['intervals_why']}); judge score = the judge's own run score")
+    blocks.append(Detail("Estimated human leaderboard", [
+        Table(["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score"], lrows, caption=cap,
+              numeric=[True, False, True, False, True, True])], open=False))
     return blocks
 
 

@@ -8,14 +8,14 @@ from typing import Any, Union
 
 @dataclass
 class Table:
-    """A table of already formatted cells; ``numeric[i]`` right-aligns column ``i``; ``latex``: the file stem under
-    ``report_latex/`` when ``metaeval report --latex`` exports it (one of the main tables), else empty."""
+    """A table of already formatted cells; ``numeric[i]`` right-aligns column ``i``; ``links[r]`` (when given) is
+    the relative URL row ``r``'s last cell links to ("" for none)."""
 
     columns: list[str]
     rows: list[list[str]]
     caption: str = ""
     numeric: list[bool] = field(default_factory=list)
-    latex: str = ""
+    links: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.numeric:
@@ -98,6 +98,8 @@ class Report:
     sections: list[Section]
     data: dict[str, Any]
     verdict: dict[str, Any]
+    #: further pages written beside the report, by path relative to the results folder (the transcript viewers)
+    pages: dict[str, str] = field(default_factory=dict)
 
     def walk(self, kind: type) -> list[Any]:
         """Every block of type ``kind``, in page order, details included."""

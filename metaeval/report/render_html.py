@@ -28,7 +28,7 @@ figure{margin:1em 0 1.6em}
 figure img,figure svg{max-width:100%;height:auto;display:block}
 figure{overflow-x:auto}
 ul.summary{font-size:1.02em;padding-left:1.3em}ul.summary li{margin:.35em 0}
-td{overflow-wrap:anywhere}
+td{overflow-wrap:break-word}
 figcaption{color:#555;font-size:.88em;margin-top:.3em}
 details{margin:.5em 0 .8em;border-left:3px solid #d8e2ee;padding-left:.8em}
 summary{cursor:pointer;font-weight:600;color:#333}
@@ -44,16 +44,21 @@ p.note{color:#7a4a00;background:#fff7e6;border-left:3px solid #f0a500;padding:.3
 _BADGE = {"PASS": "pass", "FAIL": "fail", "SKIPPED": "skip"}
 
 
-def _cell(text: str, numeric: bool) -> str:
+def _cell(text: str, numeric: bool, href: str = "") -> str:
     cls = ' class="num"' if numeric else ""
     if text in _BADGE:
         return f'<td><span class="{_BADGE[text]}">{escape(text)}</span></td>'
+    if href:
+        return f'<td{cls}><a href="{escape(href, quote=True)}">{escape(text)}</a></td>'
     return f"<td{cls}>{escape(text)}</td>"
 
 
 def _table(t: Table) -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in t.columns)
-    body = "".join("<tr>" + "".join(_cell(x, n) for x, n in zip(r, t.numeric)) + "</tr>" for r in t.rows)
+    last = len(t.columns) - 1
+    body = "".join("<tr>" + "".join(_cell(x, n, t.links[i] if t.links and j == last else "")
+                                     for j, (x, n) in enumerate(zip(r, t.numeric))) + "</tr>"
+                   for i, r in enumerate(t.rows))
     cap = f"<caption>{escape(t.caption)}</caption>" if t.caption else ""
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

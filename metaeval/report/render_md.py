@@ -13,7 +13,11 @@ def _table(t: Table) -> list[str]:
     out = [f"*{_esc(t.caption)}*", ""] if t.caption else []
     out.append("| " + " | ".join(_esc(c) for c in t.columns) + " |")
     out.append("|" + "|".join("---:" if n else "---" for n in t.numeric) + "|")
-    out += ["| " + " | ".join(_esc(x) for x in r) + " |" for r in t.rows]
+    for i, r in enumerate(t.rows):
+        cells = [_esc(x) for x in r]
+        if t.links and t.links[i]:
+            cells[-1] = f"[{cells[-1]}]({t.links[i]})"
+        out.append("| " + " | ".join(cells) + " |")
     return out + [""]
 
 

@@ -30,6 +30,8 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
                 old.unlink()
     for f in rep.figures:
         lay.write_bytes(files / f.file_name, f.content)
+    for rel, page in rep.pages.items():  # the transcript viewers, one per cell (paths the builder took from layout)
+        lay.write_text(lay.root / rel, page)
     paths = {"html": lay.report_html, "md": lay.report_md, "json": lay.report_json, "files": files}
     lay.write_text(paths["html"], render_html(rep))
     lay.write_text(paths["md"], render_md(rep, "report_files"))

@@ -5,9 +5,10 @@ per-answer scores of run ``r`` on topic ``t`` (answers both sides scored),
 
     bias_r = sum_t d_tr / n_r            (n_r: topics of run r scored by both sides)
 
-and a paired topic-bootstrap percentile interval: topics resampled with replacement through
-:func:`metaeval.analysis.resample.topic_weights` (the package's one topic bootstrap, the analysis' ``bootstrap``
-and ``seed``), ``bias*_br = sum_t w_bt d_tr / sum_t w_bt 1[d_tr present]``.  Both sides are resampled together
+and a paired topic-bootstrap percentile interval from :func:`metaeval.analysis.resample.bootstrap_run_means` (the
+package's one topic bootstrap, the analysis' ``bootstrap`` replicates on the stream
+``random_streams.stream(analysis.seed, "analysis.topic_bootstrap")``),
+``bias*_br = sum_t w_bt d_tr / sum_t w_bt 1[d_tr present]``.  Both sides are resampled together
 (the same topics), so the interval is that of the difference, not of either mean.  ``mean`` is the same for the
 mean over runs of ``bias_r``.  Scores are in [0, 1], so every bias and interval lies in [-1, 1].
 
@@ -22,6 +23,7 @@ raised, per stratum - the plain-language figures of the report's summary.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -36,7 +38,7 @@ def run_bias(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metrics: 
              seed: int, level: float = 0.95) -> dict[str, Any]:
     """``{"level", "n_boot", "seed", "metrics": {m: {"mean": {...}, "runs": [{run_id, bias, ci, n_topics,
     judge, reference}, ...]}}}`` (runs in the reference's order, best first)."""
-    from metaeval.analysis.resample import topic_weights
+    from metaeval.analysis.resample import bootstrap_run_means, percentile_ci, run_mean_replicates
 
     j = ref_scores[["qid", "run_id", *metrics]].merge(judge_scores[["qid", "run_id", *metrics]], on=["qid", "run_id"],
                                                         suffixes=("_ref", "_judge"))
@@ -44,29 +46,26 @@ def run_bias(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metrics: 
     runs = sorted(j["run_id"].astype(str).unique())
     ti = j["qid"].astype(str).map({q: i for i, q in enumerate(qids)}).to_numpy(int)
     ri = j["run_id"].astype(str).map({r: i for i, r in enumerate(runs)}).to_numpy(int)
-    a = (1 - level) / 2
-    w = topic_weights(len(qids), n_boot, seed) if n_boot > 0 and qids else None
+    boot = n_boot > 0 and bool(qids)
     out: dict[str, Any] = {"level": level, "n_boot": n_boot, "seed": seed, "n_topics": len(qids), "metrics": {}}
     for m in metrics:
-        D, R, J = (np.full((len(qids), len(runs)), np.nan) for _ in range(3))
+        R, J = (np.full((len(qids), len(runs)), np.nan) for _ in range(2))
         R[ti, ri] = j[f"{m}_ref"].to_numpy(float)
         J[ti, ri] = j[f"{m}_judge"].to_numpy(float)
         D = J - R
         ok = np.isfinite(D)
         n = ok.sum(0)
-        D0 = np.where(ok, D, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            est = D0.sum(0) / n
-            ref_mean = np.where(ok, R, 0.0).sum(0) / n
-            judge_mean = np.where(ok, J, 0.0).sum(0) / n
+        one = np.ones((1, len(qids)))
+        est, ref_mean, judge_mean = (run_mean_replicates(np.where(ok, X, np.nan), one)[0] for X in (D, R, J))
         ci_lo = ci_hi = np.full(len(runs), np.nan)
         mean_ci = [None, None]
-        if w is not None:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                reps = (w @ D0) / (w @ ok)  # (B, R)
-            ci_lo, ci_hi = np.nanquantile(reps, a, axis=0), np.nanquantile(reps, 1 - a, axis=0)
-            mrep = np.nanmean(reps, axis=1)
-            mean_ci = [_f(np.nanquantile(mrep, a)), _f(np.nanquantile(mrep, 1 - a))]
+        if boot:  # the same resamples for every metric (same seed, purpose and topics)
+            b = bootstrap_run_means(D, n_boot, seed, alpha=1 - level)  # (B, R) replicates
+            ci_lo, ci_hi = b.ci_low, b.ci_high
+            with warnings.catch_warnings():  # a replicate with no defined run: NaN, ignored by the interval
+                warnings.simplefilter("ignore", RuntimeWarning)
+                mrep = np.nanmean(b.replicates, axis=1)
+            mean_ci = [_f(x) for x in percentile_ci(mrep, 1 - level)]
         rows = [{"run_id": r, "bias": _f(est[k]), "ci": [_f(ci_lo[k]), _f(ci_hi[k])], "n_topics": int(n[k]),
                  "reference": _f(ref_mean[k]), "judge": _f(judge_mean[k])} for k, r in enumerate(runs)]
         rows.sort(key=lambda x: (-(x["reference"] if x["reference"] is not None else -1), x["run_id"]))

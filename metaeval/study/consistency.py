@@ -16,7 +16,15 @@ Computed once here from the cell's k label sets (draw 0 is the cell's labels) an
   fitted on the judge's hard scores (draw 0), on the per-label majority vote and on the soft scores (the mean
   over draws = the score with credit equal to the vote share), each evaluated out of fold by topic (same splits for
   every variant; ``calibration.folds`` folds x ``repeats`` repeats), MAE of run means against the reference's
-  with its SE over repeats; ``none`` is the raw judge.
+  with its topic-bootstrap SE (``se_bootstrap`` resamples of the topics, the whole cross-fitting redone on each;
+  the SE over repeats on the same topics is kept as ``se_repeats`` - it misses the topics' own variation) and, for
+  majority and soft, the paired difference to the hard draw with its topic-bootstrap SE (``diff_vs_first``,
+  ``diff_se``);
+  ``none`` is the raw judge.
+
+Random streams (``metaeval.random_streams``), all from ``seed`` (the analysis seed in a study): the topic
+bootstrap of the tau sd ``"analysis.topic_bootstrap"``, the folds ``"analysis.consistency_folds"``, the SE's
+resamples ``"analysis.consistency_bootstrap"``.
 
 Topics and runs: those the reference and draw 0 share (runs missing a topic are left out, counted).
 """
@@ -34,7 +42,7 @@ SCHEMA = "metaeval.consistency/1"
 
 
 def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None", metric: str, *, bootstrap: int = 200,
-                     folds: int = 5, repeats: int = 10, seed: int = 0) -> dict[str, Any]:
+                     folds: int = 5, repeats: int = 10, seed: int = 0, se_bootstrap: int = 100) -> dict[str, Any]:
     """The ``consistency.json`` dict of one cell's k draws (module docstring)."""
     from metaeval.io.jsonl import to_jsonable
     from metaeval.planning import consistency
@@ -56,7 +64,6 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
     left = (f"; {out['labels_with_failed_draw']} label(s) with a FAILED draw left out of the flip rate"
             if out["labels_with_failed_draw"] else "")
     first = samples[0]
-    rng = np.random.default_rng(seed)
     if reference is None:
         runs = sorted(first.run_ids)
         qids = first.qids
@@ -80,7 +87,7 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
                        f"{H.shape[1]} run(s) are too few for tau or calibration{left}")
         return to_jsonable(out)
     spread = consistency.tau_spread(Js.mean(1), H.mean(0))
-    boot_sd = consistency.topic_bootstrap_tau_sd(H, Js[0], int(bootstrap), rng) if bootstrap > 1 else None
+    boot_sd = consistency.topic_bootstrap_tau_sd(H, Js[0], int(bootstrap), seed) if bootstrap > 1 else None
     out.update(tau=spread, topic_bootstrap_tau_sd=boot_sd, bootstrap=int(bootstrap))
     votes = _majority(samples, codes)
     majority = score_matrix(votes, metric, qids, runs)[2][:, keep]
@@ -88,7 +95,7 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
     if f >= 2:
         out["calibration"] = consistency.crossfit_calibration(
             H, {"hard (draw 0)": Js[0], "majority": majority, "soft (vote share)": Js.mean(0)},
-            folds=f, repeats=int(repeats), seed=int(rng.integers(2**31)))
+            folds=f, repeats=int(repeats), seed=seed, n_boot=int(se_bootstrap))
         out["calibration"]["line"] = _calibration_line(out["calibration"])
     vr = spread["vs_reference"]
     out["line"] = (f"k={k}: flip rate {flips['flip_rate']:.3f} per label ({flips['non_unanimous']:.1%} of labels not "
@@ -101,13 +108,13 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
 
 def _majority(samples: Sequence["LabelSet"], codes: np.ndarray) -> "LabelSet":
     """Draw 0's rows with the per-label majority vote (ties -> draw 0's label)."""
-    from metaeval.simulation import codes_to_labels
+    from metaeval.types import support_labels
 
     counts = np.stack([(codes == c).sum(0) for c in (-1, 0, 1, 2)])
     maj = np.array([-1, 0, 1, 2])[counts.argmax(0)]
     tie = (counts == counts.max(0)).sum(0) > 1
     maj = np.where(tie, codes[0], maj)
-    return samples[0].with_labels(codes_to_labels(maj), name=f"{samples[0].name}~majority")
+    return samples[0].with_labels(support_labels(maj), name=f"{samples[0].name}~majority")
 
 
 def _calibration_line(cal: dict[str, Any]) -> str:
@@ -116,6 +123,10 @@ def _calibration_line(cal: dict[str, Any]) -> str:
     for name, res in cal["variants"].items():
         methods = {m: r for m, r in res.items() if isinstance(r, dict) and "mae" in r}
         best = min(methods, key=lambda m: methods[m]["mae"])
-        parts.append(f"{name}: raw {methods['none']['mae']:.4f}, best {best} {methods[best]['mae']:.4f}"
-                     + (f" +- {methods[best]['se']:.4f}" if methods[best].get("se") is not None else ""))
-    return (f"held-out run MAE ({cal['folds']} folds x {cal['repeats']} repeats, by topic): " + "; ".join(parts))
+        b = methods[best]
+        diff = (f" ({b['diff_vs_first']:+.4f} +- {b['diff_se']:.4f} vs {cal['first_variant']} on {best})"
+                if b.get("diff_se") is not None else "")
+        parts.append(f"{name}: raw {methods['none']['mae']:.4f}, best {best} {b['mae']:.4f}"
+                     + (f" +- {b['se']:.4f}" if b.get("se") is not None else "") + diff)
+    return (f"held-out run MAE ({cal['folds']} folds x {cal['repeats']} repeats, by topic; +- topic-bootstrap SE over "
+            f"{cal.get('n_boot', 0)} resamples): " + "; ".join(parts))

@@ -4,29 +4,27 @@ run score and both rankings.
 * ``raw``: ``metaeval.calibration.raw.raw_leaderboard`` - run means of the judge's per-answer scores; CI: topics
   resampled with replacement, ``analysis.bootstrap`` replicates seeded with ``analysis.seed`` (the same setting as
   the analysis' tau CIs);
-* ranks are competition ranks, 1 = best (equal scores share the best rank of their group; undefined last);
+* ranks are competition ranks, 1 = best (:func:`metaeval.analysis.ranks.ranks`: equal scores share the best rank
+  of their group; undefined last);
   ``rank_shift`` = raw rank - reference rank.
 
-The calibrated (cross-fitted, out-of-fold) leaderboard is part of the cell's ``calibration.json``
-(``metaeval.study.calibration``); nothing here is fitted.  Where a cell was calibrated, its raw column (estimate and
-interval) is taken from that leaderboard (:func:`from_calibration`), so the report shows one raw interval per run,
-not two computed from different bootstrap streams.
+This is **the one raw leaderboard**: the study's ``study.json`` and the calibration's leaderboard
+(``metaeval.study.calibration``) both call :func:`raw_leaderboards` with the analysis seed, so a run has one raw
+interval, on the stream ``stream(analysis.seed, "analysis.topic_bootstrap")``, and ``analysis.seed`` moves it.
+The calibrated (cross-fitted, out-of-fold) leaderboard is part of the cell's ``calibration.json``; nothing here
+is fitted.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from metaeval.analysis.ranks import ranks  # the one ranking rule (importable from here as before)
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from metaeval.types import LabelSet
-
-
-def ranks(values: dict[str, float]) -> dict[str, int]:
-    """Competition ranks, 1 = highest; equal scores share the best rank of their group; NaN last."""
-    key = {r: (-v if v == v else float("inf")) for r, v in values.items()}
-    return {r: 1 + sum(key[o] < key[r] for o in values) for r in values}
 
 
 def raw_leaderboards(judge: "LabelSet", ref_runs: "pd.DataFrame | None", metrics: Sequence[str], *, n_boot: int,
@@ -67,27 +65,3 @@ def _f(x: Any) -> float | None:
         return None
     x = float(x)
     return x if x == x and abs(x) != float("inf") else None
-
-
-def from_calibration(cal: dict[str, Any] | None, metric: str) -> list[dict[str, Any]] | None:
-    """The raw rows of a ``calibrate_study`` result's leaderboard on ``metric`` (None when it has none), in the
-    shape of :func:`raw_leaderboards`' rows."""
-    if not isinstance(cal, dict):
-        return None
-    block = ((cal.get("by_metric") or {}).get(metric) or {}).get("leaderboard") or (
-        cal.get("leaderboard") if cal.get("metric") == metric else None)
-    rows = (block or {}).get("rows")
-    if not rows:
-        return None
-    raw_rank = ranks({str(r["run_id"]): (float("nan") if r.get("raw") is None else float(r["raw"])) for r in rows})
-    ref = {str(r["run_id"]): r.get("reference") for r in rows if r.get("reference") is not None}
-    ref_rank = ranks({k: float(v) for k, v in ref.items()}) if ref else {}
-    out = []
-    for r in sorted(rows, key=lambda r: (raw_rank[str(r["run_id"])], str(r["run_id"]))):
-        run = str(r["run_id"])
-        row = {"run_id": run, "reference": ref.get(run), "reference_rank": ref_rank.get(run), "raw": _f(r.get("raw")),
-               "raw_ci": [_f(x) for x in (r.get("raw_ci") or [None, None])], "raw_rank": raw_rank[run]}
-        if row["reference_rank"] is not None:
-            row["rank_shift"] = row["raw_rank"] - row["reference_rank"]
-        out.append(row)
-    return out

@@ -8,8 +8,11 @@ in both (runs missing a pilot topic are dropped from the curves, counted in ``ru
 Sections (see :mod:`metaeval.planning` for every formula):
 
 * ``curves[metric]`` - precision vs the number of labelled topics (analytic PPI and topic resampling), with
-  assessor hours per row; ``agreement`` says whether the analytic width is within 10% of the empirical one;
-* ``need`` - "for +/-h on <metric> run means you need about N topics" (median and worst run) and its hours;
+  assessor hours per row; ``agreement`` compares the analytic width with bootstrap worlds of the pilot (an
+  implementation check only: it cannot validate the prediction, see ``experiments/calibration_validity``);
+* ``need`` - "for +/-h on <metric> run means you need about N topics" (median and worst run): the N the pilot can
+  justify (upper end of the chi-square range of the pilot's variance), the point N, the range, warnings on runs
+  with constant pilot differences, and the hours;
 * ``next_topics`` - the unlabelled topics in the order to send to assessors (sequential Poisson pi-ps order);
 * ``replay`` - the labelling loop replayed on the pilot (topics held back), each strategy vs random, with
   Monte-Carlo SEs (only when ``replay_reps > 0``);
@@ -65,7 +68,9 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
     total = int(s["total_topics"] or len(judge_q))
     if total < len(pilot_q):
         raise ConfigError(f"total_topics={total} is smaller than the {len(pilot_q)} pilot topics")
-    rng = np.random.default_rng(seed)
+    from metaeval.random_streams import stream
+
+    rng = stream(seed, "planning.plan")
     bud = budget.budget_settings(s)
     ref_pilot = reference.subset(qids=pilot_q, run_ids=runs)
     labels_per_topic = len(ref_pilot.labels) / len(pilot_q)
@@ -95,14 +100,13 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
         curves[m] = c
         keep = np.isfinite(H).all(0) & np.isfinite(J[pilot_idx]).all(0)
         s2 = (H - J[pilot_idx])[:, keep].var(0, ddof=1)
-        nd = precision.need_statement(s2, float(s["target_half_width"]), total, float(s["level"]), METRIC_NAMES.get(m, m))
+        nd = precision.need_statement(s2, float(s["target_half_width"]), total, float(s["level"]), METRIC_NAMES.get(m, m),
+                                      pilot_topics=len(pilot_q))
         nd["hours_median_run"] = budget.hours(nd["median_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
         nd["hours_worst_run"] = budget.hours(nd["worst_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
-        nd["range"] = precision.need_range((H - J[pilot_idx])[:, keep], float(s["target_half_width"]), total,
-                                           float(s["level"]), int(s["bootstrap"]), rng)
-        lo, hi = nd["range"]["median_run"]
-        nd["line"] += (f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours; median-run N "
-                       f"{lo:.0f}-{hi:.0f} over a bootstrap of the {len(pilot_q)} pilot topics)")
+        nd["line"] += f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours)"
+        for w in nd["warnings"]:
+            nd["line"] += f"; warning: {w}"
         need[m] = nd
     metric = s["metric"]
 
@@ -165,7 +169,8 @@ def _agreement(c: dict[str, Any]) -> dict[str, Any]:
     cov = [r["plugin_coverage"]["median"] for r in rows]
     worst_a, worst_p = max(abs(x - 1) for x in a), max(abs(x - 1) for x in p)
     tp = c["pilot_topics"]
-    line = (f"analytic PPI half-width / resampled: {min(a):.3f}-{max(a):.3f} "
+    line = (f"implementation check on bootstrap worlds of the pilot (not a validation of the prediction): "
+            f"analytic PPI half-width / resampled: {min(a):.3f}-{max(a):.3f} "
             f"({'within' if worst_a <= 0.10 else 'NOT within'} 10%; expected sqrt({tp}/{tp - 1}) = {np.sqrt(tp / (tp - 1)):.3f} "
             f"from the pilot's ddof); plug-in interval (t, own s) / resampled: {min(p):.3f}-{max(p):.3f}"
             + (f", {min(p10):.3f}-{max(p10):.3f} from n = 10" if p10 else "")

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from metaeval.errors import MetaevalError
 from metaeval.layout import ResultsLayout
-from metaeval.pipeline.specs import content_hash
+from metaeval.version import __version__
+from metaeval.hashing import content_hash
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
@@ -27,13 +28,11 @@ def labels_digest(ls: "LabelSet") -> str:
 
 def study_key(label_sets: dict[str, "LabelSet"], reference: "LabelSet | None", settings: dict[str, Any],
               samples: dict[str, list["LabelSet"]] | None = None) -> str:
-    from metaeval import __version__
-
     parts: dict[str, Any] = {cid: labels_digest(ls) for cid, ls in sorted(label_sets.items())}
     if samples:  # sampled cells (sweep.samples): every draw counts; absent otherwise, so older keys still match
         parts["_samples"] = {cid: [labels_digest(ls) for ls in draws] for cid, draws in sorted(samples.items())}
     parts["_reference"] = labels_digest(reference) if reference is not None else None
-    parts["_config"] = {k: settings.get(k) for k in ("analysis", "calibration", "report")}
+    parts["_config"] = {k: settings.get(k) for k in ("analysis", "calibration", "report")}  # StudySettings.key_parts()
     parts["_version"] = __version__
     return content_hash(parts, 32)
 

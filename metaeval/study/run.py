@@ -1,9 +1,9 @@
 """Run the study of a set of label sets against a reference and write its files (see ``metaeval.study``).
 
 ``run_study(StudyInput(...))`` is the library entry point; ``study_sweep(outcome)`` adapts what
-``metaeval.pipeline.sweep.run_sweep`` returns.  Settings are read from the composed configuration's ``analysis``
-(``metrics``, ``tau``, ``bootstrap``, ``seed``) and ``calibration`` (``enabled``, ``methods``, ``folds``, ``seed``)
-groups.  ``analysis.bootstrap`` replicates with ``analysis.seed`` drive every topic-bootstrap interval: the
+``metaeval.pipeline.sweep.run_sweep`` returns.  Settings are the typed ``metaeval.study.settings.StudySettings``
+(``analysis``: ``metrics``, ``tau``, ``bootstrap``, ``seed``; ``calibration``: ``enabled``, ``methods``, ``folds``,
+``seed``), checked before any judge was called.  ``analysis.bootstrap`` replicates with ``analysis.seed`` drive every topic-bootstrap interval: the
 analysis' tau CIs, the raw leaderboards and calibration's raw-candidate CIs.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from metaeval.layout import ResultsLayout
+from metaeval.study.settings import StudySettings
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -29,12 +30,14 @@ STUDY_FORMAT = "metaeval-study"
 @dataclass
 class StudyInput:
     """Everything the study reads.  ``cells``: the sweep's per-cell rows (description and usage); cells without a
-    row get a bare one.  ``calibratable``: cells whose judge labels the reference's own nuggets."""
+    row get a bare one.  ``calibratable``: cells whose judge labels the reference's own nuggets.  ``config``: the
+    composed configuration as recorded (echoed in ``summary.json``; never read for a setting)."""
 
     layout: ResultsLayout
     label_sets: dict[str, "LabelSet"]
     reference: "LabelSet | None"
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: StudySettings = field(default_factory=StudySettings)
+    config: dict[str, Any] = field(default_factory=dict)
     cells: list[dict[str, Any]] | None = None
     calibratable: Sequence[str] = ()
     dataset: dict[str, Any] = field(default_factory=dict)
@@ -43,17 +46,12 @@ class StudyInput:
     #: cells sampled k > 1 times (``sweep.samples``): cell -> its k label sets (draw 0 = ``label_sets[cell]``)
     samples: dict[str, list["LabelSet"]] = field(default_factory=dict)
 
-    @property
-    def analysis_settings(self) -> dict[str, Any]:
-        a = dict(self.settings.get("analysis") or {})
-        return {"metrics": a.get("metrics"), "tau": str(a.get("tau", "b")), "bootstrap": int(a.get("bootstrap", 1000)),
-                "seed": int(a.get("seed", 0))}
 
-
-def study_sweep(outcome: Any, t0: float | None = None) -> dict[str, Any]:
-    """The study of a finished sweep (a ``metaeval.pipeline.sweep.SweepOutcome``); returns the summary."""
+def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t0: float | None = None) -> dict[str, Any]:
+    """The study of a finished sweep (a ``metaeval.pipeline.sweep.SweepOutcome``) with the typed study ``settings``;
+    ``config`` is the composed configuration as recorded.  Returns the summary."""
     inp = StudyInput(layout=outcome.layout, label_sets=outcome.label_sets, reference=outcome.reference,
-                     settings=outcome.config, cells=outcome.cells, calibratable=outcome.calibratable,
+                     settings=settings, config=config, cells=outcome.cells, calibratable=outcome.calibratable,
                      dataset=outcome.dataset, topics=outcome.topics,
                      extra={"judging_s": outcome.judging_s, "stopped": outcome.stopped},
                      samples=getattr(outcome, "samples", {}) or {})
@@ -67,7 +65,7 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
 
     t0 = time.perf_counter() if t0 is None else t0
     lay = inp.layout
-    key = study_key(inp.label_sets, inp.reference, inp.settings, inp.samples)
+    key = study_key(inp.label_sets, inp.reference, inp.settings.key_parts(), inp.samples)
     previous = previous_summary(lay, key)
     if previous is not None:  # same labels, same settings: reuse the study (and the report) as it is
         old = {c["cell"]: c for c in previous.get("cells", [])}
@@ -99,9 +97,9 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
     summary = {
         "evaluation_key": key,
         "evaluation_reused": previous is not None,
-        "experiment": inp.settings.get("name", lay.name),
+        "experiment": inp.config.get("name", lay.name),
         "dataset": inp.dataset,
-        "config": _public_config(inp.settings),
+        "config": _public_config(inp.config),
         "judging_s": inp.extra.get("judging_s", 0.0),
         "stopped": inp.extra.get("stopped"),
         "cells": cells,
@@ -143,10 +141,10 @@ def analyse(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
 
     if inp.reference is None or not inp.label_sets:
         return {}
-    a = inp.analysis_settings
+    a = inp.settings.analysis
     names = list(inp.label_sets)
-    res = analyze(inp.reference, [inp.label_sets[n] for n in names], names=names, metrics=a["metrics"],
-                  variant=a["tau"], n_boot=a["bootstrap"], seed=a["seed"])
+    res = analyze(inp.reference, [inp.label_sets[n] for n in names], names=names, metrics=a.metrics,
+                  variant=a.tau, n_boot=a.bootstrap, seed=a.seed)
     res.write(lay.analysis_dir)
     blocks = res.json.get("candidates", res.json)
     if isinstance(blocks, list):
@@ -157,18 +155,17 @@ def analyse(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
 def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
     """``calibrate_study`` for every cell (against the reference), written to ``cells/<cell>/calibration.json`` (and the fitted
     model, when the workflow returns one, to ``calibration-model.json``).  A failure is recorded, never hidden."""
-    ccfg = dict(inp.settings.get("calibration") or {})
-    if not ccfg.get("enabled", True) or inp.reference is None:
+    ccfg = inp.settings.calibration
+    if not ccfg.enabled or inp.reference is None:
         return {}
     from metaeval.study.calibration import calibrate_study
 
-    a = inp.analysis_settings
-    settings = {k: v for k, v in ccfg.items() if k not in ("enabled", "seed")}
-    settings.setdefault("n_boot", a["bootstrap"])
+    settings = {"methods": ccfg.methods, "folds": ccfg.folds, "n_boot": inp.settings.analysis.bootstrap}
     out: dict[str, Any] = {}
     for cid in inp.label_sets:  # every cell: score-level methods need no shared nuggets (label-level ones say so)
         try:
-            result = calibrate_study(inp.reference, inp.label_sets[cid], settings, seed=int(ccfg.get("seed", a["seed"])))
+            result = calibrate_study(inp.reference, inp.label_sets[cid], settings, seed=ccfg.seed,
+                                     analysis_seed=inp.settings.analysis.seed)
         except Exception as exc:  # report, never hide: the cell's summary says why calibration is missing
             log.warning("calibration of %s failed: %s", cid, exc)
             out[cid] = {"error": f"{type(exc).__name__}: {exc}"}
@@ -191,9 +188,9 @@ def self_consistency(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
     from metaeval.scoring import METRICS
     from metaeval.study.consistency import cell_consistency
 
-    a = inp.analysis_settings
-    metric = next((m for m in (a["metrics"] or METRICS) if m in METRICS), "v_strict")
-    folds = int((inp.settings.get("calibration") or {}).get("folds", 5))
+    a = inp.settings.analysis
+    metric = next((m for m in (a.metrics or METRICS) if m in METRICS), "v_strict")
+    folds = inp.settings.calibration.folds
     out: dict[str, Any] = {}
     for cid, draws in inp.samples.items():
         if cid not in inp.label_sets or len(draws) < 2:
@@ -201,8 +198,8 @@ def self_consistency(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
         for i, ls in enumerate(draws[1:], start=1):
             lay.write_labels(cid, ls, sample=i)
         try:
-            res = cell_consistency(draws, inp.reference, metric, bootstrap=min(a["bootstrap"], 1000), folds=folds,
-                                   seed=a["seed"])
+            res = cell_consistency(draws, inp.reference, metric, bootstrap=min(a.bootstrap, 1000), folds=folds,
+                                   seed=a.seed)
         except Exception as exc:  # report, never hide
             log.warning("self-consistency of %s failed: %s", cid, exc)
             out[cid] = {"error": f"{type(exc).__name__}: {exc}", "k": len(draws)}
@@ -219,10 +216,10 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
     from metaeval.scoring import METRICS
     from metaeval.study import leaderboard, topics
 
-    a = inp.analysis_settings
-    metrics = [m for m in (a["metrics"] or METRICS) if m in METRICS]
-    doc: dict[str, Any] = {"format": STUDY_FORMAT, "version": 1, "metrics": metrics, "variant": a["tau"],
-                           "bootstrap": a["bootstrap"], "seed": a["seed"], "cells": {}}
+    a = inp.settings.analysis
+    metrics = [m for m in (a.metrics or METRICS) if m in METRICS]
+    doc: dict[str, Any] = {"format": STUDY_FORMAT, "version": 1, "metrics": metrics, "variant": a.tau,
+                           "bootstrap": a.bootstrap, "seed": a.seed, "cells": {}}
     ref_runs = None
     if ref_scores is not None:
         from metaeval.scoring import run_scores
@@ -232,23 +229,16 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
         per = scores[cid]
         shared = cid in inp.calibratable or _shares_nuggets(inp.reference, ls)
         cell: dict[str, Any] = {"shares_reference_nuggets": shared, "per_topic_tau": {}, "disagreements": {}}
-        from_cal = {m: leaderboard.from_calibration(calibration.get(cid), m) for m in metrics}
-        todo = [m for m in metrics if from_cal[m] is None]
-        lb = leaderboard.raw_leaderboards(ls, ref_runs, todo, n_boot=a["bootstrap"], seed=a["seed"]) if todo else \
-            {"level": 0.95, "n_boot": a["bootstrap"], "seed": a["seed"], "metrics": {}}
-        for m in metrics:
-            if from_cal[m] is not None:
-                lb["metrics"][m] = from_cal[m]
-        lb["source"] = {m: ("calibration.json" if from_cal[m] is not None else "study") for m in metrics}
+        lb = leaderboard.raw_leaderboards(ls, ref_runs, metrics, n_boot=a.bootstrap, seed=a.seed)
         cell["leaderboard"] = lb
         if ref_scores is not None:
             from metaeval.study import bias  # per-run judge-minus-reference bias; strictness by importance (H9)
 
-            cell["bias"] = bias.run_bias(ref_scores, per, metrics, n_boot=a["bootstrap"], seed=a["seed"])
+            cell["bias"] = bias.run_bias(ref_scores, per, metrics, n_boot=a.bootstrap, seed=a.seed)
             if shared:
-                cell["strictness_by_importance"] = bias.strictness_by_importance(inp.reference, ls, n_boot=a["bootstrap"],
-                                                                                 seed=a["seed"])
-            taus = topics.per_topic_taus(ref_scores, per, metrics, a["tau"])
+                cell["strictness_by_importance"] = bias.strictness_by_importance(inp.reference, ls, n_boot=a.bootstrap,
+                                                                                 seed=a.seed)
+            taus = topics.per_topic_taus(ref_scores, per, metrics, a.tau)
             for m in metrics:
                 tt = taus[m]
                 cell["per_topic_tau"][m] = topics.tau_records(tt)
@@ -256,6 +246,7 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
                     cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m,
                                                                     shared=shared, queries=inp.topics)
                     _attach_replies(lay, cid, cell["disagreements"][m])
+        cell["transcript_view"] = _write_transcript_view(lay, inp, cid)
         doc["cells"][cid] = cell
     lay.write_json(lay.study_json, doc, indent=None)
     return doc
@@ -282,6 +273,26 @@ def _attach_replies(lay: ResultsLayout, cid: str, dis: dict[str, Any]) -> None:
         if r is not None:
             p.update(judge_reply=r.get("raw_reply"), judge_position=r.get("position"), judge_reasks=r.get("reasks"),
                      judge_model_call=r.get("raw_reply") is not None)
+
+
+def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str) -> str | None:
+    """``cells/<cell>/transcript_view.json`` for the report's transcript viewer (when the sweep wrote transcripts);
+    returns its path relative to the results folder, or None."""
+    path = lay.transcripts(cid)
+    if not path.exists():
+        return None
+    from metaeval.errors import MetaevalError
+    from metaeval.io.transcripts import read_transcripts
+    from metaeval.study.transcript_view import transcript_view
+
+    try:
+        view = transcript_view(read_transcripts(path), inp.reference, cid, queries=inp.topics)
+    except MetaevalError as exc:  # the figures stand without the viewer; say why it is missing
+        log.warning("no transcript viewer for %s: %s", cid, exc)
+        return None
+    out = lay.transcript_view(cid)
+    lay.write_json(out, view, indent=None)
+    return out.relative_to(lay.root).as_posix()
 
 
 def _shares_nuggets(ref: "LabelSet | None", ls: "LabelSet") -> bool:

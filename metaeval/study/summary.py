@@ -26,6 +26,8 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
         f"(judging {summary.get('judging_s', 0):.1f} s).",
         "",
     ]
+    if (ds.get("provenance") or {}).get("synthetic"):  # the demo: its registry description says what it is
+        lines += [f"**Synthetic data:** {ds['provenance'].get('description') or 'not real assessments.'}", ""]
     cells = [c for c in summary.get("cells", []) if "this_run" in c]
     if cells:
         executed = sum(c["this_run"]["executed"] for c in cells)

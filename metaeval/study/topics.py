@@ -7,7 +7,8 @@ two runs answered it.
 
 ``disagreements``: the ``k`` topics with the lowest defined per-topic tau, and within each
 
-* the answers whose within-topic rank moves most between reference and judge;
+* the answers whose within-topic rank (:func:`metaeval.analysis.ranks.rank_array`, 1 = best) moves most between
+  reference and judge;
 * where the judge labels the reference's own nuggets: the (nugget, answer) pairs labelled differently - those of
   the answers whose rank moved most first, then the largest label distance (not_support < partial_support <
   support; FAILED counts as the largest), vital first, with the answer sentence sharing most words with the nugget;
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from metaeval.types import SUPPORT_RANK
+from metaeval.types import FAILED_CODE, SUPPORT_CODE
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -82,12 +83,6 @@ def tau_records(tt: "pd.DataFrame") -> list[dict[str, Any]]:
     return [{"qid": q, "tau": (None if t != t else t), "n_runs": int(n)} for q, t, n in tt.itertuples(index=False)]
 
 
-def mean_defined(values: list[float | None]) -> float | None:
-    v = np.array([x for x in values if x is not None], dtype=float)
-    v = v[~np.isnan(v)]
-    return float(v.mean()) if len(v) else None
-
-
 def excerpt(answer: str, nugget: str, width: int = 320) -> str:
     """The answer sentence sharing most words (3+ letters) with the nugget; the answer's start if none does."""
     words = {w for w in _WORD.findall(nugget.lower()) if len(w) > 2}
@@ -102,21 +97,22 @@ def excerpt(answer: str, nugget: str, width: int = 320) -> str:
 
 
 def _dist(a: str, b: str) -> int:
-    ra, rb = SUPPORT_RANK.get(a), SUPPORT_RANK.get(b)
-    if ra is not None and rb is not None and a != "FAILED" and b != "FAILED":
+    ra, rb = SUPPORT_CODE.get(a), SUPPORT_CODE.get(b)
+    if ra is not None and rb is not None:
         return abs(ra - rb)
     return 3  # FAILED on one side
 
 
-def _rank(label: str) -> int:
-    r = SUPPORT_RANK.get(label)
-    return -1 if r is None or label == "FAILED" else int(r)
+def _support_code(label: str) -> int:
+    return SUPPORT_CODE.get(label, FAILED_CODE)
 
 
 def disagreements(tt: "pd.DataFrame", ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame",
                   ref: "LabelSet | None", judge: "LabelSet", metric: str, *, shared: bool,
                   queries: dict[str, str] | None = None, k: int = 3, per_topic: int = 6) -> dict[str, Any]:
     """The ``k`` worst topics of one cell on ``metric`` with the answers and labels behind them."""
+    from metaeval.analysis.ranks import rank_array
+
     out: dict[str, Any] = {"metric": metric, "k": k, "topics": [], "n_topics_undefined": int(tt["tau"].isna().sum())}
     defined = tt.dropna(subset=["tau"]).sort_values(["tau", "qid"])
     if not len(defined):
@@ -127,8 +123,8 @@ def disagreements(tt: "pd.DataFrame", ref_scores: "pd.DataFrame", judge_scores: 
         answers = {(str(q), str(r)): t for q, r, t in zip(ref.answers["qid"], ref.answers["run_id"], ref.answers["answer_text"])}
     for row in defined.head(k).itertuples(index=False):
         g = j[j["qid"] == row.qid].copy()
-        g["reference_rank"] = g["reference"].rank(ascending=False, method="min").astype(int)
-        g["judge_rank"] = g["judge"].rank(ascending=False, method="min").astype(int)
+        g["reference_rank"] = rank_array(g["reference"].to_numpy(float), nan="last").astype(int)
+        g["judge_rank"] = rank_array(g["judge"].to_numpy(float), nan="last").astype(int)
         g["rank_moved"] = (g["judge_rank"] - g["reference_rank"]).abs()
         g = g.sort_values(["rank_moved", "run_id"], ascending=[False, True])
         top_runs = list(g["run_id"].head(3))
@@ -158,7 +154,7 @@ def _label_pairs(ref, judge, qid: str, answers: dict, limit: int, focus: list[st
         rows.append({"run_id": x.run_id, "nugget_id": int(x.nugget_id), "nugget": x.nugget_ref,
                      "importance": str(x.importance), "human": h, "judge": jl,
                      "judge_raw": None if jl != "FAILED" else str(x.support_raw),
-                     "direction": "judge lower" if _rank(jl) < _rank(h) else "judge higher",
+                     "direction": "judge lower" if _support_code(jl) < _support_code(h) else "judge higher",
                      "distance": _dist(h, jl), "_text": x.nugget_ref})
     pos = {r: i for i, r in enumerate(focus)}
     rows.sort(key=lambda d: (pos.get(d["run_id"], len(pos)), -d["distance"], d["importance"] != "vital", d["run_id"], d["nugget_id"]))

@@ -8,6 +8,9 @@ scripted list).  ``Faults`` injects, per request and independently drawn from a 
 connection (the socket is aborted mid-request), an HTTP 200 whose body is not JSON, a malformed reply (prose),
 a wrong-length label list; ``latency_s`` is added to every request.  ``expected_key`` (optional) makes the
 server answer 401 to any other key, so tests prove the key reaches the wire (and nothing else stores it).
+``echo_key=True`` makes the server hostile: the key each request presented is echoed in every reply field
+(text, ``finish_reason`` / ``stop_reason``, ``model``, ``id``, also in batch output lines) and in every response
+header (``x-echo-key``, ``openai-organization``), so tests can grep every file written for a fragment of it.
 
 Counters (``server.counts``): ``requests`` and one per outcome (``ok``, ``429``, ``500``, ``hang``, ``drop``,
 ``bad_json``, ``malformed``, ``wrong_length``, ``401``) and per path.  The listen backlog is 1024.
@@ -67,8 +70,10 @@ def _tokens(text: str) -> int:
 
 class ChatTestServer:
     def __init__(self, rule: Rule | None = None, faults: Faults | None = None, host: str = "127.0.0.1",
-                 port: int = 0, expected_key: str | None = None):
+                 port: int = 0, expected_key: str | None = None, echo_key: bool = False):
         self.rule = rule or label_rule
+        self.echo_key = echo_key
+        self._last_key = ""  # the key the latest request presented (echo_key)
         self.faults = faults or Faults()
         self.host, self.port = host, port
         self.expected_key = expected_key
@@ -103,13 +108,42 @@ class ChatTestServer:
         _require_aiohttp()
         from aiohttp import web
 
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024,
+                               middlewares=[self._echo_headers()] if self.echo_key else [])
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         self.batch_api.routes(app)
         return app
+
+    @staticmethod
+    def _presented_key(request: Any) -> str:
+        return request.headers.get("Authorization", "").removeprefix("Bearer ") or request.headers.get("x-api-key", "")
+
+    @property
+    def _echo(self) -> str:
+        return f" {self._last_key}" if self.echo_key and self._last_key else ""
+
+    def _with_echo(self, text: str) -> str:
+        """The reply text with the key appended on a line of its own (echo_key)."""
+        return f"{text}\nserver note: your key is{self._echo}" if self._echo else text
+
+    def _echo_headers(self) -> Any:  # replaced by an aiohttp middleware in make_app (echo_key)
+        from aiohttp import web
+
+        @web.middleware
+        async def middleware(request: Any, handler: Any) -> Any:
+            key = self._presented_key(request)
+            if key:
+                self._last_key = key
+            resp = await handler(request)
+            if key:
+                resp.headers["x-echo-key"] = key
+                resp.headers["openai-organization"] = f"org-{key}"
+            return resp
+
+        return middleware
 
     async def _health(self, request: Any) -> Any:
         from aiohttp import web
@@ -194,10 +228,12 @@ class ChatTestServer:
     def openai_reply(self, body: dict, text: str) -> dict:
         """A chat.completion object answering ``body`` with ``text`` (also the body of a batch output line)."""
         prompt = sum(_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
+        text = self._with_echo(text)
         return {
-            "id": f"chatcmpl-{self.counts['requests']}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "test-model"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "id": f"chatcmpl-{self.counts['requests']}{self._echo.strip()}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", "test-model") + self._echo,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop" + self._echo}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": _tokens(text), "total_tokens": prompt + _tokens(text)},
         }
 
@@ -212,10 +248,11 @@ class ChatTestServer:
     def anthropic_reply(self, body: dict, text: str) -> dict:
         """A message object answering ``body`` with ``text`` (also a succeeded batch result's message)."""
         prompt = sum(_tokens(json.dumps(m.get("content", ""))) for m in body.get("messages", [])) + _tokens(str(body.get("system", "")))
+        text = self._with_echo(text)
         return {
-            "id": f"msg_{self.counts['requests']}", "type": "message", "role": "assistant",
-            "model": body.get("model", "test-model"), "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn", "stop_sequence": None,
+            "id": f"msg_{self.counts['requests']}{self._echo.strip()}", "type": "message", "role": "assistant",
+            "model": body.get("model", "test-model") + self._echo, "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn" + self._echo, "stop_sequence": self._echo.strip() or None,
             "usage": {"input_tokens": prompt, "output_tokens": _tokens(text)},
         }
 

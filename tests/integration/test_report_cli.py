@@ -22,7 +22,19 @@ def results(tmp_path_factory) -> Path:
            "analysis.bootstrap=200", f"results_dir={root}", "name=demo"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
+    (root / "sweep.stdout").write_text(res.stdout, encoding="utf-8")
     return root / "demo"
+
+
+def test_the_sweep_ends_with_the_verdict_and_the_report_path(results):
+    """The terminal: the demo said to be synthetic, then the verdict with its reasons, then where report.html is."""
+    out = (results.parent / "sweep.stdout").read_text(encoding="utf-8").strip().splitlines()
+    verdict = json.loads((results / "report.json").read_text(encoding="utf-8"))["summary"]["verdict"]
+    assert out[-1] == f"report: {results / 'report.html'}" and out[-2] == verdict and verdict.startswith("Verdict: ")
+    assert out[-3].startswith("note: synthetic data")
+    assert any(line.startswith("**Synthetic data:** ILLUSTRATIVE DEMO DATA") for line in out)  # summary.md, on top
+    md = (results / "summary.md").read_text(encoding="utf-8")
+    assert md.index("**Synthetic data:**") < md.index("| cell |")
 
 
 def report(*args: str, check: bool = False) -> subprocess.CompletedProcess:
@@ -55,7 +67,9 @@ def test_html_sections_images_and_no_external_urls(results):
     # no external reference in any src/href/srcset/url()/@import, and no script at all
     refs = re.findall(r'(?:src|href|srcset|action|poster)\s*=\s*["\']?([^"\'\s>]+)', html, flags=re.I)
     refs += re.findall(r'url\(\s*["\']?([^"\')]+)', html, flags=re.I) + re.findall(r'@import\s+["\']?([^"\';]+)', html, flags=re.I)
-    assert refs and not [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]
+    local = [r for r in refs if not (r.startswith("#") or r.startswith("data:"))]  # the cells' transcript viewers
+    assert refs and local and all(re.fullmatch(r"cells/[\w.-]+/transcripts\.html#[^/]*", r) for r in local), local
+    assert all((results / r.split("#")[0]).is_file() for r in local)
     assert "<script" not in html.lower() and "http" not in " ".join(refs).lower()
     # the content behind the sections
     data = json.loads((results / "report.json").read_text(encoding="utf-8"))
@@ -165,13 +179,17 @@ def test_latex_export_of_the_main_tables(results):
     folder = results / "report_latex"
     assert "report_latex" in res.stdout
     names = {p.stem for p in folder.glob("*.tex")}
-    assert {"tables", "verdict", "tau", "bias", "strictness", "strictness_importance", "descriptive", "usage"} <= names
+    assert {"tables", "preamble", "standalone", "verdict", "tau", "calibration", "bias", "strictness",
+            "descriptive", "leaderboard_lexical__human_auto", "calibration_lexical__human_auto"} <= names
     tex = (folder / "tau.tex").read_text(encoding="utf-8")
-    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex and "\\begin{tabular}{lrrr}" in tex
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex and "\\begin{tabularx}{\\linewidth}" in tex
     summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
     c = next(c for c in summary["cells"] if c["cell"] == "lexical__human_auto")
     run = c["analysis"]["metrics"]["v_strict"]["run"]
-    assert f"lexical\\_\\_human\\_auto & {run['tau']:.3f} [{run['ci'][0]:.2f}, {run['ci'][1]:.2f}]" in tex
+    # judge and nugget source as columns, the estimate over its interval
+    assert (f"lexical & human & \\begin{{tabular}}[t]{{@{{}}r@{{}}}}{run['tau']:.3f}\\\\{{\\scriptsize "
+            f"[{run['ci'][0]:.2f}, {run['ci'][1]:.2f}]}}") in tex
+    assert "lexical\\_\\_human" not in tex
 
 
 # Run `metaeval report` with every module that loads data, scores, analyses, calibrates or runs the study blocked:
@@ -221,7 +239,8 @@ def test_missing_study_files_degrade_to_a_problems_section(results, tmp_path):
     shutil.copytree(results, copy)
     shutil.rmtree(copy / "study")
     res = report(str(copy), check=True)
-    assert "verdict:" in res.stdout
+    last = res.stdout.strip().splitlines()
+    assert last[-2].startswith("Verdict: ") and last[-1] == f"report: {copy / 'report.html'}"
     html = (copy / "report.html").read_text(encoding="utf-8")
     assert '<section id="problems">' in html and "study.json" in html and "reference_runs.csv" in html
     data = json.loads((copy / "report.json").read_text(encoding="utf-8"))
@@ -246,5 +265,5 @@ def test_a_report_failure_does_not_fail_the_sweep(tmp_path):
            "strategy=human_auto", "analysis.bootstrap=50", "calibration.enabled=false", f"results_dir={tmp_path}", "name=x"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "report for" in res.stderr and "IsADirectoryError" in res.stderr
+    assert "report for" in res.stderr and "report.html: is a folder, not a file" in res.stderr  # one line (OutputError)
     assert (tmp_path / "x" / "summary.json").exists()

@@ -245,7 +245,7 @@ def test_init_ray_passes_loopback_and_no_dashboard(monkeypatch):
     """What ``init_ray`` asks Ray for (a stand-in ``ray`` module records the call; the Ray tier checks a real one)."""
     import types
 
-    from metaeval.pipeline.executors import init_ray
+    from metaeval.pipeline.ray_setup import init_ray
 
     calls: list[dict] = []
     fake = types.ModuleType("ray")
@@ -260,7 +260,7 @@ def test_init_ray_passes_loopback_and_no_dashboard(monkeypatch):
 
 @pytest.mark.ray
 def test_real_ray_runtime_is_on_loopback():
-    from metaeval.pipeline.executors import init_ray
+    from metaeval.pipeline.ray_setup import init_ray
 
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray

@@ -52,9 +52,11 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
         for m, block in (c.get("calibration") or {}).get("by_metric", {}).items():
             sel = block["selection"]
             checked += 1
-            if sel["method"] != "none":
+            if sel["verdict"] != "stable":  # no method wins clearly (or too few topics): PPI++ with that verdict
+                assert sel["method"] == "ppi_pp" and sel["verdict"] in block["recommendation"]
+            elif sel["method"] != "none":
                 assert sel["beats_raw"] and sel["held_out_mae"]["mean"] < sel["raw_mae"]["mean"], (cid, m, sel)
-                assert sel["nested_mae"]["mean"] < sel["raw_mae"]["mean"], (cid, m, sel)  # selection inside the folds too
+                assert sel["nested_diff_vs_raw"]["mean"] < 0, (cid, m, sel)  # selection inside the folds too
             else:
                 assert "raw" in block["recommendation"] or "none" in block["recommendation"], (cid, m, block["recommendation"])
     assert checked >= 18  # three calibrated cells x six metrics

@@ -18,7 +18,7 @@ def _config(tmp_path):
 
 def test_lock_held_until_release(tmp_path):
     config, cells = _config(tmp_path)
-    outcome = run_sweep(config, cells, hold_lock=True)
+    outcome = run_sweep(config.pipeline, cells, hold_lock=True)
     assert outcome.label_sets  # judging is over ...
     with pytest.raises(RunLocked, match="another sweep"):
         ResultsStore(outcome.layout)  # ... but a second sweep of the folder is refused until the study is written
@@ -28,7 +28,7 @@ def test_lock_held_until_release(tmp_path):
 
 def test_without_hold_the_lock_is_dropped_after_judging(tmp_path):
     config, cells = _config(tmp_path)
-    outcome = run_sweep(config, cells)
+    outcome = run_sweep(config.pipeline, cells)
     ResultsStore(outcome.layout).close()
     outcome.release()  # a no-op
 
@@ -51,7 +51,7 @@ def test_one_executor_serves_every_stage(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep_mod.Sweep, "_executor", counting)
     config, cells = compose_sweep(["grid=single", "judge=lexical", "strategy=auto_auto", "runtime=serial",
                                    f"results_dir={tmp_path}", "name=stages"])
-    outcome = run_sweep(config, cells)
+    outcome = run_sweep(config.pipeline, cells)
     stages = {r["spec"]["stage"] for r in outcome.layout.iter_jobs()}
     assert stages == {"create", "importance", "assign"}
     assert len(made) == 1 and shut == made

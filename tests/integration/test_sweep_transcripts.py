@@ -17,7 +17,7 @@ def test_sweep_writes_cell_transcripts(tmp_path):
     overrides = ["grid=single", "judge=lexical", "strategy=auto_auto", "runtime=serial", "name=tr",
                  f"results_dir={tmp_path}"]
     config, cells = compose_sweep(overrides)
-    outcome = run_sweep(config, cells)
+    outcome = run_sweep(config.pipeline, cells)
     (cid,) = outcome.label_sets
     path = outcome.layout.transcripts(cid)
     recs = _lines(path)
@@ -30,5 +30,6 @@ def test_sweep_writes_cell_transcripts(tmp_path):
     assert all(r["calls"] == [] and r["judge"] == "lexical" for r in recs)  # offline judge: no model call
     created = [r for r in recs if r["stage"] == "create"]
     assert created and all(r["items"] and r["labels"] for r in created)  # document ids in, nuggets out
-    again = run_sweep(*compose_sweep(overrides))  # everything reused from the store: the same transcript
+    settings, cells = compose_sweep(overrides)
+    again = run_sweep(settings.pipeline, cells)  # everything reused from the store: the same transcript
     assert _lines(again.layout.transcripts(cid)) == recs

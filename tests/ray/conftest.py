@@ -12,7 +12,7 @@ def ray_runtime():
     # actors import tests.helpers from the repository root
     root = str(Path(__file__).resolve().parents[2])
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    from metaeval.pipeline.executors import init_ray
+    from metaeval.pipeline.ray_setup import init_ray
 
     init_ray(num_cpus=2)
     import ray

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from metaeval.pipeline.executors import AsyncioExecutor, Job, RayExecutor
+from metaeval.pipeline.executors import AsyncioExecutor, Job
+from metaeval.pipeline.ray_executor import RayExecutor
 from tests.helpers.workers import make_echo_worker
 
 pytestmark = pytest.mark.ray

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from metaeval.pipeline.executors import Job, RayExecutor
+from metaeval.pipeline.executors import Job
+from metaeval.pipeline.ray_executor import RayExecutor
 from tests.helpers.workers import make_echo_worker
 
 pytestmark = pytest.mark.ray
@@ -62,7 +63,7 @@ def test_replica_that_dies_for_good_hands_its_jobs_over(ray_runtime):
 def test_cheap_jobs_go_out_in_chunks(ray_runtime, monkeypatch):
     """Jobs that cost the actor nothing (an offline judge) are sent in chunks: far fewer remote calls than jobs,
     the same results, each reported once, never more than the deployment's concurrency running at once."""
-    import metaeval.pipeline.executors as executors
+    import metaeval.pipeline.ray_executor as executors
 
     # the echo job takes microseconds, but on a loaded 2-core machine the measured actor-side time per job can pass
     # the 2 ms default; a 50 ms threshold keeps the test about chunking, not about the machine's load
@@ -92,7 +93,7 @@ def test_actor_reports_job_time_without_slot_waits(ray_runtime):
     jobs, so chunking sees a job's own cost (issue 15: a queue-inflated figure kept cheap jobs unchunked)."""
     import asyncio
 
-    from metaeval.pipeline.executors import _WorkerActor
+    from metaeval.pipeline.ray_executor import _WorkerActor
 
     actor = _WorkerActor(make_echo_worker, {"name": "w"}, None, "w#0", 1)  # the actor body, in this process
 
@@ -113,7 +114,7 @@ def test_slow_jobs_go_out_in_small_chunks_shared_by_the_replicas(ray_runtime):
     """Jobs that each wait on a model call: a replica holding many of them gets them in chunks (one remote call
     per ``cap // SLOW_CHUNK_DIV`` jobs: Ray's per-call CPU cost is what a high-concurrency run pays otherwise),
     both replicas get work, and the last chunks shrink so neither is left holding the tail."""
-    from metaeval.pipeline import executors
+    from metaeval.pipeline import ray_executor as executors
 
     n = 240
     jobs = [Job(key=str(i), worker_id="w", stage="assign", payload={"i": i, "sleep": 0.02}) for i in range(n)]

@@ -22,8 +22,13 @@ def test_topic_weights_are_seeded_multinomial_counts():
     assert w.shape == (50, 7) and (w.sum(axis=1) == 7).all()
     assert np.array_equal(w, topic_weights(7, 50, seed=3))
     assert not np.array_equal(w, topic_weights(7, 50, seed=4))
-    gen = np.random.default_rng(3)
-    assert np.array_equal(w, topic_weights(7, 50, seed=gen))
+    # an int seed draws from the named analysis stream; a Generator is used as it is
+    from metaeval.random_streams import stream
+
+    assert np.array_equal(w, topic_weights(7, 50, seed=stream(3, "analysis.topic_bootstrap")))
+    assert not np.array_equal(w, topic_weights(7, 50, seed=3, purpose="calibration.raw"))
+    idx = stream(3, "analysis.topic_bootstrap").integers(0, 7, size=(50, 7))
+    assert np.array_equal(w, np.stack([np.bincount(r, minlength=7) for r in idx]))
 
 
 def test_ci_methods():
@@ -109,3 +114,20 @@ def test_centered_interval_stays_inside_tau_range():
     assert shifted[0] > 1.0  # the unclipped lower limit
     assert centered_ci(reps, 0.05, 1.0) == (1.0, 1.0)
     assert centered_ci(-reps, 0.05, -1.0) == (-1.0, -1.0)
+
+
+def test_paired_bootstrap_p_is_two_sided():
+    """Swapping the candidates flips the sign of every difference, not the p-value; a clearly *worse* candidate a
+    is as significant as a clearly better one.  A one-sided p (``(1 + #{d* <= 0}) / (B + 1)``) fails both."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(15, 10)) + np.linspace(0, 3, 10)
+    good = x + rng.normal(scale=0.1, size=x.shape)
+    bad = x + rng.normal(scale=3.0, size=x.shape)
+    ab = paired_bootstrap(_aligned(x, good, bad), n_boot=500, seed=0)
+    ba = paired_bootstrap(_aligned(x, bad, good), n_boot=500, seed=0)
+    assert (ba["diff"] < 0).all() and (ba["p_value"] < 0.05).all() and (ba["ci_high"] < 0).all()
+    assert list(ab["p_value"]) == pytest.approx(list(ba["p_value"]))
+    mixed = x + rng.normal(scale=1.0, size=x.shape)
+    for r in paired_bootstrap(_aligned(x, mixed, x + rng.normal(scale=1.0, size=x.shape)), n_boot=500, seed=0).itertuples():
+        # 2 min(one-sided tails), capped at 1: the two tails of the same replicates
+        assert r.p_value <= 1.0 and (r.p_value < 0.05) == (r.ci_low > 0 or r.ci_high < 0)

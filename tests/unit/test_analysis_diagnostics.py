@@ -27,10 +27,10 @@ def test_rankings_by_hand():
 def test_ranks_equal_scipy_min_method():
     from scipy.stats import rankdata
 
-    from metaeval.analysis.diagnostics import _ranks
+    from metaeval.analysis.ranks import rank_array  # what run_rankings uses
 
     v = np.array([0.3, np.nan, 0.5, 0.3, 0.1, 0.5])
-    got = _ranks(v)
+    got = rank_array(v)
     ok = ~np.isnan(v)
     assert got[ok] == pytest.approx(rankdata(-v[ok], method="min")) and np.isnan(got[1])
 

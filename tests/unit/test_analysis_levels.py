@@ -73,7 +73,9 @@ def test_bootstrap_replicates_equal_explicit_resampling(pair):
     ref, cand = pair
     al = align(to_long(ref), [to_long(cand)], "v_strict")
     w = topic_weights(len(al.topics), 3, seed=5)
-    rng = np.random.default_rng(5)
+    from metaeval.random_streams import stream
+
+    rng = stream(5, "analysis.topic_bootstrap")  # an int seed's stream
     idx = rng.integers(0, len(al.topics), size=(3, len(al.topics)))  # the same draws topic_weights made
     assert np.array_equal(w, np.stack([np.bincount(r, minlength=len(al.topics)) for r in idx]))
     eng = LevelEngine(al.x, al.y, "b")
@@ -250,3 +252,22 @@ def test_pooled_blocks_global_grid_equals_per_topic_grids(monkeypatch):
     monkeypatch.setattr(pooled, "_GLOBAL_GRID", 0)
     slow = PooledKernel(x, y, "pairs")
     assert fast.M == pytest.approx(slow.M) and fast.X == pytest.approx(slow.X) and fast.Y == pytest.approx(slow.Y)
+
+
+def test_levels_from_aligned_passes_its_seed_to_the_bootstrap():
+    """A different seed must move every interval (the seed reaches the topic resamples) and the same seed must
+    reproduce it; the replicates are those of ``topic_weights`` under the seed's analysis stream."""
+    from metaeval.analysis.cells import Aligned
+    from metaeval.analysis.levels import levels_from_aligned
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (12, 7)) + np.linspace(0, 0.5, 7)
+    al = Aligned("m", [f"q{i}" for i in range(12)], [f"r{j}" for j in range(7)], x,
+                 (x + rng.normal(0, 0.3, x.shape),), {})
+    a = levels_from_aligned(al, n_boot=200, seed=1, ci_method="percentile")
+    b = levels_from_aligned(al, n_boot=200, seed=2, ci_method="percentile")
+    again = levels_from_aligned(al, n_boot=200, seed=1, ci_method="percentile")
+    assert a.ci == again.ci and a.seed == 1
+    assert all(a.ci[lvl] != b.ci[lvl] for lvl in ("run", "topic_avg", "pooled"))
+    given = levels_from_aligned(al, n_boot=200, weights=topic_weights(12, 200, seed=1), ci_method="percentile")
+    assert given.ci == a.ci

@@ -50,8 +50,8 @@ def test_monte_carlo_resolution_reaches_holm_threshold():
     small = rng.normal(0, 1, (12, 1))
     exact = _brute_force_p(small[:, 0])
     big = np.vstack([small, np.zeros((10, 1))])  # 22 topics -> Monte Carlo, same distribution (zeros add nothing)
-    mc, _, _ = sign_flip(big, seed=2, first_batch=20000, stop_after=10 ** 9, max_draws=20000)
-    assert mc[0] == pytest.approx(exact, abs=0.02)
+    mc, _, info = sign_flip(big, seed=2, first_batch=20000, max_draws=20000, exact_budget=0)
+    assert mc[0] == pytest.approx(exact, abs=0.02) and info["kind"][0] == "monte_carlo"
 
 
 def test_paired_t_equals_scipy():
@@ -107,7 +107,7 @@ def test_hoeffding_shortcut_is_a_valid_upper_bound_and_skips_draws():
     d = rng.normal(1.0, 0.5, (200, 3))  # 200 topics, every difference clearly positive
     d[:, 2] = rng.normal(0, 1, 200)  # one pair without a difference
     p, _, info = sign_flip(d, seed=0, n_tests=3)
-    assert info["n_hoeffding"] == 2
+    assert info["n_hoeffding"] == 2 and list(info["kind"]) == ["hoeffding_bound", "hoeffding_bound", "monte_carlo"]
     bound = 2 * np.exp(-d[:, :2].sum(axis=0) ** 2 / (2 * (d[:, :2] ** 2).sum(axis=0)))
     assert p[:2] == pytest.approx(bound) and (p[:2] < 1e-6).all()
     assert p[2] > 0.01
@@ -115,3 +115,42 @@ def test_hoeffding_shortcut_is_a_valid_upper_bound_and_skips_draws():
     small = np.array([1.0, 2.0, 1.5, 0.5, 2.5, 1.0, 1.2, 0.8])
     exact = _brute_force_p(small)
     assert 2 * np.exp(-small.sum() ** 2 / (2 * (small ** 2).sum())) >= exact
+
+
+#: 18 topic differences whose exact two-sided sign-flip p is 0.0481 (2^17 sign vectors enumerated): just below 0.05
+NEAR_ALPHA = [0.26, 0.72, 1.17, 0.92, 0.75, 0.3, 1.18, 0.68, -0.0, 0.35, -0.72, -0.46, -1.38, -0.18, 1.84, -0.06,
+              1.29, 0.5]
+
+
+def test_monte_carlo_near_alpha_draws_until_the_decision_is_stable():
+    d = np.array(NEAR_ALPHA)[:, None]
+    exact, _, info = sign_flip(d, exact_max_topics=18)
+    assert info["exact"] and exact[0] == pytest.approx(0.048126, abs=1e-6)
+    for seed in range(4):  # forced Monte Carlo: same decision at alpha as the exact p, every seed
+        p, _, info = sign_flip(d, seed=seed, n_tests=1, alpha=0.05, exact_max_topics=0, exact_budget=0)
+        assert info["kind"][0] == "monte_carlo" and info["undecided"] == 0
+        assert p[0] < 0.05 and p[0] == pytest.approx(exact[0], abs=0.0015)
+        assert info["draws_max"] > 20_000  # far beyond 20 exceedances (~400 draws), where the former rule stopped
+
+
+def test_sign_flip_seed_is_a_named_stream():
+    from metaeval.random_streams import stream
+
+    d = np.random.default_rng(1).normal(0.3, 1, (25, 4))
+    a = sign_flip(d, seed=3)[0]
+    assert np.array_equal(a, sign_flip(d, seed=stream(3, "analysis.sign_flip"))[0])
+    assert not np.array_equal(a, sign_flip(d, seed=4)[0])
+
+
+def test_exact_whenever_enumeration_fits_the_budget_and_blocks_add_up(monkeypatch):
+    import metaeval.analysis.runpairs as rp
+
+    d = np.array(NEAR_ALPHA)[:, None]  # 18 topics, one pair: 2^17 sign vectors fit the default budget
+    p, min_p, info = sign_flip(d)
+    assert info["exact"] and info["kind"][0] == "exact" and p[0] == pytest.approx(0.048126220703125, abs=1e-15)
+    wide = np.tile(d, (1, 200))  # 200 pairs x 2^17 > 2^24: Monte Carlo
+    assert not sign_flip(wide, seed=0)[2]["exact"]
+    monkeypatch.setattr(rp, "_CHUNK", 7)  # tiny sign-vector blocks: the enumeration is split, the count is not
+    for case in ([1, -2, 3, 0.5], [3, 0, 0, -1, 2, 2.5], [0.2, -0.4, 1.1, 0.9, -0.3, 0.8, 1.5]):
+        got, _, _ = sign_flip(np.array(case, float)[:, None])
+        assert got[0] == pytest.approx(_brute_force_p(case))

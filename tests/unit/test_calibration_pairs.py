@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from metaeval.calibration.pairs import METRICS, align_pairs, pairs_from_labelset
+from metaeval.calibration.pairing import align_pairs
+from metaeval.calibration.pairs import METRICS, pairs_from_labelset
 from metaeval.scoring import run_scores, score_answers
 
 

@@ -90,3 +90,9 @@ def test_models_match_statsmodels(pair):
     assert topic["topic_variance"] == pytest.approx(float(mm.cov_re.iloc[0, 0]), rel=1e-6)
     assert topic["residual_variance"] == pytest.approx(float(mm.scale), rel=1e-6)
     assert topic["icc"] == pytest.approx(topic["topic_variance"] / (topic["topic_variance"] + topic["residual_variance"]))
+    # inference is read from the cluster-robust fits; mixedlm's model-based SEs are labelled as such
+    assert "cluster-robust" in res["ols"]["se"] and "cluster-robust" in res["logit"]["se"]
+    assert res["mixedlm"]["topic"]["se"].startswith("model-based") and "ols / logit" in res["inference"]
+    lg = smf.logit("stricter ~ vital + log_length_z", df).fit(disp=False, cov_type="cluster", cov_kwds={"groups": g},
+                                                               use_t=True)
+    assert logit["vital"]["se"] == pytest.approx(float(lg.bse["vital"]), rel=1e-6)

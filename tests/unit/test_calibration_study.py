@@ -1,5 +1,6 @@
 """The calibrate workflow (metaeval.study.calibration) and its parts: text pairing, score-level PPI/PPI++/
-regression, selection with raw as a candidate, out-of-fold leaderboards, bounded intervals, fitted-model checks."""
+regression, repeated cross-fitting with raw as a candidate, the estimated human leaderboard, bounded intervals,
+fitted-model checks."""
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,9 @@ def test_ppi_rectifier_by_hand():
     assert np.allclose(r.est, Ju.mean(axis=0) + d.mean(axis=0))
     from scipy.stats import t
 
-    se = d.std(axis=0, ddof=1) * np.sqrt(1 / 3 + 1 / 2)
+    s2 = d.var(axis=0, ddof=1)  # moderated (Smyth 2004, prior df 4) toward the pooled variance, never below its own
+    s2 = np.maximum(s2, (4 * s2.mean() + 2 * s2) / 6)
+    se = np.sqrt(s2 * (1 / 3 + 1 / 2))
     assert np.allclose(r.se, se)
     half = t.ppf(0.95, 2) * se
     assert np.allclose(r.lo, np.clip(r.est - half, 0, 1)) and np.allclose(r.hi, np.clip(r.est + half, 0, 1))
@@ -91,6 +94,34 @@ def test_power_tuned_lambda_is_within_run_slope():
     dj, dh = J - J.mean(0), H - H.mean(0)
     assert lam == pytest.approx((dh * dj).sum() / (dj * dj).sum())
     assert 0.4 < lam < 0.6
+
+
+def test_power_tuned_lambda_clipped_at_one_when_the_optimum_exceeds_it():
+    """A judge that compresses the human scores (J = H / 2 + noise): the within-run slope Cov(H, J) / Var(J) is
+    about 2, and lambda is clipped to 1 (PPI), never extrapolated."""
+    rng = np.random.default_rng(1)
+    H = rng.random((30, 4))
+    J = 0.5 * H + rng.normal(0, 0.01, (30, 4))
+    dj, dh = J - J.mean(0), H - H.mean(0)
+    assert (dh * dj).sum() / (dj * dj).sum() > 1.8
+    assert power_tuned_lambda(H, J) == 1.0
+    assert fit_score_method("ppi_pp", H, J)["lambda"] == 1.0
+    assert power_tuned_lambda(H, -J) == 0.0  # and at 0 from below
+
+
+def test_constant_differences_never_give_a_zero_width_interval():
+    """A run whose human-minus-judge difference is constant on the labelled topics (s = 0) still gets an interval:
+    the moderated pooled variance (d0 / (d0 + d_r) of the other runs' variance); all runs constant: the floor."""
+    rng = np.random.default_rng(3)
+    J = rng.random((6, 3))
+    H = J + rng.normal(0, 0.1, (6, 3))
+    H[:, 0] = J[:, 0] + 0.05  # run 0: constant difference
+    for m in ("ppi", "ppi_pp"):
+        r = apply_score_method(fit_score_method(m, H, J), rng.random((4, 3)))
+        assert ((r.hi - r.lo) > 0.01).all()
+    H_all = J + 0.05
+    r = apply_score_method(fit_score_method("ppi", H_all, J), J[:4])
+    assert (r.se >= np.sqrt(1e-4 * (1 / 6 + 1 / 4)) - 1e-12).all() and ((r.hi - r.lo) > 0).all()
 
 
 def test_intervals_stay_in_unit_interval():
@@ -114,51 +145,138 @@ def test_check_disjoint_refuses_overlap():
         check_disjoint([1, 2, 3], [3, 4])
 
 
-def test_perfect_judge_keeps_raw_and_leaderboard_is_raw(small):
+def test_perfect_judge_keeps_raw_and_leaderboard_is_human(small):
     judge = small.subset(name="same")
-    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "metrics": ["v_strict"], "n_boot": 100,
-                                         "methods": ["ppi", "regression"]}, seed=0)
-    assert res["selection"]["method"] == "none" and not res["selection"]["beats_raw"]
+    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "repeats": 3, "metrics": ["v_strict"],
+                                         "n_boot": 100, "methods": ["ppi", "regression"]}, seed=0)
+    sel = res["selection"]
+    assert sel["method"] == "none" and sel["verdict"] == "stable" and not sel["beats_raw"]
+    assert sel["wins"] == {"none": 3}
     assert "keep the raw judge scores" in res["recommendation"]
-    for row in res["leaderboard"]["rows"]:
-        assert row["corrected"] == pytest.approx(row["raw_labelled"])
+    for row in res["leaderboard"]["rows"]:  # every topic labelled: the estimate is the human score, no interval
+        assert row["human_estimate"] == pytest.approx(row["human_labelled"]) == pytest.approx(row["judge_score"])
+        assert row["human_estimate_ci"] is None
 
 
-def test_study_schema_out_of_fold_and_bounded(small):
+def _half_labelled(small, seed=2):
+    reference = small.subset(qids=small.qids[:5], name="nist5")
+    return reference, simulate_judge(small, seed=seed, name="sim")
+
+
+def test_leaderboard_estimates_the_human_score_over_the_whole_track(small):
+    """human_estimate = (n_L mean_L H + n_U corrected_U) / (n_L + n_U), its interval the judge-only interval scaled by
+    n_U / N; judge_score is the judge's own run mean with the raw leaderboard's interval."""
+    from metaeval.scoring import run_scores, score_answers
+
+    reference, judge = _half_labelled(small)
+    res = calibrate_study(reference, judge, {"folds": 5, "inner_folds": 2, "repeats": 2, "metrics": ["v_strict"],
+                                             "n_boot": 100, "methods": ["ppi"]}, seed=0)
+    lb = res["leaderboard"]
+    assert lb["human_labelled_topics"] == 5 and lb["judge_only_topics"] == 5
+    h = dict(zip(*run_scores(score_answers(reference))[["run_id", "v_strict"]].to_numpy().T))
+    j = dict(zip(*run_scores(score_answers(judge))[["run_id", "v_strict"]].to_numpy().T))
+    for row in lb["rows"]:
+        n_l, n_u = row["n_human_labelled"], row["n_judge_only"]
+        assert row["human_labelled"] == pytest.approx(h[row["run_id"]])
+        assert row["judge_score"] == pytest.approx(j[row["run_id"]])
+        want = (n_l * row["human_labelled"] + n_u * row["corrected_judge_only"]) / (n_l + n_u)
+        assert row["human_estimate"] == pytest.approx(want)
+        lo_u, hi_u = row["corrected_judge_only_ci"]
+        lo, hi = row["human_estimate_ci"]
+        assert hi - lo == pytest.approx((hi_u - lo_u) * n_u / (n_l + n_u))
+        assert 0 <= lo < row["human_estimate"] < hi <= 1  # never zero width
+        jl, jh = row["judge_score_ci"]
+        assert jl <= row["judge_score"] <= jh
+    assert "judge_score" in lb["columns"] and "human_estimate" in lb["columns"]
+    assert "mae_vs_reference" not in lb  # by-construction figures are gone
+
+
+def test_too_few_labelled_topics_choose_no_method(small):
+    """With 5 human-labelled topics every repeat has the same leave-one-topic-out folds: a win share would call topic
+    noise "stable".  Below min_topics no method is chosen: PPI++ with that verdict."""
+    reference, judge = _half_labelled(small)
+    st = {"folds": 5, "inner_folds": 2, "repeats": 3, "metrics": ["v_strict"], "n_boot": 50, "methods": ["ppi"]}
+    sel = calibrate_study(reference, judge, st, seed=0)["selection"]
+    assert sel["verdict"] == "too few human-labelled topics to choose a method" and sel["method"] == "ppi_pp"
+    sel = calibrate_study(reference, judge, {**st, "min_topics": 5}, seed=0)["selection"]
+    assert sel["verdict"] != "too few human-labelled topics to choose a method"
+
+
+def test_seeds_are_separate(small):
+    """calibration's seed moves the folds, not the judge score's interval; analysis_seed moves only that interval."""
+    reference, judge = _half_labelled(small)
+    st = {"folds": 5, "inner_folds": 2, "repeats": 2, "metrics": ["v_strict"], "n_boot": 200, "methods": ["ppi"]}
+    a = calibrate_study(reference, judge, st, seed=0, analysis_seed=0)["leaderboard"]["rows"]
+    b = calibrate_study(reference, judge, st, seed=5, analysis_seed=0)["leaderboard"]["rows"]
+    c = calibrate_study(reference, judge, st, seed=0, analysis_seed=7)["leaderboard"]["rows"]
+    ci = lambda rows: {r["run_id"]: r["judge_score_ci"] for r in rows}  # noqa: E731
+    est = lambda rows: {r["run_id"]: r["human_estimate_ci"] for r in rows}  # noqa: E731
+    assert ci(a) == ci(b) and ci(a) != ci(c)
+    assert est(a) == est(c)
+
+
+def test_study_schema_and_bounded(small):
     judge = simulate_judge(small, seed=2, name="sim")
-    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "metrics": ["V_strict", "a_strict"], "n_boot": 200,
-                                         "methods": ["ppi", "ppi_pp", "regression", "posterior", "matrix"]}, seed=1)
+    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "repeats": 2, "metrics": ["V_strict", "a_strict"],
+                                         "n_boot": 200, "methods": ["ppi", "ppi_pp", "regression", "posterior", "matrix"]},
+                          seed=1)
     for key in ("schema", "pairing", "candidates", "selection", "leaderboard", "recommendation", "by_metric", "model"):
         assert key in res
     assert res["metric"] == "v_strict" and set(res["by_metric"]) == {"v_strict", "a_strict"}
     assert "none" in res["candidates"]
-    lb = res["leaderboard"]
-    assert lb["out_of_fold"] and lb["human_labelled_topics"] == 10 and lb["mae_vs_reference"] > 0
     for block in res["by_metric"].values():
         for row in block["leaderboard"]["rows"]:
-            for lo, hi in (row["corrected_ci"], row["raw_ci"]):
-                assert 0.0 <= lo <= hi <= 1.0
-        for c in block["candidates"].values():
-            if c["status"] == "ok" and c["held_out"]["mean_ci_width"] is not None:
-                assert 0 < c["held_out"]["mean_ci_width"] <= 1
-    sel = res["selection"]
-    if sel["method"] != "none":  # the chosen method beats raw on the outer folds
-        assert sel["held_out_mae"]["mean"] < sel["raw_mae"]["mean"]
+            assert 0.0 <= row["judge_score_ci"][0] <= row["judge_score_ci"][1] <= 1.0
+        for name, c in block["candidates"].items():
+            h = c["held_out"]
+            if c["level"] == "label":  # label-level intervals ignore topic clustering: point estimates only
+                assert h["coverage"] is None and h["intervals"] == "point estimates only" and not h["qualifies"]
+            else:
+                assert 0 < h["mean_ci_width"] <= 1 and h["zero_width"] == 0
+        sel = block["selection"]
+        assert sum(sel["wins"].values()) == 2 and sel["repeats"] == 2
+        if sel["verdict"] == "stable" and sel["method"] != "none":  # chosen only when it beats raw out of sample
+            assert sel["held_out_mae"]["mean"] < sel["raw_mae"]["mean"]
+            assert sel["nested_diff_vs_raw"]["mean"] < 0
+        if sel["verdict"] != "stable":
+            assert sel["method"] == sel["intervals_by"] == "ppi_pp"
+            assert block["recommendation"].split(": ", 1)[1].startswith(sel["verdict"])
 
 
 def test_model_apply_refuses_on_changed_nuggets(small):
     judge = simulate_judge(small, seed=2, name="sim")
-    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "metrics": ["v_strict"], "n_boot": 50,
-                                         "methods": ["ppi"]}, seed=0)
+    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "repeats": 1, "metrics": ["v_strict"],
+                                         "n_boot": 50, "methods": ["ppi"]}, seed=0)
     _, model = split_model(res)
-    ok = apply_model(model, judge, n_boot=50)
+    ok = apply_model(model, judge, n_boot=50, method="ppi")
     rows = ok["by_metric"]["v_strict"]["rows"]
-    assert all(0 <= r["corrected_ci"][0] <= r["corrected_ci"][1] <= 1 for r in rows)
+    assert all(0 <= r["human_estimate_ci"][0] <= r["human_estimate"] <= r["human_estimate_ci"][1] <= 1 for r in rows)
     changed = _other_nuggets(judge, "sim")
     with pytest.raises(ConfigError, match="nugget_set"):
         apply_model(model, changed)
     warned = apply_model(model, changed, allow_mismatch=True, n_boot=50)
     assert any("nugget_set" in w for w in warned["warnings"])
+
+
+def test_model_apply_refuses_another_judge_spec_and_renamed_topics(small):
+    """Issue 25 item 9: a model fitted with a judge spec refuses labels whose spec is not given (not a warning), and
+    topic ids renamed between fit and apply do not skip the nugget check."""
+    judge = simulate_judge(small, seed=2, name="sim")
+    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "repeats": 1, "metrics": ["v_strict"],
+                                         "n_boot": 50, "methods": ["ppi"], "judge_spec": "lexical"}, seed=0)
+    _, model = split_model(res)
+    apply_model(model, judge, n_boot=50, settings={"judge_spec": "lexical"})  # same spec: fine
+    with pytest.raises(ConfigError, match="judge_spec"):
+        apply_model(model, judge, n_boot=50)  # spec not given
+    with pytest.raises(ConfigError, match="judge_spec"):
+        apply_model(model, judge, n_boot=50, settings={"judge_spec": "lexical_strict"})
+    renamed = judge.subset(name="sim")
+    for attr in ("labels", "answers"):
+        df = getattr(renamed, attr).copy()
+        df["qid"] = "x-" + df["qid"].astype(str)
+        setattr(renamed, attr, df)
+    with pytest.raises(ConfigError, match="renamed"):
+        apply_model(model, renamed, n_boot=50, settings={"judge_spec": "lexical"})
 
 
 def test_ordinal_fit_matches_statsmodels():
@@ -199,14 +317,14 @@ def test_outer_fold_predictions_ignore_their_own_human_labels(small):
     """Out-of-fold by construction: changing the human labels of one topic leaves the predictions for that topic's
     fold unchanged (every fitted model that scores the fold was fitted without it)."""
     from metaeval.calibration.crossfit import crossfit
-    from metaeval.study.calibration import _Data, _label_candidate, _score_candidate
+    from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
 
     judge = simulate_judge(small, seed=4, name="sim")
 
     def folds(reference):
-        data = _Data(reference, judge, ["v_strict"])
-        cands = [_score_candidate(m, data, ["v_strict"], 0.95) for m in ("none", "ppi", "ppi_pp", "regression")]
-        cands.append(_label_candidate("posterior", data, ["v_strict"], 0.95, {}, 0))
+        data = CalibrationData(reference, judge, ["v_strict"])
+        cands = [score_candidate(m, data, ["v_strict"], 0.95) for m in ("none", "ppi", "ppi_pp", "regression")]
+        cands.append(label_candidate("posterior", data, ["v_strict"], 0.95, {}, 0))
         return data, crossfit(cands, data.labelled, data.truth, ["v_strict"], folds=3, inner_folds=2, seed=0)
 
     data, before = folds(small)
@@ -223,3 +341,30 @@ def test_outer_fold_predictions_ignore_their_own_human_labels(small):
         for name in ("ppi", "ppi_pp", "regression", "posterior"):
             eq = np.allclose(fb.preds[name]["v_strict"].est, fa.preds[name]["v_strict"].est, equal_nan=True)
             assert eq == same, (name, fb.fold)  # unchanged on the held-out fold, changed where the topic trained
+
+
+def test_nested_selection_never_sees_the_outer_fold(small):
+    """Every fit (outer or inner) must leave out at least one whole outer fold: the one it is nested in.  Building the
+    inner folds from all labelled topics instead of the outer training set makes inner fits span every outer fold."""
+    from metaeval.calibration.crossfit import Candidate, repeated_crossfit
+    from metaeval.study.calibration.data import CalibrationData, score_candidate
+
+    judge = simulate_judge(small, seed=4, name="sim")
+    data = CalibrationData(small, judge, ["v_strict"])
+    seen: list[frozenset] = []
+    base = score_candidate("ppi", data, ["v_strict"], 0.95)
+
+    def spy_fit(train):
+        seen.append(frozenset(np.asarray(train).tolist()))
+        return base.fit(train)
+
+    cands = [score_candidate("none", data, ["v_strict"], 0.95), Candidate("ppi", "score", spy_fit, base.apply)]
+    reps = repeated_crossfit(cands, data.labelled, data.truth, ["v_strict"], folds=5, inner_folds=3, seed=0, repeats=2)
+    for r, folds in enumerate(reps):
+        outer = [frozenset(f.topics.tolist()) for f in folds]
+        fits = seen[r * len(seen) // len(reps):(r + 1) * len(seen) // len(reps)]
+        assert len(fits) == 5 + 5 * 3  # 5 outer fits, 3 inner fits per outer fold
+        for s in fits:
+            assert any(not (s & o) for o in outer), sorted(s)
+        for f, o in zip(folds, outer):
+            assert not (set(f.inner_topics.tolist()) & o)

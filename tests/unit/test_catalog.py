@@ -48,6 +48,14 @@ def test_bare_deployment_file_is_an_llm_judge(tmp_path):
     ({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "api_key": "sk-x"}}, "environment variable"),
     ({"judge": "lexical", "concurrency": 0}, "concurrency must be an integer >= 1, got 0"),
     ({"judge": "lexical", "requires": "torch"}, "'requires' must be a list"),
+    ({"judge": "lexical", "support_treshold": 0.6}, "support_treshold is not an option; did you mean support_threshold?"),
+    ({"judge": "simulated", "reference": "dataset", "sed": 1}, "sed is not an option; did you mean seed?"),
+    ({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "prices": {"input_per_1m": -2.5}}},
+     "deployment.prices.input_per_1m must be >= 0, got -2.5"),
+    ({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "prices": {"batch_output_per_1m": -1}}},
+     "deployment.prices.batch_output_per_1m must be >= 0, got -1"),
+    ({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "mode": "batch", "batch": {"max_requests": 0}}},
+     "deployment.batch.max_requests must be 1..50000 for openai, got 0"),
 ])
 def test_bad_judges_are_one_line(bad, message):
     with pytest.raises(ConfigError, match=message) as exc:

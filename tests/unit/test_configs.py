@@ -10,7 +10,10 @@ from metaeval.commands.compose import compose_sweep, multirun_overrides
 from metaeval.judges.catalog import PACKAGE_CONF
 
 CONF = PACKAGE_CONF
-GROUP_FILES = sorted((g.name, f.stem) for g in CONF.iterdir() if g.is_dir() for f in g.glob("*.yaml"))
+#: conf/report/thresholds.yaml is `metaeval report --thresholds`'s sample file, not a sweep group (its own test:
+#: tests/unit/test_report_parts.py); composing it into a sweep is an error naming report.enabled
+GROUP_FILES = sorted((g.name, f.stem) for g in CONF.iterdir() if g.is_dir() and g.name != "report"
+                     for f in g.glob("*.yaml"))
 
 
 @pytest.mark.parametrize("group, option", GROUP_FILES, ids=[f"{g}={o}" for g, o in GROUP_FILES])
@@ -18,19 +21,22 @@ def test_every_config_file_composes(group, option):
     extra = ["runtime.address=ray://127.0.0.1:10001"] if (group, option) == ("runtime", "ray_cluster") else []
     in_defaults = {"dataset", "judge", "prompt", "strategy", "runtime", "cache", "analysis", "calibration", "grid"}
     override = f"{group}={option}" if group in in_defaults else f"+{group}={option}"
-    config, cells = compose_sweep([override, *extra])
-    assert config["dataset"]["name"] and cells
-    if group in ("judge", "prompt", "strategy"):
-        config, cells = compose_sweep(["grid=single", override, *extra])
+    if group in ("judge", "prompt", "strategy"):  # the default grid lists every axis: a top-level choice is refused
+        with pytest.raises(ConfigError, match=f"{override} has no effect: grid demo_offline sweeps grid"):
+            compose_sweep([override, *extra])
+        settings, cells = compose_sweep(["grid=single", override, *extra])
         assert len(cells) == 1
+        return
+    settings, cells = compose_sweep([override, *extra])
+    assert settings.pipeline.dataset.name and cells
 
 
 def test_default_grid_is_offline_judges_by_two_strategies():
-    config, cells = compose_sweep([])
+    settings, cells = compose_sweep([])
     ids = {c.id for c in cells}
     assert {"lexical__auto_auto", "lexical__human_auto", "lexical_strict__human_auto", "simulated_fig6__human_auto"} <= ids
-    assert config["runtime"]["executor"] == "auto" and config["dataset"]["name"] == "demo"
-    from metaeval.pipeline.sweep import resolve_executor
+    assert settings.pipeline.runtime.executor == "auto" and settings.pipeline.dataset.name == "demo"
+    from metaeval.pipeline.choose_executor import resolve_executor
 
     assert resolve_executor("auto", [c.judge for c in cells]) == "serial"  # offline judges: no Ray start-up
     _, api = compose_sweep(["grid=single", "judge=gpt-4o"])
@@ -87,11 +93,16 @@ def test_multirun_syntax_is_one_grid():
     ovs = multirun_overrides(["judge=lexical,lexical_strict", "strategy=human_auto,auto_auto", "runtime=serial"])
     assert "grid.judges=[lexical,lexical_strict]" in ovs and "grid.strategies=[human_auto,auto_auto]" in ovs
     assert "grid.prompts=null" in ovs and "runtime=serial" in ovs
-    config, cells = compose_sweep(ovs)
+    _, cells = compose_sweep(ovs)
     assert sorted(c.id for c in cells) == ["lexical__auto_auto", "lexical__human_auto", "lexical_strict__auto_auto",
                                           "lexical_strict__human_auto"]
     with pytest.raises(ConfigError, match="only judge, prompt, strategy"):
         multirun_overrides(["sweep.assign_batch=5,10"])
+    # single values are axes of one (as meant), not the default grid; -m without any axis is refused
+    _, (cell,) = compose_sweep(multirun_overrides(["judge=lexical", "strategy=human_auto"]))
+    assert cell.id == "lexical__human_auto"
+    with pytest.raises(ConfigError, match="-m: nothing to sweep"):
+        multirun_overrides(["sweep.budget_usd=1"])
 
 
 @pytest.mark.parametrize("override, message", [
@@ -101,23 +112,40 @@ def test_multirun_syntax_is_one_grid():
     ("sweep.budget_usd=abc", "sweep.budget_usd must be a number >= 0 or null, got 'abc'"),
     ("sweep.budget_usd=-3", "sweep.budget_usd must be a number >= 0 or null, got -3"),
     ("sweep.relevance=bm25", "sweep.relevance must be one of qrels, judge, got 'bm25'"),
-    ("analysis.bootstrap=-1", "analysis.bootstrap must be an integer >= 0, got -1"),
-    ("calibration.folds=1", "calibration.folds must be an integer >= 2, got 1"),
+    ("analysis.bootstrap=-1", "analysis.bootstrap must be an integer >= 0 and <= 100000, got -1"),
+    ("analysis.bootstrap=100000000", "analysis.bootstrap must be an integer >= 0 and <= 100000, got 100000000"),
+    ("analysis.seed=-1", "analysis.seed must be an integer >= 0, got -1"),
+    ("analysis.metrics=[nope]", "analysis.metrics must be a list of v_strict, a_strict, v, a, w_strict, w (each at most once), got ['nope']"),
+    ("analysis.metrics=[v_strict,v_strict]", "analysis.metrics must be a list of v_strict, a_strict, v, a, w_strict, w (each at most once)"),
+    ("analysis.metrics=[]", "analysis.metrics must name at least one of v_strict"),
+    ("calibration.folds=1", "calibration.folds must be an integer >= 2 and <= 100, got 1"),
+    ("calibration.folds=1000", "calibration.folds must be an integer >= 2 and <= 100, got 1000"),
+    ("calibration.seed=-2", "calibration.seed must be an integer >= 0, got -2"),
+    ("calibration.methods=[ppi,nope]", "calibration.methods: unknown nope; expected none, ppi"),
+    ("sweep.samples=51", "sweep.samples must be an integer >= 1 and <= 50, got 51"),
+    ("grid.judges=[lexical,lexical]", "grid.judges must be a list (each at most once) or null"),
+    ("+sweep.budjet_usd=1", "sweep.budjet_usd is not a setting; did you mean budget_usd?"),
+    ("+analysis.metric=[v]", "analysis.metric is not a setting; did you mean metrics?"),
+    ("+report.enabeld=false", "report.enabeld is not a setting; did you mean enabled?"),
+    ("+reslts_dir=x", "reslts_dir is not a setting; did you mean results_dir?"),
+    ("judge=gpt-4o", "judge=gpt-4o has no effect: grid demo_offline sweeps grid.judges=[lexical, lexical_strict, simulated_fig6]"),
+    ("+judge.support_treshold=0.6", "judge lexical (config judge/lexical): support_treshold is not an option; did you mean support_threshold?"),
+    ("grid=single judge=gpt-4o judge.deployment.prices.input_per_1m=-2.5", "judge gpt-4o (config judge/gpt-4o): deployment.prices.input_per_1m must be >= 0, got -2.5"),
     ("runtime.num_cpus=0", "runtime.num_cpus must be an integer >= 1 or null, got 0"),
     ("cache.enabled=maybe", "cache.enabled must be true or false, got 'maybe'"),
     ("+sweep.sede=1", "sweep.sede is not a setting"),
 ])
 def test_bad_settings_are_one_line_naming_the_key(override, message):
     with pytest.raises(ConfigError) as exc:
-        compose_sweep([override])
+        compose_sweep(override.split())
     assert str(exc.value).startswith(message) and "\n" not in str(exc.value)
 
 
 def test_default_names():
-    assert compose_sweep([])[0]["name"] == "demo"
-    assert compose_sweep(["+experiment=strictness_study"])[0]["name"] == "strictness_study"
+    assert compose_sweep([])[0].name == "demo"
+    assert compose_sweep(["+experiment=strictness_study"])[0].name == "strictness_study"
     cfg, _ = compose_sweep(["grid=single", "judge=lexical", "dataset=trec-rag-2024"])
-    assert cfg["name"] == f"{cfg['dataset']['name']}-lexical-human_auto" and cfg["name"].startswith("trec-rag-2024")
-    assert compose_sweep(["grid.optional_judges=[]"])[0]["name"].startswith("demo-demo_offline-")
-    assert compose_sweep(["grid=api_judges"])[0]["name"] == "demo-api_judges"
-    assert compose_sweep(["grid=demo_local_llm", "dataset=trec-rag-2024"])[0]["name"] == "trec-rag-2024-demo_local_llm"
+    assert cfg.name == f"{cfg.pipeline.dataset.name}-lexical-human_auto" and cfg.name.startswith("trec-rag-2024")
+    assert compose_sweep(["grid.optional_judges=[]"])[0].name.startswith("demo-demo_offline-")
+    assert compose_sweep(["grid=api_judges"])[0].name == "demo-api_judges"
+    assert compose_sweep(["grid=demo_local_llm", "dataset=trec-rag-2024"])[0].name == "trec-rag-2024-demo_local_llm"

@@ -105,8 +105,7 @@ def test_sweep_with_prefetch_stores_what_it_stored_without(tmp_path, monkeypatch
                 "grid=single", "judge=testserver", f"judge.deployment.base_url={srv.openai_base_url}",
                 "judge.deployment.limits.concurrency=2", "strategy=human_auto", "runtime=serial",
                 f"results_dir={tmp_path / mode}", "name=x", "sweep.progress=false", "calibration.enabled=false"])
-            sw = sweep_mod.Sweep(config, cells)
-            out = sw.run()
+            out = sweep_mod.run_sweep(config.pipeline, cells)
             results[mode] = (_records(tmp_path / mode / "x"), {k: v.labels for k, v in out.label_sets.items()})
             if mode == "prefetch":
                 assert live["max"] == 2, live

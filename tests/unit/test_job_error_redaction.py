@@ -3,7 +3,7 @@ guarantee, beside the client's)."""
 
 from __future__ import annotations
 
-from metaeval.pipeline.sweep import job_error
+from metaeval.pipeline.store_views import job_error
 
 KEY = "sk-test-0123456789abcdefghijklmnop"
 

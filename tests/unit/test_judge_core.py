@@ -180,7 +180,7 @@ def test_structured_output_is_refused_for_anthropic_at_construction():
     import pytest
 
     from metaeval.errors import ConfigError
-    from metaeval.judges.registry import make_judge
+    from metaeval.judges.catalog import build_judge as make_judge
 
     dep = {"backend": "anthropic", "model": "m", "base_url": "http://127.0.0.1:9", "api_key_env": None}
     with pytest.raises(ConfigError, match="needs the openai backend"):

@@ -123,11 +123,16 @@ def test_fingerprint_refuses_another_dataset_or_grid(tmp_path):
     lay.check_fingerprint("ds1", "grid1")  # first sweep: recorded
     assert json.loads(lay.fingerprint.read_text(encoding="utf-8"))["dataset"] == "ds1"
     lay.check_fingerprint("ds1", "grid1")  # same: fine
+    lay.jobs.write_text('{"key": "k"}\n', encoding="utf-8")  # the folder now holds results: another dataset is refused
     for ds, grid, what in (("ds2", "grid1", "dataset"), ("ds1", "grid2", "grid")):
         with pytest.raises(ConfigError) as e:
             lay.check_fingerprint(ds, grid)
         msg = str(e.value)
         assert f"another {what}" in msg and "name=" in msg and "\n" not in msg
+    empty = ResultsLayout(tmp_path, "failed-run")  # a folder a failed run left without results never blocks a retry
+    empty.check_fingerprint("ds1", "grid1")
+    empty.check_fingerprint("ds2", "grid1")
+    assert json.loads(empty.fingerprint.read_text(encoding="utf-8"))["dataset"] == "ds2"
     lay.check_fingerprint(None, "grid1")  # None: that part is not compared
     assert json.loads(lay.fingerprint.read_text(encoding="utf-8"))["dataset"] == "ds1"
     # a folder from before fingerprints existed is adopted

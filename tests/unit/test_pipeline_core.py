@@ -8,7 +8,8 @@ import pytest
 
 from metaeval.errors import ConfigError
 from metaeval.pipeline.executors import AsyncioExecutor, Job
-from metaeval.pipeline.specs import JobSpec, content_hash, judge_identity
+from metaeval.hashing import content_hash
+from metaeval.pipeline.specs import JobSpec, judge_identity
 from metaeval.pipeline.store import ResultsStore
 from metaeval.pipeline.strategies import STRATEGIES, get_strategy
 from tests.helpers.workers import make_echo_worker

@@ -119,3 +119,40 @@ def test_plan_section_heading_and_plot_link_are_options():
     assert ps.render_markdown(plan, heading=True).startswith("## Assessor plan")
     assert "](study/plan_curves.svg)" in ps.render_markdown(plan)
     assert "<img" not in ps.render_html(plan, plot=None) and "<h2>" not in ps.render_html(plan)
+
+
+def test_crossfit_se_is_a_topic_bootstrap_se_close_to_the_spread_over_new_topic_sets():
+    """The MAE's SE must describe new topics: compare with the sd of the MAE over independent topic sets drawn
+    from the same world (topic effects shared by the runs, a per-run judge bias); the SE over repeats on the
+    same topics (the former "+-") is far below it."""
+    def world(rng, t=16, r=6):
+        topic = rng.normal(0.5, 0.15, (t, 1))
+        H = np.clip(topic + rng.normal(0, 0.05, (t, r)), 0, 1)
+        J = np.clip(H - 0.05 + rng.normal(0, 0.08, (t, 1)) + rng.normal(0, 0.05, (t, r)), 0, 1)
+        return H, J
+
+    truth = [consistency.crossfit_calibration(*(lambda h, j: (h, {"j": j}))(*world(np.random.default_rng(100 + i))),
+                                              methods=("ppi",), folds=4, repeats=2, n_boot=0)["variants"]["j"]["ppi"]["mae"]
+             for i in range(40)]
+    sd_true = float(np.std(truth, ddof=1))
+    H, J = world(np.random.default_rng(7))
+    out = consistency.crossfit_calibration(H, {"j": J}, methods=("ppi",), folds=4, repeats=10, seed=3, n_boot=150)
+    got = out["variants"]["j"]["ppi"]
+    assert out["n_boot"] >= 140 and "topic bootstrap" in out["se_method"]
+    assert 0.5 * sd_true < got["se"] < 2.0 * sd_true
+    assert got["se_repeats"] < 0.5 * got["se"]
+    again = consistency.crossfit_calibration(H, {"j": J}, methods=("ppi",), folds=4, repeats=10, seed=3, n_boot=150)
+    assert again["variants"]["j"]["ppi"]["se"] == got["se"]  # the seed fixes the resamples
+
+
+def test_crossfit_paired_difference_has_its_own_se():
+    rng = np.random.default_rng(2)
+    H = rng.uniform(0.3, 0.7, size=(16, 5))
+    J = H - 0.1 + rng.normal(0, 0.05, H.shape)
+    out = consistency.crossfit_calibration(H, {"a": J, "b": J + 0.02}, methods=("ppi",), folds=4, repeats=3, n_boot=60)
+    b, a = out["variants"]["b"]["ppi"], out["variants"]["a"]["ppi"]
+    assert out["first_variant"] == "a" and "diff_vs_first" not in a
+    assert b["diff_vs_first"] == pytest.approx(b["mae"] - a["mae"])
+    assert b["diff_vs_first"] == pytest.approx(0.0, abs=1e-12) and b["diff_se"] == pytest.approx(0.0, abs=1e-12)  # PPI absorbs a shift
+    raw = out["variants"]["b"]["none"]
+    assert raw["diff_se"] < raw["se"]  # pairing removes the topics' shared variation

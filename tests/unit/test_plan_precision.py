@@ -126,13 +126,28 @@ def test_need_statement():
     assert "V_strict" in nd["line"] and str(nd["worst_run"]) in nd["line"]
 
 
-def test_need_range_brackets_the_point_value_and_narrows_with_a_bigger_pilot():
+def test_constant_pilot_differences_warn_and_never_plan_two_topics():
+    """A pilot where most runs' human-minus-judge difference is constant (variance 0) used to give "about 2 topics":
+    the guarded variance plans with the moderated pooled variance, warns, and leads with the N the pilot justifies."""
     rng = np.random.default_rng(0)
-    small = rng.normal(0, 0.15, size=(8, 5))
-    big = rng.normal(0, 0.15, size=(200, 5))
-    r_small = P.need_range(small, 0.02, 301, reps=300, rng=1)
-    r_big = P.need_range(big, 0.02, 301, reps=300, rng=1)
-    point = int(np.ceil(np.median(P.topics_needed(big.var(0, ddof=1), 0.02, 301))))
-    lo, hi = r_big["median_run"]
-    assert lo <= point <= hi
-    assert (hi - lo) < (r_small["median_run"][1] - r_small["median_run"][0])
+    s2 = np.zeros(10)
+    s2[:2] = rng.uniform(0.01, 0.02, 2)  # two runs vary, eight are constant on the pilot
+    old = P.topics_needed(s2, 0.02, 301)
+    assert np.median(old) == 2  # the bug: constant runs plan with zero variance
+    nd = P.need_statement(s2, 0.02, 301, 0.95, "V_strict", pilot_topics=8)
+    assert nd["warnings"] and "8 of 10 runs have a constant" in nd["warnings"][0]
+    assert "warning" not in nd["line"] and nd["median_run"] > 20
+    assert nd["median_run"] >= nd["point"]["median_run"] >= nd["range_chi2"]["median_run"][0]
+
+
+def test_need_range_is_the_chi_square_range_of_the_pilot_variance():
+    from scipy.stats import chi2
+
+    s2 = np.array([0.01, 0.02, 0.03])
+    nd = P.need_statement(s2, 0.02, 301, 0.95, "V", pilot_topics=12)
+    g, _ = P.guarded_s2(s2, 12)
+    up = P.topics_needed(g * 11 / chi2.ppf(0.1, 11), 0.02, 301)
+    lo = P.topics_needed(g * 11 / chi2.ppf(0.9, 11), 0.02, 301)
+    assert nd["worst_run"] == up.max() and nd["range_chi2"]["worst_run"] == [lo.max(), up.max()]
+    assert nd["point"]["worst_run"] == P.topics_needed(g, 0.02, 301).max()
+    assert lo.max() < nd["point"]["worst_run"] < up.max()

@@ -113,3 +113,37 @@ def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir
 def test_load_a_track_folder_as_published(shared_data):
     labels = metaeval.load(shared_data / "trec-rag-2024")  # NIST's export inside, under its own name
     assert len(labels.labels) == 13158 and len(labels.run_ids) == 45
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_the_nearest():
+    ref = metaeval.load_dataset("demo").labels
+    with pytest.raises(TypeError, match="calibrate\\(\\) got an unexpected keyword argument 'fold'; did you mean 'folds'"):
+        metaeval.calibrate(ref, ref, fold=3)
+    with pytest.raises(TypeError, match="analyze\\(\\) got an unexpected keyword argument 'n_bot'; did you mean 'n_boot'"):
+        metaeval.analyze(ref, ref, n_bot=3)
+    with pytest.raises(TypeError, match="score\\(\\) got an unexpected keyword argument 'no_vitl'; did you mean 'no_vital'"):
+        metaeval.score(ref, no_vitl="zero")
+
+
+def test_a_python_judge_is_a_grid_judge_without_a_config_file(tmp_path):
+    """``metaeval.sweep(judges=...)`` registers the judge in the catalog; Hydra composes it from the catalog (no
+    temporary YAML), and ``judge=NAME`` / ``grid.judges=[NAME]`` name it like a shipped judge."""
+    from metaeval.commands.compose import compose_sweep
+    from metaeval.judges.plugins import unregister_judge
+
+    try:
+        metaeval.register_judge("py-half-grid", _Half())
+        _, (cell,) = compose_sweep(["grid=single", "judge=py-half-grid", "strategy=human_auto"])
+        assert cell.judge.kind == "py-half-grid" and cell.judge_name == "py-half-grid"
+        _, cells = compose_sweep(["grid.judges=[lexical,py-half-grid]", "grid.strategies=[human_auto]",
+                                  "grid.optional_judges=[]"])
+        assert sorted(c.judge_name for c in cells) == ["lexical", "py-half-grid"]
+        summary = metaeval.sweep(["grid=single", "judge=py-half-grid", "strategy=human_auto", "runtime=serial",
+                                  f"results_dir={tmp_path}", "name=py", "calibration.enabled=false",
+                                  "analysis.bootstrap=20", "sweep.progress=false"])
+        (row,) = summary["cells"]
+        assert row["cell"] == "py-half-grid__human_auto" and row["labels"] > 0
+    finally:
+        unregister_judge("py-half-grid")
+    with pytest.raises(ConfigError, match="py-half-grid"):
+        compose_sweep(["grid=single", "judge=py-half-grid"])

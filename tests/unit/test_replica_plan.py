@@ -6,7 +6,8 @@ import pytest
 
 from metaeval.errors import ConfigError
 from metaeval.judges.config import Deployment, Prices
-from metaeval.pipeline.executors import _actor_options, _Secrets, replica_plan
+from metaeval.pipeline.ray_setup import _Secrets
+from metaeval.pipeline.replicas import actor_options, replica_plan
 
 
 def _cfg(**dep):
@@ -25,12 +26,12 @@ def test_one_replica_keeps_the_config_object():
     cfg = _cfg(resources={"num_gpus": 1})
     ((res, conc, out),) = replica_plan(cfg, 4)
     assert out is cfg and conc == 4 and res == {"num_gpus": 1.0}
-    assert _actor_options(res, conc) == {"max_concurrency": 4, "max_restarts": 3, "num_cpus": 0, "num_gpus": 1.0}
+    assert actor_options(res, conc) == {"max_concurrency": 4, "max_restarts": 3, "num_cpus": 0, "num_gpus": 1.0}
 
 
 def test_resource_list_pins_each_replica():
     plan = replica_plan(_cfg(resources=[{"head_node": 0.01}, {"worker_node": 0.01, "num_cpus": 1}]), 2)
-    opts = [_actor_options(res, conc) for res, conc, _ in plan]
+    opts = [actor_options(res, conc) for res, conc, _ in plan]
     assert opts[0]["resources"] == {"head_node": 0.01} and opts[1]["resources"] == {"worker_node": 0.01}
     assert opts[1]["num_cpus"] == 1.0 and [o["max_concurrency"] for o in opts] == [1, 1]
 
@@ -83,7 +84,7 @@ def test_ray_client_address_without_the_extra_is_one_config_error():
     """``ray://`` needs ``ray[client]`` (not installed by ``ray``): one ConfigError line pointing at the GCS address."""
     import ray
 
-    from metaeval.pipeline.executors import init_ray
+    from metaeval.pipeline.ray_setup import init_ray
 
     if ray.is_initialized():  # pragma: no cover - another test's runtime in this process
         pytest.skip("a Ray runtime is already up in this process")
@@ -101,7 +102,7 @@ def test_ray_client_address_without_the_extra_is_one_config_error():
 def test_auto_replicas_one_per_32_in_flight_for_http_deployments_up_to_the_limit():
     """``replicas: auto`` (the default): an HTTP deployment in sync mode gets one actor per 32 requests in flight,
     at most ``auto_limit`` (the executor's share of Ray's CPUs); everything else gets one."""
-    from metaeval.pipeline.executors import REQUESTS_PER_REPLICA, auto_replicas
+    from metaeval.pipeline.replicas import REQUESTS_PER_REPLICA, auto_replicas
 
     assert REQUESTS_PER_REPLICA == 32
     n = lambda cfg, conc, limit: len(replica_plan(cfg, conc, limit))  # noqa: E731
@@ -129,7 +130,7 @@ def test_deployment_replicas_auto_by_default_and_validated():
 
 def test_auto_replicas_never_asks_for_ray_by_itself():
     from metaeval.judges.catalog import resolve_judge
-    from metaeval.pipeline.sweep import resolve_executor
+    from metaeval.pipeline.choose_executor import resolve_executor
 
     one = resolve_judge({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "limits": {"concurrency": 256}}})
     two = resolve_judge({"judge": "llm", "deployment": {"backend": "openai", "model": "m", "replicas": 2}})

@@ -207,26 +207,101 @@ def test_svg_figures_inline_with_prefixed_ids_and_files_in_markdown():
     assert rep.figures[0].file_name == "tau.svg" and rep.figures[0].content == doc.encode()
 
 
-def test_latex_tables_are_booktabs_and_escaped(tmp_path):
-    from metaeval.layout import ResultsLayout
-    from metaeval.report.latex import escape, table_tex, write_latex
+def test_latex_text_escapes_and_writes_signs_as_math():
+    from metaeval.io.latex import latex_text
 
-    assert escape("a_b & 5% $x #1 {y} ~ ^ \\ ±") == r"a\_b \& 5\% \$x \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{} $\pm$"
-    t = Table(["cell", "tau"], [["lexical__x", "0.9 [0.8, 1.0]"]], "tau on v_strict, 95% CI", [False, True], latex="tau")
-    tex = table_tex(t, "metaeval-tau")
-    assert "\\begin{tabular}{lr}" in tex and tex.index("\\toprule") < tex.index("\\midrule") < tex.index("\\bottomrule")
-    assert "lexical\\_\\_x & 0.9 [0.8, 1.0] \\\\" in tex and "\\caption{tau on v\\_strict, 95\\% CI}" in tex
+    assert latex_text("a_b & 5% $x #1 {y} ~ ^ \\ ±") == \
+        r"a\_b \& 5\% \$x \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{} $\pm$"
+    # OT1 prints a raw > as an inverted question mark: every comparison and arrow is math
+    assert latex_text("tau >= 0.8, rate <= 1% -> ok; 0.1 +- 0.02; a < b > c") == \
+        r"tau $\geq$ 0.8, rate $\leq$ 1\% $\rightarrow$ ok; 0.1 $\pm$ 0.02; a $<$ b $>$ c"
+    assert latex_text("baseline_rag24.test_gpt-4o", breakable=True) == \
+        r"baseline\_\allowbreak{}rag24.\allowbreak{}test\_\allowbreak{}gpt-\allowbreak{}4o"
+
+
+def test_latex_table_is_linewidth_and_spans_both_columns_only_when_it_must():
+    import pandas as pd
+
+    from metaeval.io.latex import latex_table, stack
+
+    narrow = pd.DataFrame([["lexical", stack("0.787", "[0.70, 0.86]")]], columns=["judge", "run"])
+    tex = latex_table(narrow, numeric=[False, True], caption="cap", label="tab:x")
+    assert tex.count("\\begin{table}") == 1 and "table*" not in tex
+    assert "\\begin{tabularx}{\\linewidth}{>{\\raggedright\\arraybackslash}Xr}" in tex
+    assert tex.index("\\toprule") < tex.index("\\midrule") < tex.index("\\bottomrule")
+    # the nested tabular of a stacked cell is closed as a tabular, the outer one as tabularx
+    assert tex.count("\\end{tabular}") == 1 and tex.count("\\end{tabularx}") == 1
+    assert tex.index("\\end{tabular}") < tex.index("\\end{tabularx}")
+    wide = pd.DataFrame([["lexical"] + ["0.787 [0.70, 0.86]"] * 4], columns=["judge", "a", "b", "c", "d"])
+    assert "\\begin{table*}" in latex_table(wide, numeric=[False] + [True] * 4, caption="c", label="tab:y")
+    long = pd.DataFrame([[f"run{i}", "0.5"] for i in range(40)], columns=["run", "score"])
+    assert "\\footnotesize" in latex_table(long, numeric=[False, True], caption="c", label="tab:z")
+
+
+def _cal(method: str, judge_only: int = 3) -> dict:
+    """A calibration.json (schema of metaeval.study.calibration) with two runs."""
+    rows = [{"run_id": "run_b", "human_labelled": 0.4, "judge_score": 0.3, "judge_score_ci": [0.2, 0.45],
+             "human_estimate": 0.41, "human_estimate_ci": [0.3, 0.5]},
+            {"run_id": "run_a", "human_labelled": 0.6, "judge_score": 0.5, "judge_score_ci": [0.4, 0.62],
+             "human_estimate": 0.59, "human_estimate_ci": [0.5, 0.7]}]
+    held = {"mae": {"mean": 0.1, "se": 0.02}, "diff_vs_raw": {"mean": 0.0, "se": 0.0}, "coverage": 0.9,
+            "mean_ci_width": 0.4}
+    return {"metric": "v_strict", "settings": {"folds_used": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8,
+                                               "level": 0.95},
+            "selection": {"method": method, "verdict": "stable", "wins": {method: 9, "none": 1}, "folds": 5,
+                          "raw_mae": {"mean": 0.1, "se": 0.02}, "held_out_mae": {"mean": 0.08, "se": 0.01},
+                          "nested_mae": {"mean": 0.09, "se": 0.01}},
+            "candidates": {"none": {"status": "ok", "held_out": held},
+                           "ppi": {"status": "ok", "held_out": {**held, "mae": {"mean": 0.08, "se": 0.01}}},
+                           "matrix": {"status": "refused", "reason": "label-level methods refused: 3 of 9 pairs"}},
+            "leaderboard": {"estimated_by": method, "human_labelled_topics": 7, "judge_only_topics": judge_only,
+                            "intervals_why": "ppi's held-out coverage meets the nominal level", "rows": rows}}
+
+
+def test_paper_tables_from_report_data(tmp_path):
+    from metaeval.layout import ResultsLayout
+    from metaeval.report.latex import paper_tables, write_latex
+
+    data = {"metric": "v_strict", "provenance": {"dataset": {"name": "x", "topics": 7, "runs": 2},
+                                                 "config": {"dataset": {"name": "trec-rag-2024"}}},
+            "usage": [{"cell": "lex__human_auto", "judge": "lex", "prompt": "none", "strategy": "human_auto"},
+                      {"cell": "gpt__v1__auto_auto", "judge": "gpt-4o", "prompt": "v1", "strategy": "auto_auto"}],
+            "leaderboards": [{"cell": "lex__human_auto", "rows": []}, {"cell": "gpt__v1__auto_auto", "rows": [
+                {"run_id": "run_a", "reference": 0.6, "raw": 0.5, "raw_ci": [0.4, 0.62]}]}],
+            "calibration": {"lex__human_auto": _cal("ppi")},
+            "tau": [{"cell": "lex__human_auto", "metric": "v_strict", "level": lv, "tau": 0.5, "ci_low": 0.1,
+                     "ci_high": 0.8} for lv in ("run", "topic_avg", "pooled")],
+            "verdict": {"thresholds": {"metric": "v_strict", "min_run_tau_low": 0.8}, "cells": [
+                {"cell": "lex__human_auto", "status": "fail", "checks": [{"check": "min_run_tau_low", "value": 0.1}]},
+                {"cell": "gpt__v1__auto_auto", "status": "skipped", "checks": []}]}}
+    tables = paper_tables(data)
+    assert list(tables) == ["verdict", "tau", "calibration_lex__human_auto", "calibration",
+                            "leaderboard_lex__human_auto", "leaderboard_gpt__v1__auto_auto"]
+    lb = tables["leaderboard_lex__human_auto"]
+    assert lb.index("run\\_\\allowbreak{}a") < lb.index("run\\_\\allowbreak{}b")  # ordered by the reference
+    assert "0.590" in lb and "[0.50, 0.70]" in lb and "PPI on the 3 judge-only ones" in lb
+    assert "trec-rag-2024 (7 topics, 2 runs)" in lb
+    # judge / prompt / nuggets columns, never the cell id; '--' where a judge has no prompt
+    assert "lex & -- & human & FAIL & 0.100" in tables["verdict"] and "lex\\_\\_human" not in "".join(tables.values())
+    assert "run $\\tau$ low" in tables["verdict"] and "$\\geq$ 0.8" in tables["verdict"]
+    cand = tables["calibration_lex__human_auto"]
+    assert "\\textbf{PPI} & 9 &" in cand and "refused" in cand and "Refused: label-level methods refused: 3 of 9 pairs." in cand
+    assert "PPI (stable)" in tables["calibration"]
+    raw_only = tables["leaderboard_gpt__v1__auto_auto"]
+    assert "Not calibrated" in raw_only and "calibrated}" not in raw_only
+    # every topic labelled: the human estimate is the reference itself, no calibrated column
+    full = paper_tables({**data, "calibration": {"lex__human_auto": _cal("ppi", 0)}})["leaderboard_lex__human_auto"]
+    assert "no calibrated column" in full and "& calibrated" not in full and "0.590" not in full
+
     root = tmp_path / "res"
     root.mkdir()
     (root / "summary.json").write_text("{}", encoding="utf-8")
-    lay = ResultsLayout.open(root)
     (root / "report_latex").mkdir()
     (root / "report_latex" / "stale.tex").write_text("old", encoding="utf-8")
-    rep = Report("T", [Section("s", "S", [t, Detail("d", [Table(["x"], [["1"]], latex="usage")]), Table(["y"], [["2"]])])],
-                 {}, {})
-    folder = write_latex(rep, lay)
-    assert sorted(p.name for p in folder.iterdir()) == ["tables.tex", "tau.tex", "usage.tex"]
-    assert (folder / "tables.tex").read_text(encoding="utf-8").endswith("\\input{tau}\n\\input{usage}\n")
+    folder = write_latex(Report("T", [], data, {}), ResultsLayout.open(root))
+    assert not (folder / "stale.tex").exists()
+    assert {"preamble.tex", "standalone.tex", "tables.tex", "tau.tex"} <= {p.name for p in folder.iterdir()}
+    assert "\\documentclass[twocolumn]{article}" in (folder / "standalone.tex").read_text(encoding="utf-8")
 
 
 def test_run_bias_matches_a_hand_computed_paired_bootstrap():

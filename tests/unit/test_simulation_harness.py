@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from metaeval.calibration.harness import resample_topics, run_study
+from metaeval.calibration.harness import run_study
 from metaeval.calibration.pairs import pairs_from_labelset
 from metaeval.errors import ConfigError
 from metaeval.simulation import simulate_structured
@@ -46,13 +46,6 @@ def test_structured_kinds_shift_strictness(nist_labels):
         simulate_structured(hp.sup, run, hp.ans_topic[hp.ans], hp.ans_len[hp.ans], "nope", rng)
 
 
-def test_resample_topics_keeps_topic_blocks(nist_labels):
-    hp = pairs_from_labelset(nist_labels)
-    q, h = resample_topics(hp, hp.sup, np.array([0, 0, 3]))
-    assert len(q.qids) == 3 and q.n_answers == 2 * (hp.ans_topic == 0).sum() + (hp.ans_topic == 3).sum()
-    assert (h == q.sup).all() and q.ans.max() == q.n_answers - 1
-
-
 def test_bad_inputs(nist_labels):
     with pytest.raises(ConfigError):
         run_study(nist_labels, kinds=("resampled",), reps=1)
@@ -87,3 +80,25 @@ def test_command_lists_the_same_kinds():
     from metaeval.simulation import JUDGE_KINDS
 
     assert cli_kinds == JUDGE_KINDS
+
+
+def test_real_judge_kind_splits_topics_without_replacement(nist_labels, monkeypatch):
+    """The real-judge kind draws a simple random split: no topic twice, train and test disjoint, 25% held out
+    (resampling with replacement duplicated topics and made every interval too narrow)."""
+    import metaeval.calibration.harness as hz
+    from metaeval.simulation import simulate_judge
+
+    seen = []
+    real = hz._fit_apply
+
+    def spy(method, judge, human, train, test, *a, **k):
+        seen.append((np.asarray(train), np.asarray(test), len(judge.qids)))
+        return real(method, judge, human, train, test, *a, **k)
+
+    monkeypatch.setattr(hz, "_fit_apply", spy)
+    run_study(nist_labels, kinds=("resampled",), reps=3, methods=("ppi",), real_judge=simulate_judge(nist_labels, seed=1))
+    assert len(seen) == 6
+    for train, test, n in seen:
+        assert n == 21 and len(test) == 5 and len(train) == 16
+        both = np.concatenate([train, test])
+        assert len(np.unique(both)) == len(both) == n

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -12,16 +13,17 @@ from metaeval.data.dataset import load_dataset
 from metaeval.layout import ResultsLayout
 from metaeval.scoring import run_scores, score_answers
 from metaeval.study.run import StudyInput, run_study
+from metaeval.study.settings import build_study_settings
 from metaeval.testing.relabel import judge_like
 
 
 def _input(tmp_path, bootstrap=50, judge=None):
     ref = load_dataset("demo").labels
     judge = judge if judge is not None else judge_like(ref, name="jl")
-    settings = {"name": "t", "analysis": {"metrics": ["v_strict", "a"], "tau": "b", "bootstrap": bootstrap, "seed": 0},
-                "calibration": {"enabled": False}}
+    settings = build_study_settings({"metrics": ["v_strict", "a"], "tau": "b", "bootstrap": bootstrap, "seed": 0},
+                                    {"enabled": False})
     return StudyInput(layout=ResultsLayout(tmp_path, "t"), label_sets={"jl__human_auto": judge}, reference=ref,
-                      settings=settings, calibratable=["jl__human_auto"], dataset={"name": "demo"})
+                      settings=settings, config={"name": "t"}, calibratable=["jl__human_auto"], dataset={"name": "demo"})
 
 
 def test_study_files_and_figures(tmp_path):
@@ -80,17 +82,16 @@ def test_study_is_reused_only_when_nothing_changed(tmp_path):
 
 
 def test_a_calibrated_cell_shows_one_raw_interval(tmp_path):
-    """With calibration on, the study's raw leaderboard is the calibration leaderboard's raw column (one interval per
-    run, not a second bootstrap with another stream)."""
+    """With calibration on, the calibration leaderboard's judge-score column is the study's raw leaderboard (one
+    function, seeded by analysis.seed: one interval per run, not a second bootstrap with another stream)."""
     inp = _input(tmp_path)
-    inp.settings["calibration"] = {"enabled": True, "folds": 4, "seed": 0}
+    inp.settings = build_study_settings(dataclasses.asdict(inp.settings.analysis), {"enabled": True, "folds": 4, "seed": 0})
     run_study(inp)
     lay = inp.layout
     cal = json.loads(lay.calibration("jl__human_auto").read_text(encoding="utf-8"))
     lb = json.loads(lay.study_json.read_text(encoding="utf-8"))["cells"]["jl__human_auto"]["leaderboard"]
     for m in ("v_strict", "a"):
-        assert lb["source"][m] == "calibration.json"
-        want = {r["run_id"]: (r["raw"], r["raw_ci"]) for r in cal["by_metric"][m]["leaderboard"]["rows"]}
+        want = {r["run_id"]: (r["judge_score"], r["judge_score_ci"]) for r in cal["by_metric"][m]["leaderboard"]["rows"]}
         got = {r["run_id"]: (r["raw"], r["raw_ci"]) for r in lb["metrics"][m]}
         assert got == want
         ranks = [r["raw_rank"] for r in lb["metrics"][m]]

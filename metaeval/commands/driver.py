@@ -1,0 +1,101 @@
+"""The one sweep driver, used by ``metaeval sweep`` and ``metaeval.sweep()``: checks, then the pipeline (label
+sets), the study (every figure, ``summary.json``) and the report, with the results folder locked throughout.
+
+``drive_sweep(settings, cells, overrides)`` takes the typed settings tree (``metaeval.commands.settings``) built
+once by ``compose_sweep``; nothing below it sees the composed dict except as a record (``config.yaml``,
+``summary.json``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from metaeval.commands.settings import RunSettings
+
+
+@dataclass
+class SweepRun:
+    """What a driven sweep produced: the summary (None for a dry run) or, for a dry run, the per-cell estimates."""
+
+    summary: dict[str, Any] | None
+    dry_run_cells: list[dict[str, Any]] | None = None
+    #: the report's closing lines (synthetic-data note, verdict, where report.html is); [] without a report
+    closing: list[str] = field(default_factory=list)
+
+
+def public_config(config: dict, with_judges: bool = False) -> dict:
+    """The composed config as saved and printed: no private keys, no in-memory objects."""
+    return {k: v for k, v in config.items() if not k.startswith("_") and (with_judges or k != "judges")}
+
+
+def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) -> None:
+    """The driver's checks, in order, before any job runs: results folder name and cell ids (slugs inside
+    results_dir), every judge (unknown stage, missing extra, API-key variable unless a dry run or a replay), the
+    folder's dataset/grid fingerprint.  Only then (not for a dry run) are the overrides and the composed config
+    saved."""
+    import yaml
+
+    from metaeval.hashing import content_hash
+    from metaeval.io.outputs import check_output
+    from metaeval.layout import ResultsLayout
+    from metaeval.pipeline.grid import check_cells
+    from metaeval.pipeline.lock import RunLock
+
+    p, sw = settings.pipeline, settings.sweep
+    layout = ResultsLayout(p.results_dir, p.name)
+    for c in cells:
+        layout.cell_dir(c.id)
+    check_output(layout.root, kind="dir", option="results_dir/name")  # a file, /proc, read-only, too long: one line
+    if p.cache.active_path:
+        check_output(p.cache.active_path, kind="file", option="cache.path")
+    check_cells(cells, sw.relevance, need_keys=not (sw.dry_run or sw.offline), single=p.single)
+    if sw.dry_run:
+        return
+
+    def where(path):  # the same file named relatively or absolutely is the same dataset
+        return str(Path(path).resolve()) if path and Path(path).exists() else path
+
+    ds = p.dataset
+    dataset_fp = content_hash([ds.name, where(ds.source), where(ds.nuggets)])
+    grid_fp = content_hash(sorted(c.id for c in cells))
+    layout.check_fingerprint(dataset_fp, grid_fp, write=False)
+    with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
+        from metaeval.layout import endpoint_changes
+
+        for line in endpoint_changes(layout, public_config(settings.document, with_judges=True)):  # once per deployment
+            logging.getLogger("metaeval.sweep").warning(line)
+        layout.check_fingerprint(dataset_fp, grid_fp, write=True)
+        layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
+        layout.write_text(layout.config_yaml, yaml.safe_dump(public_config(settings.document, with_judges=True),
+                                                             sort_keys=False))
+
+
+def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
+                progress: Callable[[str, int], Any] | None = None) -> SweepRun:
+    """Check, judge, study and report one sweep (see the module docstring)."""
+    from metaeval.pipeline.sweep import run_sweep
+
+    if settings.sweep.offline:  # read by every ChatClient (local Ray actors inherit it); not a job identity
+        os.environ["METAEVAL_OFFLINE"] = "1"
+    prepare_run(settings, cells, overrides)  # every check before anything is written
+    t0 = time.perf_counter()
+    outcome = run_sweep(settings.pipeline, cells, progress, hold_lock=True)  # label sets (folder lock held)
+    if outcome.dry_run:
+        return SweepRun(summary=None, dry_run_cells=outcome.cells)
+    from metaeval.commands.report import report_after_study
+    from metaeval.study import study_sweep
+
+    closing: list[str] = []
+    try:
+        summary = study_sweep(outcome, settings.study, settings.document, t0)  # every figure, summary.json / .md
+        if settings.report_enabled:
+            closing = report_after_study(outcome.layout, settings.document, summary)  # renders what the study wrote
+    finally:
+        outcome.release()  # the folder lock: held until the study and the report are written
+    return SweepRun(summary=summary, closing=closing)

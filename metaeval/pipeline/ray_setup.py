@@ -1,0 +1,90 @@
+"""Ray for a sweep: start or join a cluster (``init_ray``), ship the driver's package to it
+(``cluster_runtime_env``) and hand each actor only the secrets it needs (``_Secrets``, never a runtime_env)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any, Mapping
+
+from metaeval.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def _drop_token_auth_notice(record: logging.LogRecord) -> bool:
+    """Logging filter: False for Ray's "Token authentication is enabled for this Ray cluster" notice."""
+    return "Token authentication is enabled for this Ray cluster" not in record.getMessage()
+
+
+def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_env: dict[str, Any] | None = None) -> None:
+    """Start (or join) Ray.  Local runtimes bind to 127.0.0.1 only.
+
+    ``address``: an existing cluster's GCS address ``HOST:PORT`` (or ``ray://HOST:10001`` with the Ray Client
+    extra, ``pip install 'ray[client]'``); ``runtime_env`` ships code to its workers (``cluster_runtime_env``).
+    """
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if not address and "ray" not in sys.modules:
+        # A new local cluster: keep Ray's token authentication on, but say so explicitly - with RAY_AUTH_MODE unset
+        # Ray enables it anyway and prints a warning on every run (a user's own setting is respected).  Ray reads
+        # the variable when it is imported, so it is set only before the first import (after it, the GCS would ask
+        # for a token the driver does not send).
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+    import ray
+
+    if ray.is_initialized():
+        return
+    if address:
+        kwargs: dict[str, Any] = {"address": address, "log_to_driver": False}
+        if runtime_env:
+            kwargs["runtime_env"] = runtime_env
+        try:
+            ray.init(**kwargs)
+        except ValueError as exc:
+            if "ray[client]" in str(exc) or "Ray Client" in str(exc):
+                raise ConfigError(f"runtime.address={address}: ray:// needs the Ray Client (pip install "
+                                  f"'ray[client]'); or give the cluster's GCS address HOST:PORT") from None
+            raise
+        except ConnectionError as exc:
+            raise ConfigError(f"runtime.address={address}: cannot reach a Ray cluster there ({exc})"[:300]) from None
+    else:
+        # when ray was imported before RAY_AUTH_MODE could be set, Ray still enables token auth and logs a notice
+        # on every run: drop that one notice (H6)
+        logging.getLogger("ray._private.authentication.authentication_token_setup").addFilter(_drop_token_auth_notice)
+        ray.init(num_cpus=num_cpus or 2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+                 configure_logging=False)
+
+
+def cluster_runtime_env(ship_package: bool = True, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The job's ``runtime_env`` on a cluster: the driver's own ``metaeval`` package as a ``py_modules`` entry
+    (so every node runs the driver's code; third-party dependencies must be installed on the nodes), plus the
+    user's ``runtime.runtime_env``.  API keys are NOT put here: Ray's runtime-env agent logs the serialized
+    runtime env at INFO on every node; keys travel as actor arguments instead (``_Secrets``)."""
+    env: dict[str, Any] = dict(extra or {})
+    if ship_package:
+        from metaeval.paths import PACKAGE_DIR
+
+        pkg = str(PACKAGE_DIR)
+        env["py_modules"] = [*env.get("py_modules", []), pkg]
+        env["excludes"] = [*env.get("excludes", []), "__pycache__", "*.pyc"]
+    return env
+
+
+class _Secrets:
+    """Environment variables an actor needs (the judge's key variable, ``METAEVAL_OFFLINE``), as an actor argument.
+
+    Never in a runtime_env (logged by Ray's agent) and never printed: ``repr`` shows the names only."""
+
+    def __init__(self, values: Mapping[str, str]):
+        self._values = dict(values)
+
+    def apply(self) -> None:
+        os.environ.update(self._values)
+
+    def __repr__(self) -> str:
+        return f"_Secrets({sorted(self._values)})"
+
+
+#: environment variables forwarded to cluster actors when set in the driver (besides each judge's key variable)
+FORWARDED_ENV = ("METAEVAL_OFFLINE",)

@@ -1,0 +1,127 @@
+"""The calibrate workflow's inputs: dense (topic x run) score matrices, the text pairing, and the candidates.
+
+A candidate (:class:`metaeval.calibration.crossfit.Candidate`) is a method bound to these matrices: ``fit(topic
+indices)`` and ``apply(model, topic indices, want_ci)``.  Score-level candidates use
+:mod:`metaeval.calibration.scorelevel` (topic-clustered t intervals); label-level candidates use
+:mod:`metaeval.calibration.methods`, whose intervals treat label pairs as independent, so the workflow uses only
+their point estimates (see :mod:`metaeval.study.calibration.selection`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.types import LabelSet
+
+
+class CalibrationData:
+    """Dense (topic x run) score matrices over the judge's topics and runs, and the text-paired labels."""
+
+    def __init__(self, reference: "LabelSet", judge: "LabelSet", metrics: Sequence[str]):
+        from metaeval.calibration.pairing import pair_by_text
+        from metaeval.scoring import score_answers
+
+        self.pairing = pair_by_text(reference, judge)
+        jp = self.pairing.judge
+        self.qids, self.runs = jp.qids, jp.run_ids
+        self.H = score_matrix(score_answers(reference), self.qids, self.runs, metrics)
+        self.J = score_matrix(score_answers(judge), self.qids, self.runs, metrics)
+        first = metrics[0]
+        has_h = np.isfinite(self.H[first]).any(axis=1)
+        has_j = np.isfinite(self.J[first]).any(axis=1)
+        self.labelled = np.flatnonzero(has_h & has_j)
+        self.judge_only = np.flatnonzero(~has_h & has_j)
+
+    def truth(self, topics: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Reference run means over ``topics`` and the number of topics each run has there, per metric."""
+        t, n = {}, {}
+        for m, H in self.H.items():
+            sub = H[topics]
+            t[m] = nanmean(sub, axis=0)
+            n[m] = np.isfinite(sub).sum(axis=0)
+        return t, n
+
+
+def score_matrix(scores, qids, runs, metrics) -> dict[str, np.ndarray]:
+    """``{metric: (topics, runs)}`` from a per-answer score table; NaN where a run did not answer."""
+    qpos = {q: i for i, q in enumerate(qids)}
+    rpos = {r: i for i, r in enumerate(runs)}
+    ti = scores["qid"].astype(str).map(qpos)
+    ri = scores["run_id"].astype(str).map(rpos)
+    ok = (ti.notna() & ri.notna()).to_numpy()
+    ti, ri = ti[ok].to_numpy(int), ri[ok].to_numpy(int)
+    out = {}
+    for m in metrics:
+        mat = np.full((len(qids), len(runs)), np.nan)
+        mat[ti, ri] = scores[m].to_numpy(float)[ok]
+        out[m] = mat
+    return out
+
+
+def score_candidate(name: str, data: CalibrationData, metrics: Sequence[str], level: float):
+    from metaeval.calibration.crossfit import Candidate, Prediction
+    from metaeval.calibration.scorelevel import apply_score_method, fit_score_method
+
+    def fit(train):
+        return {m: fit_score_method(name, data.H[m][train], data.J[m][train]) for m in metrics}
+
+    def apply(model, test, want_ci):
+        out = {}
+        for m in metrics:
+            r = apply_score_method(model[m], data.J[m][test], level)
+            out[m] = Prediction(r.est, r.lo, r.hi, r.se, r.answers)
+        return out
+
+    return Candidate(name, "score", fit, apply)
+
+
+def label_candidate(name: str, data: CalibrationData, metrics: Sequence[str], level: float, options: dict, seed: int):
+    from metaeval.calibration.crossfit import Candidate, Prediction
+    from metaeval.calibration.methods import get_method
+    from metaeval.calibration.scorelevel import bounded
+    from metaeval.random_streams import stream
+
+    method = get_method(name)
+    jp, human = data.pairing.judge, data.pairing.human
+    pair_topic = jp.ans_topic[jp.ans]
+    rng = stream(seed, "calibration.label_draws", name)
+
+    def fit(train, **extra):
+        keep = np.zeros(len(jp.qids), dtype=bool)
+        keep[train] = True
+        return method.fit_pairs(jp.select_topics(train), human[keep[pair_topic]], **{**dict(options.get(name, {})), **extra})
+
+    def apply(model, test, want_ci):
+        sub = jp.select_topics(test)
+        ap = method.apply_pairs(model, sub, metrics=metrics, level=level, rng=rng if want_ci else None)
+        rows = np.searchsorted(np.sort(test), sub.ans_topic)
+        out = {}
+        for m in metrics:
+            grid = np.full((len(test), len(jp.run_ids)), np.nan)
+            grid[rows, sub.ans_run] = ap.answers[m]
+            est = ap.run[m]
+            se = ap.se.get(m, np.full_like(est, np.nan))
+            lo, hi = bounded(est, (ap.hi[m] - ap.lo[m]) / 2.0) if m in ap.hi else (np.full_like(est, np.nan),) * 2
+            out[m] = Prediction(np.clip(est, 0.0, 1.0), lo, hi, se, grid)
+        return out
+
+    # the ordinal model's covariance (observed information) only feeds its intervals: inner folds skip it
+    fit_point = (lambda train: fit(train, covariance=False)) if name == "ordinal" else None
+    return Candidate(name, "label", fit, apply, fit_point)
+
+
+def nanmean(x, axis=None):
+    """``np.nanmean`` without the all-NaN warning (NaN where nothing is finite)."""
+    x = np.asarray(x, dtype=float)
+    ok = np.isfinite(x)
+    n = ok.sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, np.where(ok, x, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
+
+
+def finite_or_none(x) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None

@@ -1,0 +1,53 @@
+"""Settings of the calibrate workflow: defaults in one place, names checked, one-line errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA = "metaeval.calibration/3"
+MODEL_FORMAT = "metaeval-calibration-model"
+SCORE_LEVEL = ("none", "ppi", "ppi_pp", "regression")
+LABEL_LEVEL = ("posterior", "matrix", "matrix_unconstrained", "ordinal")
+ALL_METHODS = SCORE_LEVEL + LABEL_LEVEL
+#: the method whose intervals the leaderboard shows when the chosen one has none that qualify
+FALLBACK = "ppi_pp"
+DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8, "min_topics": 10,
+                            "methods": None,
+                            "metrics": None, "metric": "v_strict", "level": 0.95, "min_coverage": 0.95,
+                            "n_boot": 1000, "selection": "one_se", "options": {}}
+
+
+def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
+    """Defaults filled in, method and metric names checked (metrics case-insensitive: ``V_strict`` works).
+
+    ``none`` (raw) and ``ppi_pp`` (the interval fallback) are always candidates."""
+    from metaeval.errors import ConfigError
+    from metaeval.scoring import METRICS, normalize_metric
+
+    s = {**DEFAULTS, **{k: v for k, v in (settings or {}).items() if v is not None}}
+    methods = list(s["methods"] or ALL_METHODS)
+    for always in (FALLBACK, "none"):
+        if always not in methods:
+            methods.insert(0, always)
+    bad = [m for m in methods if m not in ALL_METHODS]
+    if bad:
+        raise ConfigError(f"calibration.methods: unknown {', '.join(bad)}; expected {', '.join(ALL_METHODS)}")
+    metrics = [normalize_metric(m) for m in (s["metrics"] or METRICS)]
+    metric = normalize_metric(s["metric"])
+    if metric not in metrics:
+        metrics.insert(0, metric)
+    bad = [m for m in metrics if m not in METRICS]
+    if bad:
+        raise ConfigError(f"calibration metric {bad[0]!r}; expected one of {', '.join(METRICS)} (any case)")
+    if not 0 < float(s["level"]) < 1:
+        raise ConfigError(f"calibration.level {s['level']}: expected a value between 0 and 1")
+    if int(s["repeats"]) < 1:
+        raise ConfigError(f"calibration.repeats {s['repeats']}: expected at least 1")
+    if not 0.5 <= float(s["win_share"]) <= 1:
+        raise ConfigError(f"calibration.win_share {s['win_share']}: expected a value between 0.5 and 1")
+    if int(s["min_topics"]) < 2:
+        raise ConfigError(f"calibration.min_topics {s['min_topics']}: expected at least 2")
+    return {**s, "methods": methods, "metrics": metrics, "metric": metric, "folds": int(s["folds"]),
+            "min_topics": int(s["min_topics"]),
+            "inner_folds": int(s["inner_folds"]), "repeats": int(s["repeats"]), "win_share": float(s["win_share"]),
+            "level": float(s["level"]), "min_coverage": float(s["min_coverage"]), "n_boot": int(s["n_boot"])}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Documentation checks for CI (.ci/run calls this): install what they need, then build the documentation site
+# strictly (a broken link, a missing anchor or a page left out of mkdocs.yml's nav fails the build).
+#   1. TeX Live (Debian packages: pdflatex, booktabs, caption, graphicx; pdftoppm from poppler-utils) for the
+#      LaTeX compile test tests/integration/test_report_latex_compile.py, which compiles `metaeval report --latex`
+#      output in a two-column article and fails on errors or an overfull box wider than 1 pt;
+#   2. the `docs` extra (mkdocs) into the project's venv;
+#   3. mkdocs build --strict into a temporary folder.
+# Usage: bash scripts/ci_docs.sh [PYTHON]   (default .venv/bin/python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${1:-.venv/bin/python}"
+
+if ! command -v pdflatex >/dev/null 2>&1 || ! kpsewhich booktabs.sty >/dev/null 2>&1 \
+    || ! command -v pdftoppm >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended poppler-utils >/dev/null
+  else
+    echo "ci_docs: pdflatex/booktabs/pdftoppm missing and not root: install texlive-latex-base" \
+      "texlive-latex-recommended texlive-latex-extra poppler-utils" >&2
+    exit 1
+  fi
+fi
+command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null && command -v pdftoppm >/dev/null
+
+"$PY" -m pip install -q -e ".[docs]"
+SITE="$(mktemp -d)"
+trap 'rm -rf "$SITE"' EXIT
+"$PY" -m mkdocs build --strict --site-dir "$SITE"
+echo "ci_docs: mkdocs build --strict passed; pdflatex $(pdflatex --version | head -1 | cut -c1-40)"

@@ -1,0 +1,126 @@
+"""The transcript viewer's data (the study's join with the human labels) and page, the report's links to it, the
+auto_auto disagreement lists, collapsed refusal notes and the terminal's closing lines."""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+
+import pandas as pd
+
+from metaeval.report.model import Report, Section, Table
+from metaeval.report.render_html import CSS, render_html
+from metaeval.report.render_md import render_md
+from metaeval.report.viewer import unit_link, viewer_html
+from metaeval.study.transcript_view import transcript_view
+
+
+
+def _reference():
+    """Stands in for a LabelSet: the join reads only its ``labels`` frame."""
+    df = pd.DataFrame({"qid": ["q1", "q1", "q1"], "run_id": ["r1", "r1", "r2"], "nugget_id": [0, 1, 0],
+                       "nugget": ["Cats purr", "Dogs bark", "Cats purr"], "importance": ["vital", "okay", "vital"],
+                       "support": ["support", "not_support", "partial_support"]})
+    return SimpleNamespace(labels=df)
+
+
+RECORDS = [
+    {"stage": "create", "qid": "q1", "run_id": None, "items": ["doc1", "doc2"], "labels": ["Cats purr", "Cats nap", "x"],
+     "status": "ok", "calls": []},
+    {"stage": "assign", "qid": "q1", "run_id": "r1", "items": ["Cats purr", "Dogs bark"],
+     "labels": ["support", "support"], "status": "ok", "reasks": 1,
+     "calls": [{"prompt_id": "assign", "prompt_version": "v1", "reask": 0, "messages": [{"role": "user", "content": "p"}],
+                "raw_reply": "garbled", "api_key": "never shown"},
+               {"prompt_id": "assign", "prompt_version": "v1", "reask": 1, "messages": [], "raw_reply": "[...]"}]},
+    {"stage": "assign", "qid": "q1", "run_id": "r2", "items": ["Cats purr"], "labels": ["partial_support"],
+     "status": "ok", "calls": []},
+    {"stage": "assign", "qid": "q1", "run_id": "r3", "items": ["A judge's own nugget"], "labels": ["support"],
+     "status": "ok", "calls": []},
+]
+
+
+def test_transcript_view_joins_human_labels_by_text_never_by_position():
+    view = transcript_view(RECORDS, _reference(), "c", queries={"q1": "why cats purr"})
+    create, r1, r2, r3 = view["units"]
+    # creation: documents in, nuggets out - not paired row by row
+    assert [r["item"] for r in create["rows"]] == ["doc1", "doc2"] and create["outputs"] == ["Cats purr", "Cats nap", "x"]
+    assert all(r["judge"] is None and r["human"] is None for r in create["rows"]) and not create["disagree"]
+    assert [(r["judge"], r["human"], r["importance"]) for r in r1["rows"]] == [("support", "support", "vital"),
+                                                                               ("support", "not_support", "okay")]
+    assert r1["disagree"] and r1["query"] == "why cats purr" and len(r1["calls"]) == 2
+    assert "api_key" not in r1["calls"][0] and r1["calls"][1]["raw_reply"] == "[...]"
+    assert r2["rows"][0]["human"] == "partial_support" and not r2["disagree"]  # the run's own human label
+    assert r3["rows"][0]["human"] is None and not r3["disagree"]  # no human nugget with that text
+    assert view["n_units"] == 4 and view["n_disagree"] == 1 and view["has_reference"]
+    assert not transcript_view(RECORDS, None, "c")["has_reference"]
+
+
+def test_viewer_page_is_self_contained_and_cannot_be_injected():
+    evil = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"
+    view = transcript_view([{**RECORDS[1], "items": [evil, "Dogs bark"]}], _reference(), "c")
+    page = viewer_html(view, f"Transcripts of {evil}")
+    assert page.count("<script") == 2 and page.count("</script>") == 2  # the data block and the script, nothing else
+    assert evil not in page and "\\u003c/script>" in page
+    data = re.search(r'<script type="application/json" id="view-data">(.*?)</script>', page, re.S).group(1)
+    assert json.loads(data)["units"][0]["rows"][0]["item"] == evil  # the text survives, as data
+    assert ".innerHTML" not in page and "textContent" in page
+    assert not re.search(r'(?:src|href)\s*=\s*["\']?(?:https?:)?//', page)
+    for sel in ("f-qid", "f-run", "f-stage", "f-label", "f-human", "f-disagree", "f-text"):
+        assert f'id="{sel}"' in page
+    assert unit_link("cells/c/transcripts.html", "q 1", "run/a", disagree=True) == \
+        "cells/c/transcripts.html#qid=q%201&run=run%2Fa&disagree=1"
+
+
+def test_table_links_render_in_html_and_markdown_only_on_their_rows():
+    t = Table(["run", "transcript"], [["r1", "open"], ["r2", "-"]], "c", links=["cells/x/transcripts.html#qid=q&run=r1", ""])
+    rep = Report("T", [Section("s", "S", [t])], {}, {})
+    html = render_html(rep)
+    assert '<td><a href="cells/x/transcripts.html#qid=q&amp;run=r1">open</a></td>' in html and "<td>-</td>" in html
+    assert "| r1 | [open](cells/x/transcripts.html#qid=q&run=r1) |" in render_md(rep)
+    # labels never break mid-word ("not_sup port"): a word breaks only when it alone is wider than its cell
+    assert "anywhere" not in CSS and "overflow-wrap:break-word" in CSS
+
+
+def test_auto_auto_nugget_lists_are_two_lists_not_rows_that_match():
+    from metaeval.report.build import _nugget_lists
+
+    nl = {"run_id": "r1", "answer_excerpt": "Cats purr.",
+          "human": [{"nugget": "Cats purr", "importance": "vital", "label": "support"},
+                    {"nugget": "Dogs bark", "importance": "okay", "label": "not_support"}],
+          "judge": [{"nugget": "Purring is a sound", "importance": "vital", "label": "support"}]}
+    text, human, judge, link = _nugget_lists(nl, "cells/c/transcripts.html#qid=q1&run=r1")
+    assert "not aligned row by row" in text.text
+    assert human.columns == judge.columns == ["nugget", "importance", "label"]
+    assert [r[0] for r in human.rows] == ["Cats purr", "Dogs bark"] and [r[0] for r in judge.rows] == ["Purring is a sound"]
+    assert human.caption.endswith("2 nuggets, 1 supported") and judge.caption.endswith("1 nuggets, 1 supported")
+    assert link.links == ["cells/c/transcripts.html#qid=q1&run=r1"]
+
+
+def test_identical_refusals_collapse_into_one_note():
+    from metaeval.report.calibration_section import cell_blocks
+    from metaeval.report.model import Text
+
+    reason = "label-level methods refused: 0 of 872 label pairs match by nugget text"
+    held = {"mae": {"mean": 0.1, "se": 0.01}, "diff_vs_raw": {"mean": 0.0, "se": 0.0}, "bias": 0.0, "coverage": 0.9,
+            "coverage_worst_run": 0.8, "mean_ci_width": 0.3, "tau": {}}
+    cal = {"metric": "v_strict", "recommendation": "keep raw", "pairing": {"key": "k", "matched": 0, "judge_pairs": 872,
+           "reference_pairs": 496, "coverage": 0.0}, "settings": {"folds_used": 5, "selection": "one_se", "inner_folds": 3,
+           "level": 0.95}, "topics": {"human_labelled": ["q"], "judge_only": []}, "selection": {"method": "none"},
+           "candidates": {"none": {"status": "ok", "level": "score", "held_out": held},
+                          **{m: {"status": "refused", "level": "label", "reason": reason}
+                             for m in ("posterior", "matrix", "matrix_unconstrained", "ordinal")}},
+           "leaderboard": {"rows": [], "estimated_by": "ppi_pp", "human_labelled_topics": 1, "judge_only_topics": 0,
+                           "intervals_why": "PPI++ is the fallback"}}
+    notes = [b.text for b in cell_blocks(cal) if isinstance(b, Text) and reason in b.text]
+    assert notes == [f"posterior, matrix, matrix_unconstrained, ordinal: {reason}"]
+
+
+def test_closing_lines_name_synthetic_data_the_verdict_and_the_page():
+    from metaeval.commands.report import closing_lines
+
+    lines = closing_lines({"synthetic": True, "summary": {"verdict": "Verdict: FAIL - 1 of 2 judged cell(s) ..."}},
+                          "results/demo/report.html")
+    assert lines[0].startswith("note: synthetic data") and lines[1].startswith("Verdict: FAIL")
+    assert lines[-1] == "report: results/demo/report.html"
+    assert closing_lines({"summary": {"verdict": "Verdict: PASS - all"}}, "r.html") == ["Verdict: PASS - all", "report: r.html"]
