@@ -13,7 +13,7 @@ import pytest
 
 from metaeval.data.dataset import load_dataset
 from metaeval.judges.base import SyncJudge
-from metaeval.judges.registry import make_judge
+from metaeval.judges import make_judge
 from metaeval.judges.catalog import resolve_judge
 from metaeval.types import Nugget, Topic
 
