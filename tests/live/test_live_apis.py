@@ -12,8 +12,8 @@ import os
 import pytest
 
 from metaeval.data.dataset import load_dataset
-from metaeval.judges.base import SyncJudge
 from metaeval.judges import make_judge
+from metaeval.judges.base import SyncJudge
 from metaeval.judges.catalog import resolve_judge
 from metaeval.types import Nugget, Topic
 
