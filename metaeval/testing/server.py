@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import functools
 import hashlib
 import json
 import random
@@ -47,13 +48,23 @@ BACKLOG = 1024
 
 @dataclass
 class Faults:
+    """What goes wrong, per request, each drawn independently from a RNG seeded with ``seed`` (in this order)."""
+
+    #: seconds added to every request
     latency_s: float = 0.0
+    #: chance of a 429 with ``Retry-After: retry_after``
     p_429: float = 0.0
+    #: chance of a 500
     p_500: float = 0.0
+    #: chance of a hang: ``hang_s`` seconds before answering, so the client times out
     p_hang: float = 0.0
+    #: chance of a dropped connection (the socket aborted mid-request)
     p_drop: float = 0.0
+    #: chance of an HTTP 200 whose body is not JSON
     p_bad_json: float = 0.0
+    #: chance of a malformed reply (prose instead of a label list)
     p_malformed: float = 0.0
+    #: chance of a label list of the wrong length
     p_wrong_length: float = 0.0
     retry_after: str = "1"
     hang_s: float = 30.0
@@ -110,8 +121,8 @@ class ChatTestServer:
 
         app = web.Application(client_max_size=64 * 1024 * 1024,
                                middlewares=[self._echo_headers()] if self.echo_key else [])
-        app.router.add_post("/v1/chat/completions", self._openai)
-        app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_post("/v1/chat/completions", functools.partial(self._answer, api="openai"))
+        app.router.add_post("/v1/messages", functools.partial(self._answer, api="anthropic"))
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         self.batch_api.routes(app)
@@ -217,13 +228,15 @@ class ChatTestServer:
             text = self.rule(messages)
         return None, body, text
 
-    async def _openai(self, request: Any) -> Any:
+    async def _answer(self, request: Any, api: str) -> Any:
+        """A chat request of ``api`` (``openai`` or ``anthropic``): the fault it draws, or the rule's reply."""
         from aiohttp import web
 
-        resp, body, text = await self._common(request, "openai")
+        resp, body, text = await self._common(request, api)
         if resp is not None:
             return resp
-        return web.json_response(self.openai_reply(body, text))
+        reply = self.openai_reply if api == "openai" else self.anthropic_reply
+        return web.json_response(reply(body, text))
 
     def openai_reply(self, body: dict, text: str) -> dict:
         """A chat.completion object answering ``body`` with ``text`` (also the body of a batch output line)."""
@@ -236,14 +249,6 @@ class ChatTestServer:
                          "finish_reason": "stop" + self._echo}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": _tokens(text), "total_tokens": prompt + _tokens(text)},
         }
-
-    async def _anthropic(self, request: Any) -> Any:
-        from aiohttp import web
-
-        resp, body, text = await self._common(request, "anthropic")
-        if resp is not None:
-            return resp
-        return web.json_response(self.anthropic_reply(body, text))
 
     def anthropic_reply(self, body: dict, text: str) -> dict:
         """A message object answering ``body`` with ``text`` (also a succeeded batch result's message)."""
