@@ -122,6 +122,18 @@ def _p(v) -> str:
     return "n/a" if v is None or v != v else f"{v:.3g}"
 
 
+def _run_notes(block: dict, most: int = 5) -> list[str]:
+    """The candidate's warnings (too few shared runs) and the ``--run-map`` options that would pair its
+    near-matching run names with the reference's (at most ``most`` shown)."""
+    lines = [f"warning: {w}" for w in block.get("warnings") or []]
+    suggested = list((block.get("suggested_run_map") or {}).items())
+    if suggested:
+        more = f" (+{len(suggested) - most} more in analysis.json)" if len(suggested) > most else ""
+        lines.append(f"hint: {len(suggested)} run name(s) only on the candidate nearly match the reference's: "
+                     + " ".join(f"--run-map {c}={r}" for c, r in suggested[:most]) + more)
+    return lines
+
+
 def format_summary(res) -> str:
     """Readable summary: one tau table per candidate, then flips, agreement and paired tests."""
     doc = res.json
@@ -132,6 +144,7 @@ def format_summary(res) -> str:
         c = block["cells"]
         drop = ", ".join(f"{k} {v}" for k, v in c["dropped"].items())
         lines += ["", f"candidate: {name}   runs {c['n_runs']}  topics {c['n_topics']}  cells {c['n_cells']}  (dropped: {drop})",
+                  *_run_notes(block),
                   f"{'metric':<10} {'run':>24} {'topic_avg':>24} {'pooled':>24}  flips (ref-sig)"]
         for metric, mb in block["metrics"].items():
             cells = []
