@@ -1,20 +1,22 @@
-"""``metaeval analyze``: Kendall's tau at three levels with CIs, label agreement and strictness, descriptives."""
+"""``metaeval analyze``: Kendall's tau at three levels with CIs, label agreement and strictness, descriptives.
+
+Compare one or more candidates (e.g. an LLM judge) with a reference (e.g. NIST assessors): Kendall's tau between run
+rankings, per-topic and over all cells with topic-bootstrap CIs, run-pair flips, label agreement (kappa,
+Krippendorff's alpha, strictness, Stuart-Maxwell) and Table 4 statistics. Each input is an assignment (label) file,
+a score table (long run_id,qid,metric,value or wide), or a folder of per-query trec_eval -q / ir_measures outputs
+(one file per run).
+"""
 
 from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "analyze",
-        help="meta-evaluate candidate labels/scores against a reference (tau at 3 levels, agreement, strictness)",
-        description="Compare one or more candidates (e.g. an LLM judge) with a reference (e.g. NIST assessors): "
-        "Kendall's tau between run rankings, per-topic and over all cells with topic-bootstrap CIs, run-pair flips, "
-        "label agreement (kappa, Krippendorff's alpha, strictness, Stuart-Maxwell) and Table 4 statistics. "
-        "Each input is an assignment (label) file, a score table (long run_id,qid,metric,value or wide), or a "
-        "folder of per-query trec_eval -q / ir_measures outputs (one file per run).",
-    )
+    p = command_parser(sub, "analyze", __doc__,
+                       help="meta-evaluate candidate labels/scores against a reference (tau at 3 levels, agreement, strictness)")
     p.add_argument("--reference", required=True, metavar="REF", help="reference labels, score table or trec_eval folder")
     p.add_argument("--candidate", required=True, nargs="+", metavar="CAND",
                    help="one or more candidates (same kinds, or a sweep cell folder holding labels.jsonl); NAME=PATH "
