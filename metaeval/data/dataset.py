@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -111,10 +112,34 @@ class Dataset:
             "human_labels": 0 if self.labels is None else len(self.labels.labels),
         }
 
-    def check(self) -> list[str]:
+    def partial_runs(self) -> dict[str, int]:
+        """run -> how many topics it answers, for the runs that answer only part of ``qids`` (a NIST export holds
+        only the judged topics' answers, so there this is expected, not a problem)."""
+        runs: dict[str, set[str]] = {}
+        for a in self.answers:
+            runs.setdefault(a.run_id, set()).add(a.qid)
+        all_q = set(self.topics) or {a.qid for a in self.answers}
+        return {run: len(qs) for run, qs in sorted(runs.items()) if qs != all_q}
+
+    def coverage_note(self) -> str:
+        """One line summing up :meth:`partial_runs` ('' when every run answers every topic)."""
+        partial = self.partial_runs()
+        if not partial:
+            return ""
+        n_topics = len(set(self.topics) or {a.qid for a in self.answers})
+        counts = sorted(Counter(partial.values()).items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = ", ".join(f"{runs} run(s) answer {n}" for n, runs in counts[:3]) + (", ..." if len(counts) > 3 else "")
+        labelled = len(set(self.labels.labels["qid"])) if self.labels is not None else 0
+        why = (f"expected: the human labels cover {labelled} topics and the export holds only the judged answers; "
+               if labelled and labelled < n_topics else "")
+        return (f"{len(partial)} of {len(self.run_ids)} runs answer only part of the {n_topics} topics ({shown}); "
+                f"{why}comparisons use the (topic, run) cells both sides share")
+
+    def check(self, coverage: bool = True) -> list[str]:
         """Consistency problems (empty list when consistent): every labelled nugget is a human nugget of its topic
         with the same text and importance; every labelled answer exists; every cited reference is a known document
-        of its topic (when documents are given); every run answers every topic."""
+        of its topic (when documents are given); with ``coverage``, every run answers every topic (one line per
+        run of :meth:`partial_runs`; ``coverage=False`` leaves those to :meth:`coverage_note`)."""
         problems: list[str] = []
         if self.labels is not None and self.nuggets is not None:
             ref = {(r.qid, int(r.nugget_id)): (r.nugget, str(r.importance)) for r in self.nuggets.itertuples(index=False)}
@@ -136,12 +161,13 @@ class Dataset:
                 cited = {a.references[i] for c in a.citations for i in c if i < len(a.references)}
                 for docid in sorted(cited - known):
                     problems.append(f"answer ({a.qid}, {a.run_id}) cites {docid}, not a document of topic {a.qid}")
-        runs = {}
-        for a in self.answers:
-            runs.setdefault(a.run_id, set()).add(a.qid)
-        all_q = set(self.topics) or {a.qid for a in self.answers}
-        for run, qs in sorted(runs.items()):
-            if qs != all_q:
+        if coverage:
+            runs: dict[str, set[str]] = {}
+            for a in self.answers:
+                runs.setdefault(a.run_id, set()).add(a.qid)
+            all_q = set(self.topics) or {a.qid for a in self.answers}
+            for run in self.partial_runs():
+                qs = runs[run]
                 problems.append(f"run {run} answers {len(qs)} of {len(all_q)} topics (missing {sorted(all_q - qs)[:5]})")
         return problems
 
