@@ -46,3 +46,30 @@ def test_cell_over_the_failed_rate_gets_no_figures_only_the_reason(tmp_path):
                 "cache.path=" + str(tmp_path / "empty.sqlite"), "sweep.max_failed_rate=1.0")
     (cell,) = json.loads((tmp_path / "allfailed" / "summary.json").read_text())["cells"]
     assert "withheld" not in cell and "analysis" in cell
+
+
+def test_default_grid_holds_only_cells_that_can_run_here(tmp_path):
+    import importlib.util
+
+    res = metaeval("sweep", "--dry-run", f"results_dir={tmp_path}")
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = [line.split()[0] for line in res.stdout.splitlines()[1:] if "__" in line.split()[0]]
+    assert "simulated_fig6__auto_auto" not in rows and "simulated_fig6__human_auto" in rows
+    assert "skipped" not in res.stdout
+    if importlib.util.find_spec("torch") is None:  # named once, with the install command, instead of 2 rows
+        assert not any(r.startswith("embedding__") for r in rows)
+        lines = [line for line in res.stderr.splitlines() if "embedding" in line]
+        assert lines == ["WARNING metaeval.grid: judge embedding is not in this run: its extra is not installed "
+                         "(missing torch, sentence_transformers); install it with: pip install 'metaeval[embed]'"]
+    # the offline judges prompt no model: zero tokens, zero cost (the calls column counts judge calls)
+    for line in res.stdout.splitlines()[1:]:
+        parts = line.split()
+        if parts and "__" in parts[0]:
+            assert parts[2:5] == ["0", "0", "0.0000"], line
+
+
+def test_a_typed_grid_keeps_its_impossible_cells_visible_when_nothing_else_runs(tmp_path):
+    # simulated_fig6 with auto_auto only: nothing to prune to, so the usual one-line error says why
+    res = metaeval("sweep", "--dry-run", f"results_dir={tmp_path}", "-m", "judge=simulated_fig6", "strategy=auto_auto")
+    assert res.returncode == 2
+    assert "cannot perform stage(s) create, importance" in res.stderr
