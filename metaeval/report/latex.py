@@ -137,7 +137,7 @@ class _Paper:
         keys = list(th)
         rows = []
         for c in v["cells"]:
-            if c["status"] == "skipped":
+            if c["status"] in ("skipped", "withheld"):
                 continue
             by = {x["check"]: x for x in c["checks"]}
             rows.append(self.name_cols(c["cell"]) + [c["status"].upper()] +

@@ -107,6 +107,9 @@ def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[st
         if c.get("skipped"):
             out.append({"cell": c["cell"], "status": "skipped", "reason": c["skipped"], "checks": []})
             continue
+        if c.get("withheld"):  # too many FAILED labels: the study computed no figures to check (study.run)
+            out.append({"cell": c["cell"], "status": "withheld", "reason": c["withheld"], "checks": []})
+            continue
         checks = []
         for key, limit in active.items():
             desc, get, cmp, sign = CHECKS[key]
@@ -147,7 +150,7 @@ def headline(v: dict[str, Any]) -> str:
             if v["passed"] else
             f"Verdict: FAIL - {v['n_failed']} of {judged} judged cell(s) miss a threshold on {v['thresholds'].get('metric')}."
             if judged else "Verdict: FAIL - no cell could be judged.")
-    why = reasons(v)
+    why = reasons(v) + [f"{c['cell']} not judged: {c['reason']}" for c in v["cells"] if c["status"] == "withheld"]
     return head + (" " + " ".join(r.rstrip(".") + "." for r in why) if why else "")
 
 

@@ -46,8 +46,8 @@ def verdict(ctx: Context) -> Section:
 
 
 def _verdict_row(c: dict[str, Any], keys: list[str]) -> list[str]:
-    if c["status"] == "skipped":
-        return [c["cell"], "SKIPPED"] + ["-"] * len(keys)
+    if c["status"] in ("skipped", "withheld"):  # withheld: too many FAILED labels, no figures
+        return [c["cell"], c["status"].upper()] + ["-"] * len(keys)
     by = {x["check"]: x for x in c["checks"]}
     return [c["cell"], c["status"].upper()] + [
         ("undefined" if by[k]["value"] is None else fmt(by[k]["value"])) + (" ok" if by[k]["passed"] else " FAILS")

@@ -52,6 +52,9 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
         if c.get("skipped"):
             lines.append(f"| {c['cell']} | skipped: {c['skipped']} | | | | | | | | |")
             continue
+        if c.get("withheld"):  # no figures were computed (study.run.withheld_cells): the reason only
+            lines.append(f"| {c['cell']} | withheld: {c['withheld']} | | | | | | | | |")
+            continue
         st = c.get("stats", {})
         a = c.get("analysis")
         fr = c.get("failure_rate")
