@@ -253,15 +253,13 @@ def _pruned(cells: list, config: dict[str, Any]) -> tuple[list, list[str]]:
 
 
 def log_grid_notes(document: dict[str, Any]) -> None:
-    """The grid lines of ``compose_sweep`` (``_grid_notes``), once: a missing extra as a warning (the user can
-    install it); a judge restricted to the strategies it can perform as info (``-v``) for a shipped grid, as a
-    warning for a grid typed on the command line."""
+    """The grid lines of ``compose_sweep`` (``_grid_notes``) in the log at info level (``-v``); the terminal shows
+    them once, in the summary table's header (``summary.md``) or under the dry-run table."""
     import logging
 
     log = logging.getLogger("metaeval.grid")
     for line in document.get("_grid_notes") or ():
-        loud = "extra is not installed" in line or document.get("_grid_overridden")
-        log.log(logging.WARNING if loud else logging.INFO, line)
+        log.info(line)
 
 
 def split_judge_overrides(overrides: list[str], config_dir: Any = None) -> tuple[list[str], dict[str, list[str]]]:

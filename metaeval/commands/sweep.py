@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"-m: one grid of {len(cells)} cell(s): {', '.join(c.id for c in cells)}")
     if run.summary is None:
         print(dry_run_table({"cells": run.dry_run_cells}))
+        for note in settings.document.get("_grid_notes") or ():  # judges left out of the grid, once each
+            print(f"grid: {note}")
         return 0
     from metaeval.study.summary import summary_markdown
 

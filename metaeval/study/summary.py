@@ -38,6 +38,8 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
                   "Call, token and cost columns are totals for the stored results.", ""]
     if summary.get("stopped"):
         lines += [f"**Stopped early:** {summary['stopped']}", ""]
+    for note in summary.get("grid_notes") or ():  # judges left out of the grid (study.run: grid_notes), once each
+        lines += [f"Grid: {note}", ""]
     interrupted = max((int(c.get("stats", {}).get("interrupted_runs", 0)) for c in cells), default=0)
     if interrupted:
         lines += [f"Model requests, tokens and cost are lower bounds: {interrupted} earlier run(s) of this folder were "

@@ -58,9 +58,12 @@ def test_default_grid_holds_only_cells_that_can_run_here(tmp_path):
     assert "skipped" not in res.stdout
     if importlib.util.find_spec("torch") is None:  # named once, with the install command, instead of 2 rows
         assert not any(r.startswith("embedding__") for r in rows)
-        lines = [line for line in res.stderr.splitlines() if "embedding" in line]
-        assert lines == ["WARNING metaeval.grid: judge embedding is not in this run: its extra is not installed "
+        lines = [line for line in (res.stdout + res.stderr).splitlines() if "embedding" in line]
+        assert lines == ["grid: judge embedding is not in this run: its extra is not installed "
                          "(missing torch, sentence_transformers); install it with: pip install 'metaeval[embed]'"]
+    assert "grid: judge simulated_fig6 joins only human_auto: cannot perform stage(s) create, importance needed by " \
+           "auto_auto" in res.stdout
+    assert "warning" not in res.stderr.lower()  # the default demo prints no warning (tests/ray first-run test)
     # the offline judges prompt no model: zero tokens, zero cost (the calls column counts judge calls)
     for line in res.stdout.splitlines()[1:]:
         parts = line.split()
