@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("results_dir", metavar="RESULTS_DIR", help="a sweep's results folder (<results_dir>/<name>/)")
     p.add_argument("--thresholds", metavar="FILE",
                    help="verdict thresholds, YAML or JSON (default: lower CI of run-level tau on v_strict >= 0.8, "
-                   "failure rate <= 1%%; see conf/report/thresholds.yaml)")
+                   "failure rate <= 1%%; see metaeval/report/thresholds.yaml)")
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell fails a threshold (for CI pipelines)")
     p.add_argument("--print", dest="print_", action="store_true", help="print the verdict and main tables as plain text")
     p.add_argument("--latex", action="store_true",
