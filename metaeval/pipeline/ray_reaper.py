@@ -1,0 +1,92 @@
+"""A watchdog that ends a local Ray session's processes when the driver that started it dies, even by kill -9.
+
+Why: a local Ray started by ``ray.init()`` fate-shares its GCS server and raylet with the driver, but the raylet's
+children (the dashboard agent and the runtime-env agent) only notice the raylet's death by polling, and then, when
+the raylet did not log a SIGTERM, try to publish that error to the (dead) GCS with a 60-second timeout hard-coded
+in Ray (``ray._private.utils.publish_error_to_driver``) before they exit: after ``kill -9`` of the driver two agent
+processes stay alive for over 60 s.
+
+How: ``start(session_dir)`` (called by ``metaeval.pipeline.ray_setup.init_ray`` after it started a local Ray)
+starts ``python -m metaeval.pipeline.ray_reaper SESSION_DIR`` in its own session with a pipe on its stdin whose
+write end only the driver holds.  The pipe reaches end-of-file when the driver exits, whatever the cause; the
+watchdog then sends SIGKILL to every process of that session (``session_processes``: its command line names the
+session directory or it holds a file there open; this Ray session's own processes only, nothing of another
+session or cluster) and exits.  On a clean exit Ray has already shut its
+processes down and there is nothing left to end.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+#: session dir -> its watchdog (kept so the pipe's write end stays open while the driver lives)
+_WATCHDOGS: dict[str, subprocess.Popen] = {}
+
+
+def session_processes(session_dir: str, proc_root: str = "/proc") -> list[int]:
+    """Process ids of the Ray session in ``session_dir`` (Linux ``/proc``; empty elsewhere), except this one: those
+    whose command line names the folder (raylet, GCS server, log monitor) or that hold a file in it open (every
+    Ray process writes its log there, also the agents and workers that retitle themselves ``ray::...``)."""
+    me, out = os.getpid(), []
+    root = Path(proc_root)
+    if not root.is_dir():
+        return out
+    for entry in root.iterdir():
+        if entry.name.isdigit() and int(entry.name) != me and _in_session(entry, session_dir):
+            out.append(int(entry.name))
+    return out
+
+
+def _in_session(proc: Path, session_dir: str) -> bool:
+    try:
+        cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        if re.search(re.escape(session_dir) + r"(?=[/\s]|$)", cmdline):  # the folder itself, not a longer name
+            return True
+        fds = os.listdir(proc / "fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(proc / "fd" / fd).startswith(session_dir + os.sep):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def start(session_dir: str) -> subprocess.Popen | None:
+    """Start the watchdog for ``session_dir`` (once per session); None where there is no ``/proc`` to read."""
+    running = _WATCHDOGS.get(session_dir)
+    if running is not None and running.poll() is None:
+        return running
+    if not session_dir or not Path("/proc/self/cmdline").exists():
+        return None
+    _WATCHDOGS[session_dir] = subprocess.Popen([sys.executable, "-m", "metaeval.pipeline.ray_reaper", session_dir],
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True, close_fds=True)
+    return _WATCHDOGS[session_dir]
+
+
+def main(argv: list[str]) -> int:
+    """Block until stdin closes (the driver is gone), then SIGKILL the session's remaining processes."""
+    session_dir = argv[0]
+    try:
+        while sys.stdin.buffer.read(4096):
+            pass
+    except (OSError, KeyboardInterrupt):
+        pass
+    for pid in session_processes(session_dir):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
