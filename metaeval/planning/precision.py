@@ -212,32 +212,7 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
                     a["swap"][g][1] += cnt
         done += b
 
-    rows = []
-    for n in grid:
-        a = acc[n]
-        emp = z * np.sqrt(a["se2"] / reps)
-        emp_tot = z * np.sqrt(a["se2_tot"] / reps)
-        ana0 = z * np.sqrt(fpc_variance(s2d0, n, total))
-        ana = z * np.sqrt(fpc_variance(s2d, n, total))
-        ana_tot = z * np.sqrt(np.maximum(total_variance(s2d0, s2h0, n, total), 0.0))
-        pi = a["half_pi"] / reps
-        taus = np.concatenate(a["tau"])
-        taus = taus[np.isfinite(taus)]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(emp > 0, ana0 / emp, np.nan)
-            ratio_pi = np.where(emp > 0, pi / emp, np.nan)
-        rows.append({
-            "n": n,
-            "analytic_half": _summ(ana), "analytic_half_pilot0": _summ(ana0), "empirical_half": _summ(emp),
-            "plugin_half": _summ(pi), "plugin_coverage": _summ(a["cover"] / reps),
-            "analytic_over_empirical": _summ(ratio), "plugin_over_empirical": _summ(ratio_pi),
-            "total_analytic_half": _summ(ana_tot), "total_empirical_half": _summ(emp_tot),
-            "tau_mean": float(taus.mean()) if taus.size else None,
-            "tau_lo": float(np.quantile(taus, (1 - level) / 2)) if taus.size else None,
-            "tau_hi": float(np.quantile(taus, (1 + level) / 2)) if taus.size else None,
-            "swap": {f"{g:g}": {"empirical": (a["swap"][g][0] / a["swap"][g][1]) if a["swap"][g][1] else None,
-                                "analytic": _none(analytic_swap(H, D, n, total, g))} for g in gaps},
-        })
+    rows = [_curve_row(n, acc[n], reps, z, level, s2d, s2d0, s2h0, total, H, D, gaps) for n in grid]
     tr = np.concatenate(tau_raw)
     tr = tr[np.isfinite(tr)]
     return {"level": level, "z": z, "reps": reps, "pilot_topics": tp, "total_topics": total, "runs": int(r),
@@ -247,6 +222,34 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
                         "lo": float(np.quantile(tr, (1 - level) / 2)) if tr.size else None,
                         "hi": float(np.quantile(tr, (1 + level) / 2)) if tr.size else None},
             "rows": rows}
+
+
+def _curve_row(n: int, a: dict[str, Any], reps: int, z: float, level: float, s2d: np.ndarray, s2d0: np.ndarray,
+               s2h0: np.ndarray, total: int, H: np.ndarray, D: np.ndarray, gaps: Sequence[float]) -> dict[str, Any]:
+    """One row of :func:`precision_curves` from its accumulators over the resampled worlds."""
+    emp = z * np.sqrt(a["se2"] / reps)
+    emp_tot = z * np.sqrt(a["se2_tot"] / reps)
+    ana0 = z * np.sqrt(fpc_variance(s2d0, n, total))
+    ana = z * np.sqrt(fpc_variance(s2d, n, total))
+    ana_tot = z * np.sqrt(np.maximum(total_variance(s2d0, s2h0, n, total), 0.0))
+    pi = a["half_pi"] / reps
+    taus = np.concatenate(a["tau"])
+    taus = taus[np.isfinite(taus)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(emp > 0, ana0 / emp, np.nan)
+        ratio_pi = np.where(emp > 0, pi / emp, np.nan)
+    return {
+        "n": n,
+        "analytic_half": _summ(ana), "analytic_half_pilot0": _summ(ana0), "empirical_half": _summ(emp),
+        "plugin_half": _summ(pi), "plugin_coverage": _summ(a["cover"] / reps),
+        "analytic_over_empirical": _summ(ratio), "plugin_over_empirical": _summ(ratio_pi),
+        "total_analytic_half": _summ(ana_tot), "total_empirical_half": _summ(emp_tot),
+        "tau_mean": float(taus.mean()) if taus.size else None,
+        "tau_lo": float(np.quantile(taus, (1 - level) / 2)) if taus.size else None,
+        "tau_hi": float(np.quantile(taus, (1 + level) / 2)) if taus.size else None,
+        "swap": {f"{g:g}": {"empirical": (a["swap"][g][0] / a["swap"][g][1]) if a["swap"][g][1] else None,
+                            "analytic": _none(analytic_swap(H, D, n, total, g))} for g in gaps},
+    }
 
 
 def guarded_s2(s2_delta: Any, pilot_topics: int) -> tuple[np.ndarray, np.ndarray]:

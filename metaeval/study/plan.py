@@ -98,16 +98,7 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
         for row in c["rows"]:
             row["hours"] = budget.hours(row["n"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
         curves[m] = c
-        keep = np.isfinite(H).all(0) & np.isfinite(J[pilot_idx]).all(0)
-        s2 = (H - J[pilot_idx])[:, keep].var(0, ddof=1)
-        nd = precision.need_statement(s2, float(s["target_half_width"]), total, float(s["level"]), METRIC_NAMES.get(m, m),
-                                      pilot_topics=len(pilot_q))
-        nd["hours_median_run"] = budget.hours(nd["median_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
-        nd["hours_worst_run"] = budget.hours(nd["worst_run"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
-        nd["line"] += f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours)"
-        for w in nd["warnings"]:
-            nd["line"] += f"; warning: {w}"
-        need[m] = nd
+        need[m] = _need(H, J[pilot_idx], s, total, METRIC_NAMES.get(m, m), labels_per_topic, bud)
     metric = s["metric"]
 
     # active selection: the unlabelled judge topics in order
@@ -150,6 +141,23 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
            "replay": replay_out, "consistency": cons,
            "recommendation": need[metric]["line"]}
     return to_jsonable(out)
+
+
+def _need(H: np.ndarray, J: np.ndarray, s: dict[str, Any], total: int, metric_name: str, labels_per_topic: float,
+          bud: dict[str, Any]) -> dict[str, Any]:
+    """``precision.need_statement`` on the pilot (runs answering every pilot topic), with assessor hours and its
+    warnings appended to the printed line."""
+    from metaeval.planning import budget, precision
+
+    keep = np.isfinite(H).all(0) & np.isfinite(J).all(0)
+    nd = precision.need_statement((H - J)[:, keep].var(0, ddof=1), float(s["target_half_width"]), total,
+                                  float(s["level"]), metric_name, pilot_topics=H.shape[0])
+    for key in ("median_run", "worst_run"):
+        nd[f"hours_{key}"] = budget.hours(nd[key], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
+    nd["line"] += f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours)"
+    for w in nd["warnings"]:
+        nd["line"] += f"; warning: {w}"
+    return nd
 
 
 def _row_mask(ls: "LabelSet", qids: Sequence[str]) -> np.ndarray:

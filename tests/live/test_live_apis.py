@@ -13,8 +13,7 @@ import pytest
 
 from metaeval.data.dataset import load_dataset
 from metaeval.judges.base import SyncJudge
-from metaeval.judges.registry import make_judge
-from metaeval.judges.catalog import resolve_judge
+from metaeval.judges.catalog import build_judge, resolve_judge
 from metaeval.types import Nugget, Topic
 
 pytestmark = pytest.mark.live
@@ -30,7 +29,7 @@ def test_one_assignment_call(name):
     answer = ds.answers[0]
     nuggets = ds.nuggets[ds.nuggets["qid"] == answer.qid].sort_values("nugget_id")
     batch = [Nugget(text=t, importance=i) for t, i in zip(nuggets["nugget"][:5], nuggets["importance"][:5])]
-    with SyncJudge(make_judge({**cfg, "cache": None})) as judge:
+    with SyncJudge(build_judge({**cfg, "cache": None})) as judge:
         res = judge.assign(Topic(answer.qid, ds.topics[answer.qid]), answer, batch)
     assert len(res.labels) == len(batch)
     assert res.status != "failed" or res.reason

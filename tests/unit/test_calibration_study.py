@@ -368,3 +368,20 @@ def test_nested_selection_never_sees_the_outer_fold(small):
             assert any(not (s & o) for o in outer), sorted(s)
         for f, o in zip(folds, outer):
             assert not (set(f.inner_topics.tolist()) & o)
+
+
+def test_report_section_renders_the_estimated_human_leaderboard(small):
+    from metaeval.report.calibration_section import cell_blocks, summary_row
+    from metaeval.report.model import Detail
+
+    reference, judge = _half_labelled(small)
+    res = calibrate_study(reference, judge, {"folds": 5, "inner_folds": 2, "repeats": 2, "metrics": ["v_strict"],
+                                             "n_boot": 50, "methods": ["ppi"], "min_topics": 5}, seed=0)
+    detail = [b for b in cell_blocks(res) if isinstance(b, Detail)][0]
+    table = detail.blocks[0]
+    assert table.columns == ["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score"]
+    assert "estimated human run score over all 10 topics" in table.caption and "judge's own" in table.caption
+    first = res["leaderboard"]["rows"][0]
+    assert table.rows[0][2] == f"{first['human_estimate']:.4f}"
+    row = summary_row(res)
+    assert row["held_out_mae"].startswith(f"{res['selection']['nested_mae']['mean']:.4f}")  # led by the nested error
