@@ -5,7 +5,8 @@ Workload: a config folder holding ``--judges`` judge files (``judge/jNNNN.yaml``
 ``human_auto`` on the demo dataset; then ``metaeval sweep --config-dir DIR grid=many --dry-run`` in a subprocess
 (what a user types: composing the config, expanding the grid, checking every judge, the dry-run estimate).
 
-Printed (one JSON line): judges, cells, the wall time of the command in seconds and its peak RSS in MB (``getrusage(RUSAGE_CHILDREN)``).
+Printed (one JSON line): judges, cell rows of the dry-run table, the command's wall time in seconds and its peak
+RSS in MB (``getrusage(RUSAGE_CHILDREN)``).
 
     .venv/bin/python -m benchmarks.bench_many_judges [--judges 1000]
 """

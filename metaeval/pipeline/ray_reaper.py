@@ -8,11 +8,11 @@ processes stay alive for over 60 s.
 
 How: ``start(session_dir)`` (called by ``metaeval.pipeline.ray_setup.init_ray`` after it started a local Ray)
 starts ``python -m metaeval.pipeline.ray_reaper SESSION_DIR`` in its own session with a pipe on its stdin whose
-write end only the driver holds.  The pipe reaches end-of-file when the driver exits, whatever the cause; the
-watchdog then sends SIGKILL to every process of that session (``session_processes``: its command line names the
-session directory or it holds a file there open; this Ray session's own processes only, nothing of another
-session or cluster) and exits.  On a clean exit Ray has already shut its
-processes down and there is nothing left to end.
+write end only the driver holds.  The pipe reaches end-of-file when the driver exits, whatever the cause; once
+the driver is gone (the watchdog, its child, is reparented), the watchdog sends SIGKILL to every process of that
+session (``session_processes``: its command line names the session directory or it holds a file there open;
+this Ray session's own processes only, nothing of another session or cluster) and exits.  On a clean exit Ray
+has already shut its processes down and there is nothing left to end.
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+#: seconds the watchdog waits, after the pipe closed, for the driver to exit (it closes the pipe while finalising)
+DRIVER_EXIT_WAIT_S = 60.0
 #: session dir -> its watchdog (kept so the pipe's write end stays open while the driver lives)
 _WATCHDOGS: dict[str, subprocess.Popen] = {}
 
@@ -73,14 +76,23 @@ def start(session_dir: str) -> subprocess.Popen | None:
 
 
 def main(argv: list[str]) -> int:
-    """Block until stdin closes (the driver is gone), then SIGKILL the session's remaining processes."""
-    session_dir = argv[0]
+    """Block until stdin closes, then until the driver (this process's parent) has exited - a driver that closes the
+    pipe while it finalises is never touched, and Ray's own shutdown has run by then - and SIGKILL the session's
+    remaining processes."""
+    session_dir, driver = argv[0], os.getppid()
     try:
         while sys.stdin.buffer.read(4096):
             pass
     except (OSError, KeyboardInterrupt):
         pass
+    deadline = time.monotonic() + DRIVER_EXIT_WAIT_S
+    while os.getppid() == driver and time.monotonic() < deadline:  # orphaned (reparented) once the driver is gone
+        time.sleep(0.05)
+    if os.getppid() == driver:
+        return 0  # the driver lives on (it closed its end itself): its session is its own business
     for pid in session_processes(session_dir):
+        if pid == driver:
+            continue
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
