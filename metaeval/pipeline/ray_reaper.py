@@ -7,7 +7,7 @@ in Ray (``ray._private.utils.publish_error_to_driver``) before they exit: after 
 processes stay alive for over 60 s.
 
 How: ``start(session_dir)`` (called by ``metaeval.pipeline.ray_setup.init_ray`` after it started a local Ray)
-starts ``python -m metaeval.pipeline.ray_reaper SESSION_DIR`` in its own session with a pipe on its stdin whose
+starts ``python -m metaeval.pipeline.ray_reaper SESSION_DIR DRIVER_PID`` in its own session with a pipe on its stdin whose
 write end only the driver holds.  The pipe reaches end-of-file when the driver exits, whatever the cause; once
 the driver is gone (the watchdog, its child, is reparented), the watchdog sends SIGKILL to every process of that
 session (``session_processes``: its command line names the session directory or it holds a file there open;
@@ -69,7 +69,8 @@ def start(session_dir: str) -> subprocess.Popen | None:
         return running
     if not session_dir or not Path("/proc/self/cmdline").exists():
         return None
-    _WATCHDOGS[session_dir] = subprocess.Popen([sys.executable, "-m", "metaeval.pipeline.ray_reaper", session_dir],
+    _WATCHDOGS[session_dir] = subprocess.Popen([sys.executable, "-m", "metaeval.pipeline.ray_reaper", session_dir,
+                                                str(os.getpid())],
                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  start_new_session=True, close_fds=True)
     return _WATCHDOGS[session_dir]
@@ -79,7 +80,7 @@ def main(argv: list[str]) -> int:
     """Block until stdin closes, then until the driver (this process's parent) has exited - a driver that closes the
     pipe while it finalises is never touched, and Ray's own shutdown has run by then - and SIGKILL the session's
     remaining processes."""
-    session_dir, driver = argv[0], os.getppid()
+    session_dir, driver = argv[0], int(argv[1])  # not getppid(): the driver may be gone before this line runs
     try:
         while sys.stdin.buffer.read(4096):
             pass
