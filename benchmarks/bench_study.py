@@ -80,7 +80,11 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--no-report", action="store_true")
-    ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative time")
+    ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative CPU time")
+    ap.add_argument("--profile-out", default=None, help="also write the raw cProfile stats (CPU time) to this file")
+    ap.add_argument("--keep", default=None,
+                    help="write the results folders here (KEEP/cold, KEEP/warm; must not hold results) and keep them, "
+                         "e.g. to compare summary.json / study.json across code versions")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
 
@@ -98,7 +102,8 @@ def main(argv=None) -> int:
         if profile:
             import cProfile
 
-            prof = cProfile.Profile()
+            # CPU time (this process), not wall: the machine is shared, and other load would inflate wall times
+            prof = cProfile.Profile(time.process_time)
             prof.enable()
         t, c = time.perf_counter(), time.process_time()
         run_study(inp)
@@ -112,6 +117,8 @@ def main(argv=None) -> int:
             import pstats
 
             prof.disable()
+            if args.profile_out:
+                prof.dump_stats(args.profile_out)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(profile)
         return {"inp": inp, "build_s": build_s, "study_s": study_s, "study_cpu_s": study_cpu, "report_s": report_s,
                 "report_cpu_s": report_cpu}
@@ -120,8 +127,9 @@ def main(argv=None) -> int:
     # submodules: a per-process constant); pass 2 ("warm", the figure the targets refer to) is the study's own
     # cost, on a fresh results folder with the same input.  Both are reported.
     with tempfile.TemporaryDirectory() as tmp:
-        cold = one_pass(Path(tmp) / "cold")
-        warm = one_pass(Path(tmp) / "warm", args.profile)
+        base = Path(args.keep) if args.keep else Path(tmp)
+        cold = one_pass(base / "cold")
+        warm = one_pass(base / "warm", args.profile)
     ref = warm["inp"].reference
     out = {"scale": args.scale, "topics": len(ref.qids), "runs": len(ref.run_ids), "answers": len(ref.answers),
            "bootstrap": args.bootstrap, "build_s": warm["build_s"], "study_s": warm["study_s"],
@@ -129,6 +137,7 @@ def main(argv=None) -> int:
            "study_cpu_s": warm["study_cpu_s"], "report_cpu_s": warm["report_cpu_s"],
            "cold_study_s": cold["study_s"], "cold_report_s": cold["report_s"],
            "cold_total_s": cold["study_s"] + (cold["report_s"] or 0.0),
+           "cold_study_cpu_s": cold["study_cpu_s"], "cold_report_cpu_s": cold["report_cpu_s"],
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     print(json.dumps(out))
     if args.json:

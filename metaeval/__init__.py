@@ -7,23 +7,21 @@ metaeval`` and ``metaeval --help`` stay fast::
     nist = metaeval.load("nugget_assignment.20241108.jl")
     metaeval.leaderboard(metaeval.score(nist))
 
-``load, load_dataset, score, leaderboard, analyze, compare, calibrate, sweep, register_judge, to_latex``; the
-layers underneath are importable directly (``metaeval.io``, ``metaeval.scoring``, ``metaeval.analysis`` ...).
+``load, load_dataset, score, leaderboard, analyze, compare, calibrate, sweep, register_judge, to_latex`` and the
+result types ``AnalysisResult, CalibrationResult, SweepResult``; the layers underneath are importable directly
+(``metaeval.io``, ``metaeval.scoring``, ``metaeval.analysis`` ...).  ``dir(metaeval)`` lists these names and the
+subpackages already imported (no typing helpers).
 """
-
-from __future__ import annotations
-
-from typing import Any
 
 from metaeval.version import __version__
 
 _API = ("load", "load_dataset", "score", "leaderboard", "analyze", "compare", "calibrate", "sweep",
-        "register_judge", "to_latex")
+        "register_judge", "to_latex", "AnalysisResult", "CalibrationResult", "SweepResult")
 
 __all__ = ["__version__", *_API]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _API:
         import importlib
 
@@ -34,4 +32,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+    """The public API and the subpackages already imported (never helpers such as ``Any`` or ``annotations``)."""
+    import types
+
+    subpackages = [k for k, v in globals().items() if isinstance(v, types.ModuleType) and not k.startswith("_")]
+    return sorted({"__version__", *_API, *subpackages})

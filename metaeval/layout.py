@@ -33,7 +33,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from metaeval.errors import ConfigError, FormatError
 
@@ -73,6 +73,20 @@ def _inside(root: Path, path: Path, what: str) -> Path:
     return path
 
 
+def _in_folder(relpath: str, doc: str) -> property:
+    """A property: the path ``relpath`` inside the results folder."""
+    return property(lambda self: self.root / relpath, doc=f"``{relpath}``: {doc}.")
+
+
+def _in_cell(name: str, doc: str) -> Callable[[Any, Any], Path]:
+    """A method ``(cid) -> Path``: the file ``name`` in the cell's folder ``cells/<cid>/``."""
+    def path(self: "ResultsLayout", cid: Any) -> Path:
+        return self.cell_dir(cid) / name
+
+    path.__doc__ = f"``cells/<cid>/{name}``: {doc}."
+    return path
+
+
 class ResultsLayout:
     """Paths, readers and writers of ``<results_dir>/<name>/``.
 
@@ -107,116 +121,47 @@ class ResultsLayout:
         self.root.mkdir(parents=True, exist_ok=True)
         return self.root
 
-    # ------------------------------------------------------------------ folder-level paths
-    @property
-    def jobs(self) -> Path:
-        return self.root / "jobs.jsonl"
-
-    @property
-    def quarantine(self) -> Path:
-        return self.root / "jobs.quarantine.jsonl"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / ".lock"
-
-    @property
-    def config_yaml(self) -> Path:
-        return self.root / "config.yaml"
-
-    @property
-    def overrides_yaml(self) -> Path:
-        return self.root / "overrides.yaml"
-
-    @property
-    def fingerprint(self) -> Path:
-        return self.root / "fingerprint.json"
-
-    @property
-    def summary_json(self) -> Path:
-        return self.root / "summary.json"
-
-    @property
-    def summary_md(self) -> Path:
-        return self.root / "summary.md"
-
-    @property
-    def analysis_dir(self) -> Path:
-        return self.root / "analysis"
-
-    @property
-    def study_dir(self) -> Path:
-        return self.root / "study"
-
-    @property
-    def cells_dir(self) -> Path:
-        return self.root / "cells"
-
-    @property
-    def probe_dir(self) -> Path:
-        return self.root / "probe"
-
-    @property
-    def report_html(self) -> Path:
-        return self.root / "report.html"
-
-    @property
-    def report_md(self) -> Path:
-        return self.root / "report.md"
-
-    @property
-    def report_json(self) -> Path:
-        return self.root / "report.json"
-
-    @property
-    def report_files(self) -> Path:
-        return self.root / "report_files"
-
+    # ------------------------------------------------------------------ the folder's files, one line each
+    jobs = _in_folder("jobs.jsonl", "results store: one JSON line per finished job (``pipeline.store``)")
+    quarantine = _in_folder("jobs.quarantine.jsonl", "unreadable lines moved out of jobs.jsonl, with their numbers")
+    lock = _in_folder(".lock", "one sweep at a time per folder")
+    config_yaml = _in_folder("config.yaml", "the composed configuration")
+    overrides_yaml = _in_folder("overrides.yaml", "the command-line overrides composed into config.yaml")
+    fingerprint = _in_folder("fingerprint.json", "dataset and grid fingerprints (``check_fingerprint``)")
+    summary_json = _in_folder("summary.json", "the study's summary (cells, usage, analysis, calibration)")
+    summary_md = _in_folder("summary.md", "the summary as Markdown")
+    analysis_dir = _in_folder("analysis", "``metaeval.analysis`` outputs (every cell against the reference)")
+    study_dir = _in_folder("study", "the study's figures for the report (study.json, reference scores, plan)")
+    cells_dir = _in_folder("cells", "one folder per grid cell")
+    probe_dir = _in_folder("probe", "prompt-injection probe results (``metaeval probe --out``) the report shows")
+    report_html = _in_folder("report.html", "the self-contained report page")
+    report_md = _in_folder("report.md", "the report as Markdown (figures in report_files/)")
+    report_json = _in_folder("report.json", "every number of the report, and the verdict")
+    report_files = _in_folder("report_files", "the report's figures (SVG/PNG)")
     # study outputs (written by metaeval.study, rendered by metaeval.report)
-    @property
-    def reference_scores(self) -> Path:
-        """Per-answer scores of the reference labels (``qid, run_id`` + one column per metric)."""
-        return self.study_dir / "reference_scores.csv"
+    reference_scores = _in_folder("study/reference_scores.csv",
+                                  "per-answer scores of the reference labels (``qid, run_id`` + one column per metric)")
+    reference_runs = _in_folder("study/reference_runs.csv", "run scores of the reference labels")
+    study_json = _in_folder("study/study.json",
+                            "per-cell figures the report renders: per-topic tau, leaderboards, disagreements")
 
-    @property
-    def reference_runs(self) -> Path:
-        return self.study_dir / "reference_runs.csv"
-
-    @property
-    def study_json(self) -> Path:
-        """Per-cell figures the report renders: per-topic tau, leaderboards, disagreements (``study/study.json``)."""
-        return self.study_dir / "study.json"
-
-    # ------------------------------------------------------------------ per-cell paths
+    # ------------------------------------------------------------------ a cell's files, one line each
     def cell_dir(self, cid: Any) -> Path:
+        """``cells/<cid>/`` (``cid`` checked as a slug; the path must stay inside results_dir)."""
         check_slug(cid, "cell")
         return _inside(self._base, self.cells_dir / str(cid), "cell")
 
-    def labels(self, cid: Any) -> Path:
-        return self.cell_dir(cid) / "labels.jsonl"
-
-    def scores(self, cid: Any) -> Path:
-        return self.cell_dir(cid) / "scores.csv"
-
-    def runs(self, cid: Any) -> Path:
-        return self.cell_dir(cid) / "runs.csv"
-
-    def calibration(self, cid: Any) -> Path:
-        return self.cell_dir(cid) / "calibration.json"
-
-    def calibration_model(self, cid: Any) -> Path:
-        return self.cell_dir(cid) / "calibration-model.json"
-
-    def transcripts(self, cid: Any) -> Path:
-        return self.cell_dir(cid) / "transcripts.jsonl"
-
-    def transcript_view(self, cid: Any) -> Path:
-        """The study's join of the transcripts with the human labels (``metaeval.study.transcript_view``)."""
-        return self.cell_dir(cid) / "transcript_view.json"
-
-    def transcript_viewer(self, cid: Any) -> Path:
-        """The cell's offline transcript viewer page (``metaeval.report.viewer``)."""
-        return self.cell_dir(cid) / "transcripts.html"
+    labels = _in_cell("labels.jsonl", "the cell's judge labels (NIST assignment JSONL; draw 0 with samples)")
+    scores = _in_cell("scores.csv", "per-answer scores of the cell's labels")
+    runs = _in_cell("runs.csv", "run scores of the cell's labels")
+    calibration = _in_cell("calibration.json", "the cell's calibration result")
+    calibration_model = _in_cell("calibration-model.json", "the fitted calibration model (``calibrate apply``)")
+    transcripts = _in_cell("transcripts.jsonl", "one record per judge unit: prompts, raw replies, parsed labels")
+    transcript_view = _in_cell("transcript_view.json", "the study's join of the transcripts with the human labels "
+                               "(``metaeval.study.transcript_view``)")
+    transcript_viewer = _in_cell("transcripts.html", "the cell's offline transcript viewer page (``metaeval.report.viewer``)")
+    consistency = _in_cell("consistency.json",
+                           "the judge's self-consistency over its k draws (``metaeval.study.consistency``)")
 
     def sample_labels(self, cid: Any, sample: int) -> Path:
         """Draw ``sample`` (>= 1) of the cell's judge (``sweep.samples``); draw 0 is ``labels(cid)``."""
@@ -224,24 +169,21 @@ class ResultsLayout:
             raise ValueError(f"sample {sample}: draw 0 is labels.jsonl")
         return self.cell_dir(cid) / "samples" / f"labels.s{int(sample)}.jsonl"
 
-    def consistency(self, cid: Any) -> Path:
-        """The judge's self-consistency over its k draws (``metaeval.study.consistency``)."""
-        return self.cell_dir(cid) / "consistency.json"
-
     # ------------------------------------------------------------------ generic readers / writers
     def write_text(self, path: Path, text: str) -> Path:
         """Atomic text write of ``path`` (which must lie inside the folder); OS errors -> one-line ``OutputError``."""
-        from metaeval.io.atomic import atomic_write_text
-
-        _inside(self._base, path, "write")
-        atomic_write_text(path, text)
-        return path
+        return self._write(path, "w", text)
 
     def write_bytes(self, path: Path, data: bytes) -> Path:
-        from metaeval.io.atomic import atomic_write_bytes
+        """Atomic bytes write of ``path`` (which must lie inside the folder)."""
+        return self._write(path, "wb", data)
+
+    def _write(self, path: Path, mode: str, content: str | bytes) -> Path:
+        from metaeval.io.atomic import atomic_open
 
         _inside(self._base, path, "write")
-        atomic_write_bytes(path, data)
+        with atomic_open(path, mode) as fh:
+            fh.write(content)
         return path
 
     def write_json(self, path: Path, obj: Any, indent: int | None = 2) -> Path:
@@ -329,17 +271,8 @@ class ResultsLayout:
             k += 1
         return out
 
-    def read_calibration(self, cid: Any) -> dict[str, Any] | None:
-        return self.read_json(self.calibration(cid), required=False)
-
     def write_calibration(self, cid: Any, result: dict[str, Any]) -> Path:
         return self.write_json(self.calibration(cid), result)
-
-    def cell_ids(self) -> list[str]:
-        """Cells with a folder under ``cells/`` (sorted)."""
-        if not self.cells_dir.is_dir():
-            return []
-        return sorted(p.name for p in self.cells_dir.iterdir() if p.is_dir() and SLUG.fullmatch(p.name))
 
     def iter_jobs(self) -> Iterator[dict[str, Any]]:
         """Every readable record of ``jobs.jsonl`` in file order (read-only; blank and unreadable lines are

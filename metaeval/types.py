@@ -284,6 +284,14 @@ class LabelSet:
             problems=[],
         )
 
+    def __len__(self) -> int:
+        """The number of labels: one per (qid, run_id, nugget_id), as in ``repr``."""
+        return len(self.labels)
+
+    def __bool__(self) -> bool:
+        """A label set is true even when it holds no labels (``if labels:`` tests presence, not size)."""
+        return True
+
     def __repr__(self) -> str:
         return (
             f"LabelSet(name={self.name!r}, topics={self.labels['qid'].nunique()}, "

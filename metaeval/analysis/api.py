@@ -229,7 +229,10 @@ def _metric_block(inp: _Inputs, k: int, metric: str, opt: _Options, rows: _Rows)
         al = align(inp.ref_long, [inp.cand_longs[k]], metric)
     except ConfigError as exc:  # name both sides: which files share nothing
         where = f"reference {inp.ref_path or inp.ref_name} vs candidate {inp.paths[k] or cname}"
-        raise ConfigError(f"{where}: {exc}") from None
+        suggested = _shared_runs_check(inp, k, 0)["suggested_run_map"]
+        hint = ("; runs whose names nearly match: " + " ".join(f"--run-map {c}={r}" for c, r in list(suggested.items())[:5])
+                if suggested else "")
+        raise ConfigError(f"{where}: {exc}{hint}") from None
     tl = levels_from_aligned(al, opt.variant, n_boot=opt.n_boot, seed=opt.seed, alpha=opt.alpha,
                              ci_method=opt.ci_method, top_k=opt.top_k)
     fsum, fpairs = run_flips(al, test=opt.flip_test, alpha=opt.alpha, seed=opt.seed)
@@ -277,6 +280,7 @@ def _candidate_block(inp: _Inputs, k: int, common: list[str], opt: _Options, row
     for metric in common:
         block["metrics"][metric], al = _metric_block(inp, k, metric, opt, rows)
     block["cells"] = dict(block["metrics"][common[0]]["cells"])
+    block.update(_shared_runs_check(inp, k, block["cells"]["n_runs"]))
     cand = inp.cands[k]
     block["labels"] = None
     if isinstance(inp.ref, LabelSet) and isinstance(cand, LabelSet):
@@ -288,6 +292,26 @@ def _candidate_block(inp: _Inputs, k: int, common: list[str], opt: _Options, row
     if isinstance(cand, LabelSet):  # on the topics and runs shared with the reference only
         block["descriptive"] = _describe_shared(cand, al.topics, al.runs, "reference")
     return block, al
+
+
+#: fewer runs than this shared with the reference: a run-level Kendall tau (and its CI) says nothing - with 3 runs
+#: tau takes only 4 values (+-1, +-1/3), with 2 runs only +-1
+MIN_SHARED_RUNS = 4
+
+
+def _shared_runs_check(inp: _Inputs, k: int, n_shared: int) -> dict[str, Any]:
+    """``warnings`` when candidate ``k`` shares fewer than ``MIN_SHARED_RUNS`` runs with the reference, and
+    ``suggested_run_map`` (``{candidate run: reference run}``, :func:`metaeval.io.runmap.suggest_run_map`) for its
+    unshared runs whose names nearly match the reference's."""
+    from metaeval.io.runmap import suggest_run_map
+
+    suggested = suggest_run_map(inp.ref_long["run_id"].unique(), inp.cand_longs[k]["run_id"].unique())
+    warnings = []
+    if n_shared < MIN_SHARED_RUNS:
+        warnings.append(f"only {n_shared} run(s) shared with the reference: with fewer than {MIN_SHARED_RUNS} runs "
+                        "the run-level tau and its CI are meaningless" + ("; --run-map can rename near-matching runs"
+                                                                          if suggested else ""))
+    return {"warnings": warnings, "suggested_run_map": suggested}
 
 
 def _paired(inp: _Inputs, common: list[str], opt: _Options) -> pd.DataFrame:
@@ -345,6 +369,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         "reference_descriptive": ref_desc,
         "paired": paired_df.to_dict(orient="records") if len(paired_df) else [],
     }
+    doc["warnings"] = [f"{n}: {w}" for n, b in blocks.items() for w in b["warnings"]]
     if len(blocks) == 1:  # the single-candidate layout: the block's keys at the top level too
         only = next(iter(blocks.values()))
         doc.update({k: only[k] for k in ("metrics", "cells", "labels")})

@@ -109,7 +109,18 @@ class LevelEngine:
     def top_heavy(self, w: np.ndarray, k: int = 10) -> dict[str, np.ndarray]:
         """``kendall@k`` and ``tau_ap_b`` of the run means under each row of ``w``."""
         rx, ry = self.run_means(np.atleast_2d(np.asarray(w, dtype=float)))
+        return self._top_heavy_of(rx, ry, k)
+
+    @staticmethod
+    def _top_heavy_of(rx: np.ndarray, ry: np.ndarray, k: int) -> dict[str, np.ndarray]:
         return {"kendall@k": np.atleast_1d(kendall_at_k(rx, ry, k)), "tau_ap_b": np.atleast_1d(tau_ap_b_batch(rx, ry))}
+
+    def levels_and_top_heavy(self, w: np.ndarray, k: int = 10) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """``(levels(w), top_heavy(w, k))`` with the run means under ``w`` computed once (the same numbers)."""
+        w = np.atleast_2d(np.asarray(w, dtype=float))
+        rx, ry = self.run_means(w)
+        lv = {"run": self.variant.batch(rx, ry), "topic_avg": self.topic_avg(w), "pooled": self.pooled(w)}
+        return lv, self._top_heavy_of(rx, ry, k)
 
 
 @dataclass(frozen=True)
@@ -166,23 +177,21 @@ def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: 
     t_count = len(al.topics)
     one = np.ones((1, t_count))
     boot = n_boot > 0 or weights is not None
-    point = {"run": eng.run(one), "topic_avg": eng.topic_avg(one)}
+    rx, ry = eng.run_means(one)
+    point = {"run": eng.variant.batch(rx, ry), "topic_avg": eng.topic_avg(one)}
     if boot or eng.variant.kind != "pairs":
         point["pooled"] = eng.pooled(one)
     else:  # point estimate only: O(N log N), no block kernel
         ok = ~(np.isnan(eng._xm) | np.isnan(eng._ym))
         point["pooled"] = np.array([kendall(eng._xm[ok], eng._ym[ok], eng.variant.name)])
-    heavy_point = eng.top_heavy(one, top_k)
+    heavy_point = eng._top_heavy_of(rx, ry, top_k)
     ci: dict[str, tuple[float, float]] = {}
     heavy_ci: dict[str, tuple[float, float]] = {}
     boot_mean: dict[str, float] = {}
     if boot:
         w = weights if weights is not None else topic_weights(t_count, n_boot, seed)
-        reps = eng.levels(w)
-        heavy = eng.top_heavy(w, top_k)
-        jack_w = 1.0 - np.eye(t_count) if ci_method == "bca" else None
-        jack = eng.levels(jack_w) if jack_w is not None else {}
-        jack_heavy = eng.top_heavy(jack_w, top_k) if jack_w is not None else {}
+        reps, heavy = eng.levels_and_top_heavy(w, top_k)
+        jack, jack_heavy = eng.levels_and_top_heavy(1.0 - np.eye(t_count), top_k) if ci_method == "bca" else ({}, {})
         for lvl in LEVELS:
             ci[lvl] = CI_METHODS[ci_method](reps[lvl], alpha, _f(point[lvl]), jack.get(lvl))
             ok = reps[lvl][~np.isnan(reps[lvl])]

@@ -1,20 +1,22 @@
-"""``metaeval analyze``: Kendall's tau at three levels with CIs, label agreement and strictness, descriptives."""
+"""``metaeval analyze``: Kendall's tau at three levels with CIs, label agreement and strictness, descriptives.
+
+Compare one or more candidates (e.g. an LLM judge) with a reference (e.g. NIST assessors): Kendall's tau between run
+rankings, per-topic and over all cells with topic-bootstrap CIs, run-pair flips, label agreement (kappa,
+Krippendorff's alpha, strictness, Stuart-Maxwell) and Table 4 statistics. Each input is an assignment (label) file,
+a score table (long run_id,qid,metric,value or wide), or a folder of per-query trec_eval -q / ir_measures outputs
+(one file per run).
+"""
 
 from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "analyze",
-        help="meta-evaluate candidate labels/scores against a reference (tau at 3 levels, agreement, strictness)",
-        description="Compare one or more candidates (e.g. an LLM judge) with a reference (e.g. NIST assessors): "
-        "Kendall's tau between run rankings, per-topic and over all cells with topic-bootstrap CIs, run-pair flips, "
-        "label agreement (kappa, Krippendorff's alpha, strictness, Stuart-Maxwell) and Table 4 statistics. "
-        "Each input is an assignment (label) file, a score table (long run_id,qid,metric,value or wide), or a "
-        "folder of per-query trec_eval -q / ir_measures outputs (one file per run).",
-    )
+    p = command_parser(sub, "analyze", __doc__,
+                       help="meta-evaluate candidate labels/scores against a reference (tau at 3 levels, agreement, strictness)")
     p.add_argument("--reference", required=True, metavar="REF", help="reference labels, score table or trec_eval folder")
     p.add_argument("--candidate", required=True, nargs="+", metavar="CAND",
                    help="one or more candidates (same kinds, or a sweep cell folder holding labels.jsonl); NAME=PATH "
@@ -122,6 +124,18 @@ def _p(v) -> str:
     return "n/a" if v is None or v != v else f"{v:.3g}"
 
 
+def _run_notes(block: dict, most: int = 5) -> list[str]:
+    """The candidate's warnings (too few shared runs) and the ``--run-map`` options that would pair its
+    near-matching run names with the reference's (at most ``most`` shown)."""
+    lines = [f"warning: {w}" for w in block.get("warnings") or []]
+    suggested = list((block.get("suggested_run_map") or {}).items())
+    if suggested:
+        more = f" (+{len(suggested) - most} more in analysis.json)" if len(suggested) > most else ""
+        lines.append(f"hint: {len(suggested)} run name(s) only on the candidate nearly match the reference's: "
+                     + " ".join(f"--run-map {c}={r}" for c, r in suggested[:most]) + more)
+    return lines
+
+
 def format_summary(res) -> str:
     """Readable summary: one tau table per candidate, then flips, agreement and paired tests."""
     doc = res.json
@@ -132,6 +146,7 @@ def format_summary(res) -> str:
         c = block["cells"]
         drop = ", ".join(f"{k} {v}" for k, v in c["dropped"].items())
         lines += ["", f"candidate: {name}   runs {c['n_runs']}  topics {c['n_topics']}  cells {c['n_cells']}  (dropped: {drop})",
+                  *_run_notes(block),
                   f"{'metric':<10} {'run':>24} {'topic_avg':>24} {'pooled':>24}  flips (ref-sig)"]
         for metric, mb in block["metrics"].items():
             cells = []

@@ -8,55 +8,49 @@ import argparse
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("assess", help="assessor sheets: export judge nuggets / answers for editing and labelling, import them back")
+    p.set_defaults(func=run)
     s = p.add_subparsers(dest="assess_command", metavar="ACTION", required=True)
     e = s.add_parser("export-nuggets", help="judge-created nuggets per topic (up to 30, no importance) as an editable sheet")
     e.add_argument("results", help="a sweep's results folder (results/<name>)")
     e.add_argument("--cell", required=True, help="the grid cell whose judge created the nuggets (e.g. lexical__auto_auto)")
     e.add_argument("--out", required=True, help="sheet path (.csv or .jsonl)")
-    e.set_defaults(func=_export_nuggets)
     i = s.add_parser("import-nuggets", help="read an edited nugget sheet back as a human nugget set (nuggetizer format)")
     i.add_argument("sheet")
     i.add_argument("--out", required=True, help="nuggets .jsonl (use it with: metaeval sweep dataset.nuggets=FILE)")
-    i.set_defaults(func=_import_nuggets)
     ea = s.add_parser("export-assignments", help="one row per (answer, nugget) with an empty label column")
     ea.add_argument("--dataset", default="demo", help="dataset name or path (answers come from it)")
     ea.add_argument("--nuggets", help="nugget set (.jsonl, nuggetizer format); default: the dataset's human nuggets")
     ea.add_argument("--out", required=True, help="sheet path (.csv or .jsonl)")
-    ea.set_defaults(func=_export_assignments)
     ia = s.add_parser("import-assignments", help="read a filled assignment sheet as a label set (NIST assignment format)")
     ia.add_argument("sheet")
     ia.add_argument("--out", required=True, help="labels .jsonl")
-    ia.set_defaults(func=_import_assignments)
 
 
-def _check_out(args: argparse.Namespace) -> None:
-    """``--out`` vetted before anything is read or written (``metaeval.io.outputs``)."""
+def run(args: argparse.Namespace) -> int:
+    """Vet ``--out`` before anything is read or written (``metaeval.io.outputs``), run the action, print its line."""
     from metaeval.io.outputs import check_output
 
     check_output(args.out, kind="file")
+    print(_ACTIONS[args.assess_command](args))
+    return 0
 
 
-def _export_nuggets(args: argparse.Namespace) -> int:
-    _check_out(args)
+def _export_nuggets(args: argparse.Namespace) -> str:
     from metaeval.assess import created_nuggets_from_results, export_nuggets
 
     created, topics = created_nuggets_from_results(args.results, args.cell)
     n = export_nuggets(created, topics, args.out)
-    print(f"wrote {n} nuggets for {len(created)} topics to {args.out}")
-    return 0
+    return f"wrote {n} nuggets for {len(created)} topics to {args.out}"
 
 
-def _import_nuggets(args: argparse.Namespace) -> int:
-    _check_out(args)
+def _import_nuggets(args: argparse.Namespace) -> str:
     from metaeval.assess import import_nuggets
 
     r = import_nuggets(args.sheet, args.out)
-    print(f"wrote {r['nuggets']} nuggets for {r['topics']} topics to {args.out}" + (f" ({len(r['problems'])} unknown importance values kept as FAILED)" if r["problems"] else ""))
-    return 0
+    return f"wrote {r['nuggets']} nuggets for {r['topics']} topics to {args.out}" + _kept(r, "unknown importance values")
 
 
-def _export_assignments(args: argparse.Namespace) -> int:
-    _check_out(args)
+def _export_assignments(args: argparse.Namespace) -> str:
     from metaeval.assess import export_assignments
     from metaeval.data.dataset import load_dataset
     from metaeval.errors import ConfigError
@@ -71,14 +65,20 @@ def _export_assignments(args: argparse.Namespace) -> int:
     else:
         raise ConfigError(f"dataset {ds.name!r} has no nuggets; pass --nuggets")
     n = export_assignments(nuggets, ds.answers, args.out)
-    print(f"wrote {n} (answer, nugget) rows to {args.out}")
-    return 0
+    return f"wrote {n} (answer, nugget) rows to {args.out}"
 
 
-def _import_assignments(args: argparse.Namespace) -> int:
-    _check_out(args)
+def _import_assignments(args: argparse.Namespace) -> str:
     from metaeval.assess import import_assignments
 
     r = import_assignments(args.sheet, args.out)
-    print(f"wrote {r['labels']} labels for {r['answers']} answers to {args.out}" + (f" ({len(r['problems'])} empty or unknown labels kept as FAILED)" if r["problems"] else ""))
-    return 0
+    return f"wrote {r['labels']} labels for {r['answers']} answers to {args.out}" + _kept(r, "empty or unknown labels")
+
+
+def _kept(result: dict, what: str) -> str:
+    """`` (N <what> kept as FAILED)`` when the import met problems, else ''."""
+    return f" ({len(result['problems'])} {what} kept as FAILED)" if result["problems"] else ""
+
+
+_ACTIONS = {"export-nuggets": _export_nuggets, "import-nuggets": _import_nuggets,
+            "export-assignments": _export_assignments, "import-assignments": _import_assignments}

@@ -15,6 +15,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """Options shared by ``create`` and ``assign``."""
@@ -31,9 +33,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("assign", help="assign nuggets to answers with one judge (nuggetizer JSONL in and out)",
-                       description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "assign", __doc__, help="assign nuggets to answers with one judge (nuggetizer JSONL in and out)")
     p.add_argument("--nuggets", required=True, metavar="FILE", help="nuggetizer nugget file {qid, query, nuggets}")
     p.add_argument("--answers", required=True, nargs="+", metavar="RUN",
                    help="TREC RAG answer run file(s) or a folder of them (e.g. a track's runs/)")

@@ -192,8 +192,15 @@ def _group_node(c: _Composer, overrides: list[str], group: str, option: str) -> 
     try:
         cfg = c.compose([*kept, f"{group}={option}"])
     except ConfigError as exc:
-        raise ConfigError(f"{group} {option!r} of the grid: {exc}") from None
+        raise _grid_error(group, option, str(exc)) from None
     return _plain(cfg[group])
+
+
+def _grid_error(group: str, option: str, text: str) -> ConfigError:
+    """An error composing ``option`` of the grid's ``group`` axis (``text``: the one-line cause)."""
+    hint = ("judge.KEY=VALUE reaches every judge of the grid; to override one judge only, write "
+            "judge.<NAME>.KEY=VALUE (e.g. judge.vllm.deployment.base_url=URL). " if group == "judge" else "")
+    return ConfigError(f"{group} {option!r} of the grid: {hint}{text}")
 
 
 class _JudgeNodes:
@@ -233,7 +240,7 @@ class _JudgeNodes:
             self.base.judge = cfg
             ConfigLoaderImpl._apply_overrides_to_config(self.judge_overrides, self.base)
         except (HydraException, OmegaConfBaseException) as exc:
-            raise ConfigError(f"judge {name!r} of the grid: config: {_one_line(exc)}") from None
+            raise _grid_error("judge", name, f"config: {_one_line(exc)}") from None
         return _plain(self.base.judge)
 
     def _compose(self, name: str, first: bool = False) -> dict[str, Any]:
@@ -241,7 +248,7 @@ class _JudgeNodes:
         try:
             cfg = self.c.compose([*self.kept, f"judge={name}"])
         except ConfigError as exc:
-            raise ConfigError(f"judge {name!r} of the grid: {exc}") from None
+            raise _grid_error("judge", name, str(exc)) from None
         node = _plain(cfg["judge"])
         if first:
             self._prepare(cfg)
@@ -286,13 +293,14 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     from metaeval.commands.settings import build_settings
     from metaeval.pipeline.grid import expand_grid
 
-    overrides = list(overrides)
-    config, sections = _compose_checked(overrides, config_dir, hydra=True)
+    overrides, per_judge = split_judge_overrides(list(overrides), config_dir)
+    config, sections = _compose_top(overrides, config_dir)
     grid = sections["grid"]
     ignored_choices(overrides, grid, str(config["_choices"].get("grid") or "grid"))
     judge_names = list(grid.judges or [])
     optional = [n for n in grid.optional_judges or [] if n not in judge_names]
-    judges, prompts = _grid_judges_and_prompts(config, grid, overrides, config_dir, [*judge_names, *optional])
+    judges, prompts = _grid_judges_and_prompts(config, grid, overrides, config_dir, [*judge_names, *optional],
+                                               per_judge)
     strategies = grid.strategies or [config["strategy"]["name"]]
     cells = expand_grid(judges, prompts, list(strategies), sections["cache"].active_path, sections["sweep"].relevance)
     if not cells:
@@ -300,35 +308,123 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     config["judges"] = {j.name: j.public_dict() for j in judges}
     config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid.") for o in overrides)
     config["_single"] = not (judge_names or optional) and not grid.prompts and not grid.strategies
+    if not config["_single"]:  # only cells that can run here; what was left out is said once per judge
+        cells, config["_grid_notes"] = _pruned(cells, config)
     if config.get("name") in (None, ""):
         config["name"] = default_name(config, cells)
     return build_settings(config, sections, single=config["_single"]), cells
 
 
+def _compose_top(overrides: list[str], config_dir: Any):
+    """``_compose_checked`` of the top-level config.  In a grid, ``judge.*`` overrides are for the grid's judges
+    (applied to each in ``_group_node``), not for the top-level ``judge`` choice, which a grid does not run: when
+    they fail on it, the config is composed without them, and if it then has no grid judges the first error
+    stands (with how to aim an override at one judge)."""
+    try:
+        return _compose_checked(overrides, config_dir, hydra=True)
+    except ConfigError as first:
+        judge_ovs = [o for o in overrides if o.split("=", 1)[0].lstrip("+~").startswith("judge.")]
+        if not judge_ovs:
+            raise
+        try:
+            config, sections = _compose_checked([o for o in overrides if o not in judge_ovs], config_dir, hydra=True)
+        except ConfigError:
+            raise first from None
+        if not sections["grid"].judges:
+            raise ConfigError(f"{first} (to override one judge of a grid only: judge.<NAME>.KEY=VALUE)") from None
+        return config, sections
+
+
+def _pruned(cells: list, config: dict[str, Any]) -> tuple[list, list[str]]:
+    """``metaeval.pipeline.grid.prune_grid``; its lines are logged once by the driver after its checks
+    (:func:`log_grid_notes`), so an error stays one line."""
+    from metaeval.pipeline.grid import prune_grid
+
+    return prune_grid(cells)
+
+
+def log_grid_notes(document: dict[str, Any]) -> None:
+    """The grid lines of ``compose_sweep`` (``_grid_notes``), once: a missing extra as a warning (the user can
+    install it); a judge restricted to the strategies it can perform as info (``-v``) for a shipped grid, as a
+    warning for a grid typed on the command line."""
+    import logging
+
+    log = logging.getLogger("metaeval.grid")
+    for line in document.get("_grid_notes") or ():
+        loud = "extra is not installed" in line or document.get("_grid_overridden")
+        log.log(logging.WARNING if loud else logging.INFO, line)
+
+
+def split_judge_overrides(overrides: list[str], config_dir: Any = None) -> tuple[list[str], dict[str, list[str]]]:
+    """``judge.NAME.KEY=V`` (NAME a judge config or registry name) is an override of judge NAME only, as
+    ``judge.KEY=V`` is of every judge of the grid: ``-m judge=lexical,vllm judge.vllm.deployment.base_url=URL``.
+    Returns the other overrides and NAME -> its overrides rewritten as ``judge.KEY=V`` (prefixes ``+``/``~`` kept)."""
+    from metaeval.judges.catalog import judge_names
+    from metaeval.judges.registry import JUDGES
+
+    known: set[str] | None = None
+    rest: list[str] = []
+    per: dict[str, list[str]] = {}
+    for raw in overrides:
+        key, eq, value = raw.partition("=")
+        prefix = key[: len(key) - len(key.lstrip("+~"))]
+        parts = key[len(prefix):].split(".")
+        if eq and len(parts) >= 3 and parts[0] == "judge":
+            if known is None:
+                known = {*judge_names([*overlay_dirs(config_dir), PACKAGE_CONF]), *JUDGES}
+            if parts[1] in known:
+                per.setdefault(parts[1], []).append(f"{prefix}judge.{'.'.join(parts[2:])}={value}")
+                continue
+        rest.append(raw)
+    return rest, per
+
+
 def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[str], config_dir: Any,
-                             names: list[str]):
-    """The grid's typed judges (each composed through Hydra as the ``judge`` group choice, so ``judge.*``
-    overrides reach every one, then typed by the judge catalog) and its prompts (name -> prompt config)."""
+                             names: list[str], per_judge: dict[str, list[str]] | None = None):
+    """The grid's typed judges (each the node Hydra composes for it as the ``judge`` group choice, ``_JudgeNodes``,
+    so ``judge.*`` overrides reach every one and ``judge.NAME.*`` ones judge NAME only, then typed by the judge
+    catalog) and its prompts (name -> prompt config)."""
     from metaeval.judges.catalog import resolve_judge
 
+    per_judge = per_judge or {}
     prompt_names = list(grid.prompts or [])
+    single = None if grid.judges else str(config["_choices"].get("judge") or "")
+    listed = [*names, *([single] if single else [])]
+    stray = [n for n in per_judge if n not in listed]
+    if stray:
+        raise ConfigError(f"judge.{stray[0]}.*: {stray[0]} is not a judge of this grid (judges: "
+                          f"{', '.join(listed) or '(none)'}); judge.NAME.KEY=VALUE overrides judge NAME only")
     with _Composer(overlay_dirs(config_dir)) as c:
-        nodes = _JudgeNodes(c, overrides)
-        judge_cfgs = {n: nodes.node(n) for n in names}
+        nodes = _JudgeNodes(c, overrides)  # a judge with judge.NAME.* overrides of its own is composed in full
+        judge_cfgs = {n: _group_node(c, [*overrides, *per_judge[n]], "judge", n) if n in per_judge else nodes.node(n)
+                      for n in names}
         prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
+        if single in per_judge:
+            config["judge"] = _group_node(c, [*overrides, *per_judge[single]], "judge", single)
     if not grid.judges:
         name = str(config["judge"].get("name") or config["_choices"].get("judge") or "judge")
         judge_cfgs = {name: config["judge"], **judge_cfgs}
     if not prompts:
         prompts = {config["prompt"]["name"]: config["prompt"]}
     # a grid judge's cell name is its config name (grid.judges entry); the single top-level judge keeps its 'name'
-    return [resolve_judge(cfg, name=n, source=f"config judge/{n}") for n, cfg in judge_cfgs.items()], prompts
+    every = [o for o in overrides if o.split("=", 1)[0].lstrip("+~").startswith("judge.")]
+    specs = []
+    for n, cfg in judge_cfgs.items():
+        try:
+            specs.append(resolve_judge(cfg, name=n, source=f"config judge/{n}"))
+        except ConfigError as exc:
+            if not (every and len(judge_cfgs) > 1):
+                raise
+            raise ConfigError(f"{exc} ({every[0]} reaches every judge of the grid; to override one judge only: "
+                              f"judge.<NAME>.{every[0].split('=', 1)[0].lstrip('+~')[len('judge.'):]}=...)") from None
+    return specs, prompts
 
 
 def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:
     """The results folder name when ``name`` is not given: ``demo`` for the demo dataset with its default grid,
-    else ``<dataset>-<grid>`` (``<dataset>-<judge>-<prompt>-<strategy>`` for one cell; a short hash of the cell
-    ids when the grid was changed on the command line), so different datasets never share a folder."""
+    else ``<dataset>-<grid>`` (``<dataset>-<judge>-<prompt>-<strategy>`` for one cell; the grid's axes, see
+    :func:`_axes_name`, when the grid was changed on the command line), so different datasets never share a
+    folder."""
     from metaeval.layout import slugify
     from metaeval.hashing import content_hash
 
@@ -341,7 +437,19 @@ def default_name(config: dict[str, Any], cells: Sequence[Any]) -> str:
         return slugify("-".join(parts))
     if ds == "demo" and grid_choice == "demo_offline" and not config.get("_grid_overridden"):
         return "demo"
-    name = f"{ds}-{grid_choice}"
-    if config.get("_grid_overridden"):
-        name += "-" + content_hash(sorted(c.id for c in cells))[:8]
-    return slugify(name)
+    if not config.get("_grid_overridden"):
+        return slugify(f"{ds}-{grid_choice}")
+    return slugify(_axes_name(ds, cells) or f"{ds}-{grid_choice}-" + content_hash(sorted(c.id for c in cells))[:8])
+
+
+def _axes_name(ds: str, cells: Sequence[Any], max_len: int = 80) -> str | None:
+    """``<dataset>-<judges>-<prompts>-<strategies>`` for a grid typed on the command line (``-m`` or ``grid.*=``),
+    each axis its values in grid order joined by ``.`` (``demo-lexical.lexical_strict-human_auto``); the same
+    cells always give the same name.  None when that is longer than ``max_len`` (then a short hash names it)."""
+    def axis(values: Any) -> str:
+        return ".".join(dict.fromkeys(str(v) for v in values if v != "none"))
+
+    parts = [ds, axis(c.judge_name for c in cells), axis(c.prompt_name for c in cells),
+             axis(c.strategy.name for c in cells)]
+    name = "-".join(p for p in parts if p)
+    return name if len(name) <= max_len else None

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("create", help="create nuggets with importance for topics with one judge (nuggetizer JSONL)",
-                       description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command_parser(sub, "create", __doc__, help="create nuggets with importance for topics with one judge (nuggetizer JSONL)")
     p.add_argument("--pool", required=True, metavar="FILE", help="candidate pool JSONL (nuggetizer/Ragnarok request format)")
     p.add_argument("--window", type=int, default=10, help="documents per creation call (default 10)")
     p.add_argument("--max-nuggets", type=int, default=30, help="nuggets kept while creating (default 30)")

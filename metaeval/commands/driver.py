@@ -84,6 +84,9 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     if settings.sweep.offline:  # read by every ChatClient (local Ray actors inherit it); not a job identity
         os.environ["METAEVAL_OFFLINE"] = "1"
     prepare_run(settings, cells, overrides)  # every check before anything is written
+    from metaeval.commands.compose import log_grid_notes
+
+    log_grid_notes(settings.document)  # judges left out of the grid, once (after the checks: an error stays one line)
     t0 = time.perf_counter()
     outcome = run_sweep(settings.pipeline, cells, progress, hold_lock=True)  # label sets (folder lock held)
     if outcome.dry_run:

@@ -17,6 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("name", metavar="NAME")
     c.add_argument("--config-dir", action="append", metavar="DIR", help="a config folder overlaying the package's")
     c.add_argument("--prompt", default=None, metavar="ID@VERSION", help="assignment template to use (default: the judge's)")
+    c.add_argument("--base-url", default=None, metavar="URL",
+                   help="the server to check instead of the judge's deployment.base_url (e.g. http://HOST:8001/v1)")
     c.set_defaults(func=run_check)
     ls = jsub.add_parser("list", help="judge config names, registry names and built-in prompt templates")
     ls.add_argument("--config-dir", action="append", metavar="DIR", help="a config folder overlaying the package's")
@@ -47,6 +49,10 @@ def run_check(args: argparse.Namespace) -> int:
     if args.prompt:
         options["prompts"] = {**spec.prompts, "assign": args.prompt}
     spec = spec.with_options(**options)
+    if args.base_url:
+        spec = spec.with_deployment(base_url=args.base_url)
+    if spec.deployment is not None and spec.deployment.base_url:
+        reachable(spec.deployment.base_url, spec.name)  # a refused connection: one line now, not retries
     t0 = time.perf_counter()
     judge = build_judge(spec)
     setup_s = time.perf_counter() - t0
@@ -75,6 +81,30 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  call: model={tr.model} latency={tr.latency_s * 1000:.0f} ms retries={tr.retries} reask={tr.reask} "
               f"tokens={tr.input_tokens}/{tr.output_tokens} cost=${tr.cost_usd:.6f}" + (f" error={tr.error}" if tr.error else ""))
     return 0 if res.status != "failed" else 1
+
+
+def reachable(url: str, judge: str, timeout_s: float = 3.0) -> None:
+    """One TCP connection to ``url``'s host and port: a refused or unresolvable address, or nothing answering within
+    ``timeout_s``, is one ``ConfigError`` line naming the URL (the client would spend its retries and backoff on
+    it, about 10 s for ``max_retries: 4``, and end with the SDK's bare "Connection error.")."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from metaeval.errors import ConfigError
+
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise ConfigError(f"judge {judge!r}: deployment.base_url {url!r} is not a URL (expected http://HOST:PORT/...)")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        why = ("connection refused: is the server running?" if isinstance(exc, ConnectionRefusedError)
+               else f"{type(exc).__name__}: {exc.strerror or exc}")
+        raise ConfigError(f"judge {judge!r}: cannot connect to {url} ({parts.hostname}:{port}): {why} (start it, or "
+                          "point the judge elsewhere: judge check NAME --base-url URL; in a sweep "
+                          f"judge.{judge}.deployment.base_url=URL)") from None
 
 
 def run_list(args: argparse.Namespace) -> int:

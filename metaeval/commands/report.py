@@ -1,4 +1,9 @@
-"""``metaeval report RESULTS_DIR [--thresholds FILE] [--strict] [--print] [--latex]``: the calibration report of a sweep.
+"""``metaeval report``: the calibration report of a sweep's results folder, with a pass/fail verdict per cell.
+
+Build the calibration report of a sweep's results folder (the one holding summary.json): a plain-language summary
+with the verdict and its reasons, tau at three levels, per-topic forest plot, per-run bias, scatter plots, confusion
+matrices, strictness (also by nugget importance), raw and calibrated leaderboards, descriptive statistics, held-out
+calibration, the topics where judge and reference disagree most, and a verdict against thresholds.
 
 Writes ``report.html`` (self-contained), ``report.md`` (+ ``report_files/``) and ``report.json`` into RESULTS_DIR;
 ``--latex`` also writes the main tables as LaTeX booktabs tables into ``RESULTS_DIR/report_latex/``.
@@ -11,21 +16,21 @@ from __future__ import annotations
 
 import argparse
 
+from pathlib import Path
+
+from metaeval.commands.helptext import command_parser
+
+#: the installed example thresholds file (the built-in defaults and every optional check, commented)
+THRESHOLDS_EXAMPLE = Path(__file__).resolve().parents[1] / "report" / "thresholds.yaml"
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "report",
-        help="write report.html/.md/.json for a sweep's results folder, with a pass/fail verdict per cell",
-        description="Build the calibration report of a sweep's results folder (the one holding summary.json): "
-        "a plain-language summary with the verdict and its reasons, tau at three levels, per-topic forest plot, "
-        "per-run bias, scatter plots, confusion matrices, strictness (also by nugget importance), raw and calibrated "
-        "leaderboards, descriptive statistics, held-out calibration, the "
-        "topics where judge and reference disagree most, and a verdict against thresholds.",
-    )
+    p = command_parser(sub, "report", __doc__,
+                       help="write report.html/.md/.json for a sweep's results folder, with a pass/fail verdict per cell")
     p.add_argument("results_dir", metavar="RESULTS_DIR", help="a sweep's results folder (<results_dir>/<name>/)")
     p.add_argument("--thresholds", metavar="FILE",
                    help="verdict thresholds, YAML or JSON (default: lower CI of run-level tau on v_strict >= 0.8, "
-                   "failure rate <= 1%%; see metaeval/report/thresholds.yaml)")
+                   f"failure rate <= 1%%; every check, to copy and edit: {THRESHOLDS_EXAMPLE})")
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell fails a threshold (for CI pipelines)")
     p.add_argument("--print", dest="print_", action="store_true", help="print the verdict and main tables as plain text")
     p.add_argument("--latex", action="store_true",

@@ -1,19 +1,21 @@
-"""``metaeval score``: per-answer nugget scores and a run leaderboard."""
+"""``metaeval score``: per-answer nugget scores and a run leaderboard.
+
+Compute A, A_strict, V, V_strict, W, W_strict per answer from NIST / nuggetizer assignment files and print runs
+ranked by mean V_strict over topics.  --format nuggetizer writes castorini/nuggetizer's metrics file
+(strict_vital_score, vital_score, ... per topic, then qid "all").  nuggetizer metrics files are accepted as inputs
+too (their scores are taken as they are).
+"""
 
 from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "score",
-        help="score answers from nugget-assignment files (per-answer table + run leaderboard)",
-        description="Compute A, A_strict, V, V_strict, W, W_strict per answer from NIST / nuggetizer assignment files "
-        "and print runs ranked by mean V_strict over topics.  --format nuggetizer writes castorini/nuggetizer's "
-        "metrics file (strict_vital_score, vital_score, ... per topic, then qid \"all\").  nuggetizer metrics files "
-        "are accepted as inputs too (their scores are taken as they are).",
-    )
+    p = command_parser(sub, "score", __doc__,
+                       help="score answers from nugget-assignment files (per-answer table + run leaderboard)")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="assignment JSONL file(s) (NIST or nuggetizer format) or nuggetizer metrics files")
     p.add_argument("--out", help="per-answer scores; .csv, .tsv, .parquet or .jsonl by extension (--format table); the "
                    "metrics file, or a folder of one <run_id>.jsonl per run when there are several runs (--format nuggetizer)")

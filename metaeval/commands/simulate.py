@@ -1,5 +1,8 @@
 """``metaeval simulate``: check calibration methods on judges built to break them before trusting them.
 
+For each judge kind and replication, fit every calibration method on 75% of the topics and apply it to the rest;
+report bias cut, RMSE, coverage overall and for the worst run, and mean CI width, each with its Monte-Carlo SE.
+
     metaeval simulate --human H [--kind fig6 --kind run_bias ...] [--real-judge J] [--reps R] [--seed S] --out DIR
 
 Judge kinds (``metaeval.simulation``): fig6 (independent Figure 6 confusion), run_bias, topic_difficulty,
@@ -11,19 +14,16 @@ from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 METHOD_NAMES = ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained", "ordinal")
 #: = metaeval.simulation.JUDGE_KINDS (a test checks); spelled out so that ``metaeval --help`` imports no numpy
 JUDGE_KINDS = ("fig6", "run_bias", "topic_difficulty", "length_strictness", "resampled")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="simulation study: judges that break the methods' assumptions; bias cut, RMSE, coverage, CI width",
-        description="For each judge kind and replication, fit every calibration method on 75%% of the topics and "
-        "apply it to the rest; report bias cut, RMSE, coverage overall and for the worst run, and mean CI width, "
-        "each with its Monte-Carlo SE.",
-    )
+    p = command_parser(sub, "simulate", __doc__,
+                       help="simulation study: judges that break the methods' assumptions; bias cut, RMSE, coverage, CI width")
     p.add_argument("--human", required=True, help="human assignment labels (NIST format)")
     p.add_argument("--kind", action="append", choices=JUDGE_KINDS, help="judge kind (repeat; default all)")
     p.add_argument("--real-judge", metavar="LABELS", help="a real judge's labels on the same nuggets (kind resampled)")

@@ -2,7 +2,7 @@
 
 ``REGISTRY`` / ``get_entry(name)`` (``metaeval.data.registry``), ``fetch(name, source, force)`` /
 ``status(name)`` / ``dataset_dir(name)`` (``metaeval.data.fetch``), and ``load_dataset(name_or_path) -> Dataset``
-(``metaeval.data.dataset``).  The bundled ``demo`` dataset lives in ``metaeval/data/demo/``.
+(``metaeval.data.dataset``; the ``Dataset`` class: ``metaeval.data.collection``).  The bundled ``demo`` dataset lives in ``metaeval/data/demo/``.
 
 Attributes are imported lazily so that importing this package stays cheap.
 """
@@ -22,7 +22,7 @@ _LAZY = {
     "file_digests": "metaeval.data.fetch",
     "ChecksumError": "metaeval.data.fetch",
     "FetchError": "metaeval.data.fetch",
-    "Dataset": "metaeval.data.dataset",
+    "Dataset": "metaeval.data.collection",
     "load_dataset": "metaeval.data.dataset",
     "demo_dir": "metaeval.data.dataset",
 }

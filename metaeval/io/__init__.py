@@ -116,4 +116,22 @@ def load_labels(path: str | os.PathLike, format: str | None = None, name: str | 
         raise FormatError(str(p), 0, "", f"holds {fmt}, not nugget assignment labels (expected the NIST/nuggetizer assignment format)")
     from metaeval.io.assignments import read_assignments
 
-    return read_assignments(p, name=name)
+    ls = read_assignments(p, name=name)
+    side = provenance_sidecar(p)
+    if side.is_file():  # a sweep cell's labels: the judge spec and prompt hashes they were made with
+        try:
+            extra = json.loads(side.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise FormatError(str(side), 0, "", f"cannot read the labels' provenance ({exc})") from None
+        ls.provenance.update({k: extra[k] for k in LABELS_PROVENANCE if k in extra})
+    return ls
+
+
+#: provenance keys a sweep records beside its labels (``cells/<cell>/labels.provenance.json``)
+LABELS_PROVENANCE: tuple[str, ...] = ("judge_spec", "prompt_version")
+
+
+def provenance_sidecar(labels_path: str | os.PathLike) -> Path:
+    """``labels.jsonl`` -> ``labels.provenance.json`` (same folder)."""
+    p = Path(labels_path)
+    return p.with_name(p.name.split(".")[0] + ".provenance.json")

@@ -78,8 +78,3 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "ut
     with atomic_open(path, "w", encoding=encoding) as fh:
         fh.write(text)
 
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (unique temporary file + rename)."""
-    with atomic_open(path, "wb") as fh:
-        fh.write(data)

@@ -11,7 +11,8 @@ Accepted forms (``parse_run_map``), one or several, merged in order:
   line, ``OLD=NEW``, ``OLD<TAB>NEW`` or ``OLD NEW`` (blank lines and ``#`` comments ignored).
 
 A name mapped twice to different targets, or two runs of one input that would end up with the same name, is a
-``ConfigError`` naming the file/line or the runs.
+``ConfigError`` naming the file/line or the runs.  ``suggest_run_map`` proposes a map for two inputs that share
+few runs: each unshared run of one side paired with its most similar unshared run of the other (``difflib``).
 """
 
 from __future__ import annotations
@@ -153,3 +154,28 @@ def _check_collisions(runs: set[str], mapping: Mapping[str, str], where: str) ->
         if new in seen:
             raise ConfigError(f"run map on {where}: runs {seen[new]!r} and {r!r} would both be named {new!r}")
         seen[new] = r
+
+
+def suggest_run_map(reference_runs: Iterable[str], candidate_runs: Iterable[str], cutoff: float = 0.6) -> dict[str, str]:
+    """``{candidate run: reference run}`` for runs only one side has whose names nearly match: each pair's
+    ``difflib.SequenceMatcher`` ratio is at least ``cutoff``; pairs are taken most similar first and each run is
+    used once, so the map never makes two runs share a name.  Shared runs are left alone.
+
+    ``baseline_rag24.test_gpt-4o_top20`` vs ``baseline_frag_rag24.test_gpt-4o_top20`` (ratio 0.93) is suggested;
+    unrelated names are not.
+    """
+    import difflib
+
+    ref, cand = set(map(str, reference_runs)), set(map(str, candidate_runs))
+    only_ref, only_cand = sorted(ref - cand), sorted(cand - ref)
+    scored = sorted(((difflib.SequenceMatcher(None, c, r).ratio(), c, r) for c in only_cand for r in only_ref),
+                    key=lambda t: (-t[0], t[1], t[2]))
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for ratio, c, r in scored:
+        if ratio < cutoff:
+            break
+        if c not in out and r not in taken:
+            out[c] = r
+            taken.add(r)
+    return out

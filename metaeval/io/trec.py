@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from metaeval.errors import FormatError
+from metaeval.io.fields import first_time, parse_number
 from metaeval.io.jsonl import iter_lines, open_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,13 +49,8 @@ def read_qrels(path: str | os.PathLike) -> "pd.DataFrame":
         if len(parts) != 4:
             raise FormatError(path, lineno, "", f"expected 4 fields 'qid iter docid grade', got {len(parts)}")
         qid, _, docid, grade = parts
-        try:
-            g = int(grade)
-        except ValueError:
-            raise FormatError(path, lineno, "grade", f"not an integer: {grade!r}") from None
-        if (qid, docid) in seen:
-            raise FormatError(path, lineno, "docid", f"duplicate judgment for ({qid}, {docid}), first on line {seen[(qid, docid)]}")
-        seen[(qid, docid)] = lineno
+        g = parse_number(grade, int, path, lineno, "grade")
+        first_time(seen, (qid, docid), path, lineno, "docid", f"judgment for ({qid}, {docid})")
         rows.append((qid, docid, g))
     if not rows:
         raise FormatError(path, 0, "", "empty file (no judgments)")

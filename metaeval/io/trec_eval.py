@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metaeval.errors import FormatError
+from metaeval.io.fields import first_time, parse_number
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -82,6 +83,7 @@ def read_trec_eval(path: str | os.PathLike, run_id: str | None = None, fmt: str 
     layout = detect_layout(rows, path) if fmt == "auto" else fmt
     name = run_id
     out: dict[tuple[str, str], float] = {}
+    lines: dict[tuple[str, str], int] = {}
     for no, parts in rows:
         measure, qid, value = (parts[0], parts[1], parts[2]) if layout == "trec_eval" else (parts[1], parts[0], parts[2])
         if measure == "runid":
@@ -89,12 +91,8 @@ def read_trec_eval(path: str | os.PathLike, run_id: str | None = None, fmt: str 
             continue
         if measure in _SKIP_MEASURES or qid == "all":
             continue
-        try:
-            val = float(value)
-        except ValueError:
-            raise FormatError(path, no, "value", f"not a number: {value!r} (measure {measure!r}, query {qid!r})") from None
-        if (qid, measure) in out:
-            raise FormatError(path, no, "qid/measure", f"duplicate value for query {qid!r}, measure {measure!r}")
+        val = parse_number(value, float, path, no, "value", f"measure {measure!r}, query {qid!r}")
+        first_time(lines, (qid, measure), path, no, "qid/measure", f"value for query {qid!r}, measure {measure!r}")
         out[(qid, measure)] = val
     if not out:
         raise FormatError(path, 0, "", "no per-query values (was trec_eval run without -q?)")

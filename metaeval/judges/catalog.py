@@ -221,10 +221,34 @@ def check_available(spec: JudgeSpec, stages: Sequence[str] = (), *, need_key: bo
                 raise ConfigError(f"judge {spec.name!r}: prompts.{task}: {exc}") from None
     missing = spec.missing_requirements()
     if missing:
-        raise ConfigError(f"judge {spec.name!r} needs an extra that is not installed (missing {', '.join(missing)})")
+        raise ConfigError(f"judge {spec.name!r} needs an extra that is not installed (missing {', '.join(missing)}); "
+                          f"{install_hint(missing)}")
     if need_key and spec.key_env and not os.environ.get(spec.key_env, "").strip():
         raise ConfigError(f"judge {spec.name!r}: environment variable {spec.key_env} is not set "
                           f"(it must hold the API key for backend {spec.deployment.backend!r})")
+
+
+def install_hint(modules: Sequence[str]) -> str:
+    """``install it with: pip install 'metaeval[embed]'``: the package extras (``[project.optional-dependencies]``,
+    read from the installed metadata) that provide the missing ``modules`` (a module matches a requirement whose
+    distribution name, with ``-`` as ``_``, is or starts with it: ``llama_cpp`` -> ``llama-cpp-python``)."""
+    import re
+    from importlib import metadata
+
+    try:
+        reqs = metadata.requires("metaeval") or []
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
+        reqs = []
+    extras: list[str] = []
+    for mod in modules:
+        for r in reqs:
+            m = re.match(r"\s*([A-Za-z0-9_.\-]+).*extra\s*==\s*['\"]([^'\"]+)['\"]", r)
+            if m and m.group(1).lower().replace("-", "_").startswith(mod.lower()) and m.group(2) not in extras:
+                extras.append(m.group(2))
+                break
+    if not extras:
+        return f"install it with: pip install {' '.join(modules)}"
+    return f"install it with: pip install 'metaeval[{','.join(extras)}]'"
 
 
 def build_judge(spec: "JudgeSpec | str | Mapping[str, Any]"):

@@ -202,7 +202,8 @@ class ChatClient:
                 events.append(RetryEvent(attempt, exc.kind, exc.status, exc.retry_after, delay, msg))
                 self.stats.retry_kinds[exc.kind] = self.stats.retry_kinds.get(exc.kind, 0) + 1
                 if last:
-                    error = f"gave up after {attempt + 1} attempts; last error {exc.kind}: {msg}"
+                    where = f" (server {dep.base_url})" if exc.kind == "connection" and dep.base_url else ""
+                    error = f"gave up after {attempt + 1} attempts; last error {exc.kind}: {msg}{where}"
                     break
                 self.stats.retries += 1
                 await asyncio.sleep(delay)

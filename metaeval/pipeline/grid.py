@@ -111,3 +111,40 @@ def check_cells(cells: list[Cell], relevance: str = "qrels", *, need_keys: bool 
             check_available(c.judge, needed_stages(c.strategy, relevance), need_key=need_keys, strategy=c.strategy.name)
     if cells and all(c.skipped for c in cells):
         raise ConfigError(f"every cell of the grid is skipped (first: {cells[0].id}: {cells[0].skipped})")
+
+
+def prune_grid(cells: list[Cell]) -> tuple[list[Cell], list[str]]:
+    """The cells of a grid that can run here, and one line per judge left out (``metaeval.commands.compose``):
+
+    * a judge whose optional extra is not installed: all its cells, named once with the install command
+      (``metaeval.judges.catalog.install_hint``) instead of one "skipped" row per cell;
+    * a judge that cannot perform a strategy's stages (the simulated judge only assigns) while it can run another
+      strategy of the grid: the cells of that strategy ("joins only human_auto").
+
+    A judge none of whose cells could run keeps them (skipped rows; ``check_cells`` makes an all-skipped grid an
+    error), so a grid never silently becomes empty."""
+    from metaeval.judges.catalog import install_hint
+
+    by_judge: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_judge.setdefault(c.judge_name, []).append(c)
+    dropped: set[str] = set()
+    notes: list[str] = []
+    for name, own in by_judge.items():
+        missing = own[0].judge.missing_requirements()
+        if missing:
+            notes.append(f"judge {name} is not in this run: its extra is not installed (missing {', '.join(missing)}); "
+                         f"{install_hint(missing)}")
+            dropped.update(c.id for c in own)
+            continue
+        runnable = [c for c in own if not c.skipped]
+        never = [c for c in own if c.skipped]
+        if runnable and never:
+            ran = sorted({c.strategy.name for c in runnable})
+            notes.append(f"judge {name} joins only {', '.join(ran)}: "
+                         + "; ".join(sorted({c.skipped.replace(f'judge {name!r} ', '') for c in never})))
+            dropped.update(c.id for c in never)
+    kept = [c for c in cells if c.id not in dropped]
+    if not kept:  # nothing could run: keep the grid as it was (check_cells names the reason, as an error)
+        return list(cells), []
+    return kept, notes

@@ -24,6 +24,16 @@ def human_nuggets(dataset: Any, qid: str, with_importance: bool = False) -> list
     return list(g["nugget"])
 
 
+def cell_fingerprints(c: Cell) -> dict[str, str]:
+    """What a calibration model fitted on the cell's labels depends on (``metaeval.study.calibration.model``):
+    ``judge_spec``, the hash of the judge's identity (kind, deployment, options: ``Cell.judge_id``) and
+    ``prompt_version``, the hash of its prompt templates (``Cell.prompt_id``; ``none`` for an unprompted judge).
+    A cell whose labels are the dataset's own human labels records ``human`` for both."""
+    if c.strategy.assignment == "human":
+        return {"judge_spec": "human", "prompt_version": "human"}
+    return {"judge_spec": c.judge_id, "prompt_version": c.prompt_id}
+
+
 def cell_label_set(dataset: Any, c: Cell, nugget_lists: dict, index: dict, outs: dict, sample: int = 0) -> Any:
     """The cell's labels as a LabelSet (same answers as the dataset; FAILED where a job failed); ``sample`` k > 0:
     the judge's k-th draw (``sweep.samples``), named ``<cell>~s<k>``."""
@@ -31,7 +41,7 @@ def cell_label_set(dataset: Any, c: Cell, nugget_lists: dict, index: dict, outs:
 
     if c.strategy.assignment == "human":
         ls = dataset.labels
-        return ls.with_labels(ls.labels["support"], name=c.id, provenance={"cell": c.id})
+        return ls.with_labels(ls.labels["support"], name=c.id, provenance={"cell": c.id, **cell_fingerprints(c)})
     rows, answers = [], []
     for a in dataset.answers:
         nuggets = nugget_lists.get((c.id, a.qid), [])
@@ -48,5 +58,5 @@ def cell_label_set(dataset: Any, c: Cell, nugget_lists: dict, index: dict, outs:
             rows.append((a.qid, a.run_id, i, text, imp_v, sup_v, imp, lab if sup_v != "FAILED" else (why or lab), -1))
         answers.append((a.qid, a.run_id, a.text, a.response_length, -1))
     name = f"{c.id}~s{sample}" if sample else c.id
-    prov = {"cell": c.describe(), **({"sample": sample} if sample else {})}
+    prov = {"cell": c.describe(), **cell_fingerprints(c), **({"sample": sample} if sample else {})}
     return build_label_set(name, rows, answers, topics=dict(dataset.topics), provenance=prov)

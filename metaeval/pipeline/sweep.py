@@ -152,6 +152,8 @@ class Sweep:
                 if set_aside is not None:
                     set_aside(spec.key, problem)
             calls, tin, tout, cost = estimate_job(stage, n, payload, self.settings, cell.judge.prices)
+            if not cell.judge.prompted:  # lexical, embedding, simulated: no model is prompted, no token is sent
+                tin = tout = 0
             st.estimate(stage, calls, tin, tout, cost, bound=cell.id in self.bounded)
             if spec.key not in todo:  # the first cell asking for a job dispatches it, at its judge's prices
                 todo[spec.key] = (cell, spec, payload, cost)

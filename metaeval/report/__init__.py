@@ -14,7 +14,11 @@ Modules, one job each:
 * ``verdict``: configurable pass/fail thresholds per cell, their reasons and the plain-language summary;
 * ``plots``: matplotlib figures as SVG text (legends outside the axes);
 * ``latex``: the main tables as booktabs ``.tex`` files;
-* ``build``: assembles the sections; ``render_html`` / ``render_md`` / ``render_text``: the three outputs;
+* ``context``: what the sections share while one report is built (results, thresholds, metric, ``report.json``);
+* ``verdict_section``, ``ranking_section``, ``agreement_section``, ``calibration_section``,
+  ``disagreement_section``, ``consistency_section``, ``plan_section``, ``injection_section``,
+  ``provenance_section``: the sections, one family each;
+* ``build``: the sections in page order; ``render_html`` / ``render_md`` / ``render_text``: the three outputs;
 * ``write``: ``write_report(results_dir, ...)`` - what the command and the sweep call.
 """
 

@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from metaeval.report.model import Block, Detail, Section, Table, Text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.report.context import Context
 
 _NAMES = {"v_strict": "V_strict", "a_strict": "A_strict", "v": "V", "a": "A", "w_strict": "W_strict", "w": "W"}
 
@@ -108,3 +111,19 @@ def calibration_section(cals: Mapping[str, Mapping[str, Any] | None]) -> Section
     if not blocks:
         blocks.append(Text("No calibration was run.", kind="note"))
     return Section("calibration", "Calibration (held-out, raw as a candidate)", blocks)
+
+
+def section(ctx: "Context") -> Section:
+    """The report's calibration section from each cell's ``calibration.json`` as the study stored it in the
+    summary; one closed block per cell (the page stays short)."""
+    cals = {c["cell"]: c.get("calibration") for c in ctx.active if c.get("calibration") is not None}
+    ctx.data["calibration"] = cals
+    if not cals:
+        return Section("calibration", "Calibration on held-out topics",
+                       [Text("No calibration: it needs cells whose judge labels the reference's nuggets (human_* "
+                             "strategies), and calibration.enabled.", "note")])
+    sec = calibration_section(cals)
+    for b in sec.blocks:
+        if isinstance(b, Detail):
+            b.open = False
+    return sec

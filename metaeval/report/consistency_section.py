@@ -7,7 +7,11 @@ after the tau section: the judge's own spread of tau over draws beside the topic
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.report.context import Context
+    from metaeval.report.model import Section
 
 
 def _f(x: Any, nd: int = 4) -> str:
@@ -50,3 +54,15 @@ def consistency_blocks(cells: dict[str, dict[str, Any]]) -> list[Any]:
         if rows:
             blocks.append(Table(head, rows, f"{cid}: " + calibration_caption(cons), [False] + [True] * (len(head) - 1)))
     return blocks
+
+
+def section(ctx: "Context") -> "Section | None":
+    """Sampled cells (``sweep.samples``): flip rate, tau over draws beside the topic bootstrap, soft vs hard
+    calibration, from each cell's ``consistency`` as the study stored it; no section without samples."""
+    from metaeval.report.model import Section
+
+    cells = {c["cell"]: c["consistency"] for c in ctx.active if c.get("consistency")}
+    if not cells:
+        return None
+    ctx.data["consistency"] = cells
+    return Section("consistency", "Judge self-consistency (k samples)", consistency_blocks(cells))

@@ -118,6 +118,14 @@ class _Paper:
     def _table(self, head: list[str], rows: list[list[str]], numeric: list[bool], caption: str, name: str) -> str:
         return latex_table(self._frame(head, rows), numeric=numeric, caption=caption, label=f"tab:metaeval-{name}")
 
+    def _per_config(self, rows: list[list[str]], columns: list[str], caption: str, name: str) -> str | None:
+        """A table with one row per judge configuration: its name columns, then the numeric ``columns``; None
+        without rows."""
+        if not rows:
+            return None
+        return self._table(self.name_head() + columns, rows, [False] * len(self.name_head()) + [True] * len(columns),
+                           caption, name)
+
     # ---------------------------------------------------------------- tables
     def verdict(self) -> str | None:
         from metaeval.report.verdict import CHECKS
@@ -129,7 +137,7 @@ class _Paper:
         keys = list(th)
         rows = []
         for c in v["cells"]:
-            if c["status"] == "skipped":
+            if c["status"] in ("skipped", "withheld"):
                 continue
             by = {x["check"]: x for x in c["checks"]}
             rows.append(self.name_cols(c["cell"]) + [c["status"].upper()] +
@@ -154,14 +162,11 @@ class _Paper:
                         [look[(cell, self.metric, lv)].get("ci_low"), look[(cell, self.metric, lv)].get("ci_high")],
                         stacked=True) if (cell, self.metric, lv) in look else "n/a"
                 for lv in LEVEL_NAMES])
-        if not rows:
-            return None
-        head = self.name_head() + [LEVEL_NAMES[lv] for lv in LEVEL_NAMES]
         cap = (f"Kendall's $\\tau$ between the judge's and the human labels' {self.metric_tex} on {self.data_phrase}: "
                "at the run level (runs ranked by mean score over topics), per topic (runs ranked within each topic, "
                "averaged over the topics where $\\tau$ is defined) and pooled (all topic-run pairs). Below each "
                "estimate its 95\\% topic-bootstrap confidence interval.")
-        return self._table(head, rows, [False] * len(self.name_head()) + [True] * 3, cap, "tau")
+        return self._per_config(rows, [LEVEL_NAMES[lv] for lv in LEVEL_NAMES], cap, "tau")
 
     def leaderboards(self) -> dict[str, str]:
         out = {}
@@ -284,13 +289,10 @@ class _Paper:
             high = sum(1 for r in runs if (r.get("ci") or [None, None])[0] is not None and r["ci"][0] > 0)
             rows.append(self.name_cols(cell) + [_est_ci(m.get("bias"), m.get("ci"), stacked=True, signed=True),
                                                 str(len(runs)), str(low), str(high)])
-        if not rows:
-            return None
-        head = self.name_head() + ["mean bias", "runs", "lower", "higher"]
         cap = (f"Per-run bias of each judge, judge minus human run score on {self.metric_tex} on {self.data_phrase}: "
                "the mean over runs with its 95\\% paired topic-bootstrap CI below it, and how many runs the judge "
                "scores significantly lower or higher (their own CI excludes 0).")
-        return self._table(head, rows, [False] * len(self.name_head()) + [True] * 4, cap, "bias")
+        return self._per_config(rows, ["mean bias", "runs", "lower", "higher"], cap, "bias")
 
     def strictness(self) -> str | None:
         rows = []
@@ -299,14 +301,11 @@ class _Paper:
                                                      _n(r.get("cohen_kappa"), 2),
                                                      _est_ci(r.get("strictness_index"), r.get("strictness_ci"),
                                                              stacked=True, signed=True)])
-        if not rows:
-            return None
-        head = self.name_head() + ["pairs", "agree", "$\\kappa$", "net strictness"]
         cap = ("Agreement of the judge's support labels with the human ones on the same (nugget, answer) pairs, "
                f"{self.data_phrase}: exact agreement, Cohen's $\\kappa$ and the net strictness index P(judge lower) "
                "$-$ P(judge higher) on not support $<$ partial support $<$ support, with its 95\\% topic-bootstrap "
                "CI below it (positive = the judge is stricter than the assessors).")
-        return self._table(head, rows, [False] * len(self.name_head()) + [True] * 4, cap, "strictness")
+        return self._per_config(rows, ["pairs", "agree", "$\\kappa$", "net strictness"], cap, "strictness")
 
     def descriptive(self) -> str | None:
         recs = self.d.get("descriptive") or []
@@ -321,13 +320,12 @@ class _Paper:
                                _n(r.get("nugget_len_tokens"), 1), _n(r.get("pct_vital"), 1),
                                _n(r.get("pct_not_support"), 1), _n(r.get("pct_partial_support"), 1),
                                _n(r.get("pct_support"), 1)])
-        head = self.name_head() + ["topics", "nuggets per topic", "nugget length", "\\% vital", "\\% not", "\\% partial",
-                                   "\\% support"]
         cap = (f"Label sources on {self.data_phrase}, as in Pradeep et al.\\ (2025), Table 4: nuggets per topic, mean "
                "nugget length in whitespace tokens, the share of vital nuggets, and the shares of nugget-answer pairs "
                "labelled not support, partial support and support (each judge on the topics it shares with the "
                "human labels).")
-        return self._table(head, rows, [False] * len(self.name_head()) + [True] * 7, cap, "descriptive")
+        return self._per_config(rows, ["topics", "nuggets per topic", "nugget length", "\\% vital", "\\% not",
+                                       "\\% partial", "\\% support"], cap, "descriptive")
 
     def all(self) -> dict[str, str]:
         out: dict[str, str] = {}

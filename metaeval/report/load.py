@@ -39,8 +39,8 @@ class Results:
 
     @property
     def active(self) -> list[dict[str, Any]]:
-        """Cells that ran (not skipped)."""
-        return [c for c in self.cells if not c.get("skipped")]
+        """Cells that ran and have figures (not skipped, not withheld for too many FAILED labels)."""
+        return [c for c in self.cells if not c.get("skipped") and not c.get("withheld")]
 
     @property
     def config(self) -> dict[str, Any]:

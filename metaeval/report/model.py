@@ -118,18 +118,8 @@ class Report:
 
     @property
     def figures(self) -> list[Figure]:
-        out: list[Figure] = []
-
-        def walk(blocks: list[Block]) -> None:
-            for b in blocks:
-                if isinstance(b, Figure):
-                    out.append(b)
-                elif isinstance(b, Detail):
-                    walk(b.blocks)
-
-        for s in self.sections:
-            walk(s.blocks)
-        return out
+        """Every figure, in page order, details included."""
+        return self.walk(Figure)
 
 
 def fmt(x: Any, digits: int = 3) -> str:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.report.context import Context
+    from metaeval.report.model import Section
 
 
 def _f(x: Any, nd: int = 3) -> str:
@@ -156,3 +160,21 @@ def write_plot(plan: dict[str, Any], path: str | Path, extra: list[dict[str, Any
     fig.savefig(path, dpi=200)
     plt.close(fig)
     return path
+
+
+def section(ctx: "Context") -> "Section | None":
+    """The assessor plan (``metaeval plan --results DIR`` writes ``study/plan.json``) as a report section; no
+    section when there is no plan, a problem line when it cannot be rendered."""
+    from metaeval.report.model import Rendered, Section
+
+    path = ctx.res.layout.study_dir / "plan.json"
+    if not path.exists():
+        return None
+    try:
+        plan = ctx.res.layout.read_json(path)
+        block = Rendered(render_html(plan), render_markdown(plan))
+    except Exception as exc:  # noqa: BLE001 - shown, never hidden
+        ctx.unreadable(path, exc, "cannot render the plan")
+        return None
+    ctx.data["plan"] = plan
+    return Section("plan", "Assessor plan", [block])

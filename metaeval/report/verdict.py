@@ -1,6 +1,6 @@
 """The verdict: configurable pass/fail thresholds per grid cell, for CI pipelines (``metaeval report --strict``).
 
-A thresholds file (YAML or JSON; see ``metaeval/report/thresholds.yaml``) is a mapping::
+A thresholds file (YAML or JSON; see ``metaeval/report/thresholds.yaml`` in the package) is a mapping::
 
     metric: v_strict            # the metric the tau checks use
     min_run_tau_low: 0.8        # lower 95% CI bound of the run-level tau
@@ -107,6 +107,9 @@ def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[st
         if c.get("skipped"):
             out.append({"cell": c["cell"], "status": "skipped", "reason": c["skipped"], "checks": []})
             continue
+        if c.get("withheld"):  # too many FAILED labels: the study computed no figures to check (study.run)
+            out.append({"cell": c["cell"], "status": "withheld", "reason": c["withheld"], "checks": []})
+            continue
         checks = []
         for key, limit in active.items():
             desc, get, cmp, sign = CHECKS[key]
@@ -147,7 +150,7 @@ def headline(v: dict[str, Any]) -> str:
             if v["passed"] else
             f"Verdict: FAIL - {v['n_failed']} of {judged} judged cell(s) miss a threshold on {v['thresholds'].get('metric')}."
             if judged else "Verdict: FAIL - no cell could be judged.")
-    why = reasons(v)
+    why = reasons(v) + [f"{c['cell']} not judged: {c['reason']}" for c in v["cells"] if c["status"] == "withheld"]
     return head + (" " + " ".join(r.rstrip(".") + "." for r in why) if why else "")
 
 
@@ -206,20 +209,11 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
             parts.append("judge made its own nuggets (no label-level comparison)")
         m = ((c.get("analysis") or {}).get("metrics") or {}).get(metric) or {}
         run, top = m.get("run") or {}, m.get("topic_avg") or {}
-        if run.get("tau") is None:
-            parts.append("run ranking tau undefined (a side gives every run the same score)")
-        else:
-            lo = (run.get("ci") or [None])[0]
-            ok = lo is not None and lo >= bar
-            parts.append(f"run ranking tau {run['tau']:.2f}{_ci(run.get('ci'))}, "
-                         + ("fine for leaderboards" if ok else f"not reliable for leaderboards (lower bound below {bar:g})"))
-        if top.get("tau") is None:
-            parts.append("per-topic tau undefined")
-        else:
-            lo = (top.get("ci") or [None])[0]
-            ok = lo is not None and lo >= bar
-            parts.append(f"per-topic tau {top['tau']:.2f}{_ci(top.get('ci'))}, "
-                         + ("fine for per-topic decisions" if ok else "not for per-topic decisions"))
+        parts.append(_tau_clause(run, bar, "run ranking tau", "run ranking tau undefined (a side gives every run the "
+                                 "same score)", "fine for leaderboards",
+                                 f"not reliable for leaderboards (lower bound below {bar:g})"))
+        parts.append(_tau_clause(top, bar, "per-topic tau", "per-topic tau undefined", "fine for per-topic decisions",
+                                 "not for per-topic decisions"))
         b = ((((study_cells.get(cid) or {}).get("bias") or {}).get("metrics") or {}).get(metric) or {}).get("mean") or {}
         if b.get("bias") is not None:
             ci = b.get("ci") or [None, None]
@@ -228,3 +222,12 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
                          f"{abs(b['bias']):.3f} on average{_ci(ci)}" + ("" if sig else " (not significant)"))
         out.append(f"{cid}: " + "; ".join(parts) + ".")
     return out
+
+
+def _tau_clause(est: dict[str, Any], bar: float, name: str, undefined: str, fine: str, not_fine: str) -> str:
+    """``name 0.85 [0.70, 0.95], fine`` when the CI's lower bound reaches ``bar``, else ``..., not_fine``;
+    ``undefined`` when the study found tau undefined."""
+    if est.get("tau") is None:
+        return undefined
+    lo = (est.get("ci") or [None])[0]
+    return f"{name} {est['tau']:.2f}{_ci(est.get('ci'))}, " + (fine if lo is not None and lo >= bar else not_fine)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from metaeval.layout import ResultsLayout
@@ -45,6 +45,8 @@ class StudyInput:
     extra: dict[str, Any] = field(default_factory=dict)
     #: cells sampled k > 1 times (``sweep.samples``): cell -> its k label sets (draw 0 = ``label_sets[cell]``)
     samples: dict[str, list["LabelSet"]] = field(default_factory=dict)
+    #: ``sweep.max_failed_rate``: a cell with a larger share of FAILED labels gets no figures, only the reason
+    max_failed_rate: float = 0.5
 
 
 def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t0: float | None = None) -> dict[str, Any]:
@@ -54,7 +56,8 @@ def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t
                      settings=settings, config=config, cells=outcome.cells, calibratable=outcome.calibratable,
                      dataset=outcome.dataset, topics=outcome.topics,
                      extra={"judging_s": outcome.judging_s, "stopped": outcome.stopped},
-                     samples=getattr(outcome, "samples", {}) or {})
+                     samples=getattr(outcome, "samples", {}) or {},
+                     max_failed_rate=outcome.settings.sweep.max_failed_rate)
     return run_study(inp, t0=t0)
 
 
@@ -65,7 +68,13 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
 
     t0 = time.perf_counter() if t0 is None else t0
     lay = inp.layout
+    rows = inp.cells if inp.cells is not None else [{"cell": cid} for cid in inp.label_sets]
+    withheld = withheld_cells(rows, inp.label_sets, inp.max_failed_rate)
     key = study_key(inp.label_sets, inp.reference, inp.settings.key_parts(), inp.samples)
+    if withheld:  # which cells get figures is part of what the study computed (absent: older keys still match)
+        from metaeval.hashing import content_hash
+
+        key = content_hash({"study": key, "withheld": sorted(withheld), "max_failed_rate": inp.max_failed_rate}, 32)
     previous = previous_summary(lay, key)
     if previous is not None:  # same labels, same settings: reuse the study (and the report) as it is
         old = {c["cell"]: c for c in previous.get("cells", [])}
@@ -74,19 +83,22 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
         consistency = {cid: old[cid]["consistency"] for cid in inp.label_sets if "consistency" in old.get(cid, {})}
     else:
         t = time.perf_counter()
-        scores = write_cell_files(lay, inp.label_sets)
+        scores = write_cell_files(lay, inp.label_sets)  # every cell's labels are stored, withheld ones too
         ref_scores = write_reference(lay, inp.reference)
-        analysis = analyse(lay, inp)
-        calibration = calibrate(lay, inp)
-        consistency = self_consistency(lay, inp)
+        fig = replace(inp, label_sets={c: ls for c, ls in inp.label_sets.items() if c not in withheld},
+                      samples={c: d for c, d in inp.samples.items() if c not in withheld})
+        analysis = analyse(lay, fig)
+        calibration = calibrate(lay, fig)
+        consistency = self_consistency(lay, fig)
         t_fig = time.perf_counter()
-        write_study_json(lay, inp, scores, ref_scores, calibration)
+        write_study_json(lay, fig, scores, ref_scores, calibration)
         log.debug("study of %d cell(s): %.2f s (per-topic tau, leaderboards, disagreements %.2f s)",
                   len(inp.label_sets), time.perf_counter() - t, time.perf_counter() - t_fig)
-    rows = inp.cells if inp.cells is not None else [{"cell": cid} for cid in inp.label_sets]
     cells = []
     for r in rows:
         r = dict(r)
+        if r["cell"] in withheld:
+            r["withheld"] = withheld[r["cell"]]
         if r["cell"] in analysis:
             r["analysis"] = analysis[r["cell"]]
         if r["cell"] in calibration:
@@ -104,19 +116,51 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
         "stopped": inp.extra.get("stopped"),
         "cells": cells,
     }
+    if inp.config.get("_grid_notes"):  # judges or cells of the grid that could not run here, once per judge
+        summary["grid_notes"] = list(inp.config["_grid_notes"])
     summary["elapsed_s"] = time.perf_counter() - t0
     lay.write_summary(summary, summary_markdown(summary))
     return summary
 
 
 # ------------------------------------------------------------------ the parts
+def withheld_cells(rows: Sequence[dict[str, Any]], label_sets: dict[str, "LabelSet"],
+                   max_failed_rate: float) -> dict[str, str]:
+    """Cell -> why it gets no figures: a stage's FAILED share over ``max_failed_rate`` (``sweep.max_failed_rate``;
+    the rule of ``metaeval.pipeline.health.failed_rate_problems``, which also sets the exit status).  Tau,
+    calibration, leaderboards and the verdict of such a cell would describe the failures, not the judge: a cell
+    whose every label is FAILED scores 0 everywhere, and calibration then "corrects" a constant.  Rows without
+    label counts (a study run from Python) are counted from the label set's support labels."""
+    from metaeval.pipeline.health import failed_rate_problems
+
+    out: dict[str, str] = {}
+    for row in rows:
+        cid = row.get("cell")
+        if cid not in label_sets or row.get("skipped"):
+            continue
+        if "labels" not in row:
+            sup = label_sets[cid].labels["support"].astype(str)
+            row = {**row, "labels": int(len(sup)), "failed_labels": int((sup == "FAILED").sum())}
+        lines = failed_rate_problems([row], max_failed_rate)
+        if lines:
+            why = "; ".join(line.split(": ", 1)[1].split("; results stored")[0] for line in lines)
+            out[cid] = f"{why}: no tau, calibration or verdict figures for this cell (its labels are stored)"
+    return out
+
+
 def write_cell_files(lay: ResultsLayout, label_sets: dict[str, "LabelSet"]) -> dict[str, "pd.DataFrame"]:
-    """``labels.jsonl``, ``scores.csv`` and ``runs.csv`` per cell; returns cell -> per-answer scores."""
+    """``labels.jsonl`` (and ``labels.provenance.json``: the judge-spec and prompt hashes of its provenance),
+    ``scores.csv`` and ``runs.csv`` per cell; returns cell -> per-answer scores."""
     from metaeval.scoring import run_scores, score_answers
+
+    from metaeval.io import LABELS_PROVENANCE, provenance_sidecar
 
     out = {}
     for cid, ls in label_sets.items():
         lay.write_labels(cid, ls)
+        fp = {k: ls.provenance[k] for k in LABELS_PROVENANCE if k in ls.provenance}
+        if fp:  # read back by load_labels, so `calibrate apply` compares the judge a model was fitted on
+            lay.write_json(provenance_sidecar(lay.labels(cid)), {"cell": str(cid), **fp})
         per = score_answers(ls)
         lay.write_table(lay.scores(cid), per)
         lay.write_table(lay.runs(cid), run_scores(per))

@@ -45,12 +45,15 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
     lines += [
         f"Kendall's tau (tau-b) on {metric.upper() if metric != 'v_strict' else 'V_strict'} with 95% topic-bootstrap CIs:",
         "",
-        "| cell | judge calls | model requests | cache hits | failed labels | cost (USD) | run-level tau | per-topic tau | pooled tau | calibration: selected method, held-out run MAE raw -> calibrated |",
+        "| cell | judge calls | model requests | cache hits | failed labels | cost (USD) | run-level tau | per-topic tau | pooled tau | calibration: recommended method, held-out run MAE raw -> calibrated |",
         "|---|---:|---:|---:|---:|---:|---|---|---|---|",
     ]
     for c in summary.get("cells", []):
         if c.get("skipped"):
             lines.append(f"| {c['cell']} | skipped: {c['skipped']} | | | | | | | | |")
+            continue
+        if c.get("withheld"):  # no figures were computed (study.run.withheld_cells): the reason only
+            lines.append(f"| {c['cell']} | withheld: {c['withheld']} | | | | | | | | |")
             continue
         st = c.get("stats", {})
         a = c.get("analysis")
@@ -88,6 +91,10 @@ def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
         err, raw = (sel.get("held_out_mae") or {}).get("mean"), (sel.get("raw_mae") or {}).get("mean")
         if sel["method"] == "none":
             return f"none (raw kept): {raw:.3f}" if isinstance(raw, (int, float)) else "none (raw kept)"
+        if sel.get("verdict") and sel.get("beats_raw") is False:  # nothing recommended: the method only supplies intervals
+            nums = f": raw {raw:.3f}, {sel['method']} {err:.3f}" if isinstance(err, (int, float)) and isinstance(
+                raw, (int, float)) else ""
+            return f"none recommended ({sel['verdict']}); {sel.get('intervals_by') or sel['method']} intervals{nums}"
         if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
             return f"{sel['method']}: {raw:.3f} -> {err:.3f}"
         return str(sel["method"])

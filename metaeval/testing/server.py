@@ -31,13 +31,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import functools
 import hashlib
 import json
 import random
 import sys
 import threading
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from metaeval.testing.rules import Rule, label_rule, malformed, wrong_length
@@ -45,23 +46,30 @@ from metaeval.testing.rules import Rule, label_rule, malformed, wrong_length
 BACKLOG = 1024
 
 
+def _fault(default: Any, help: str) -> Any:
+    """A ``Faults`` field whose ``help`` is also its command-line help (``python -m metaeval.testing.server``)."""
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class Faults:
-    latency_s: float = 0.0
-    p_429: float = 0.0
-    p_500: float = 0.0
-    p_hang: float = 0.0
-    p_drop: float = 0.0
-    p_bad_json: float = 0.0
-    p_malformed: float = 0.0
-    p_wrong_length: float = 0.0
-    retry_after: str = "1"
-    hang_s: float = 30.0
-    seed: int = 0
-    #: provider batch APIs (metaeval.testing.batch_api): seconds until a batch ends; per-item failure; per-batch expiry
-    batch_delay_s: float = 0.5
-    p_item_failed: float = 0.0
-    p_batch_expired: float = 0.0
+    """What goes wrong, per request, each drawn independently from a RNG seeded with ``seed`` (in this order)."""
+
+    latency_s: float = _fault(0.0, "seconds added to every request")
+    p_429: float = _fault(0.0, "chance of a 429 with Retry-After (--retry-after)")
+    p_500: float = _fault(0.0, "chance of a 500")
+    p_hang: float = _fault(0.0, "chance of a hang: --hang-s seconds before answering, so the client times out")
+    p_drop: float = _fault(0.0, "chance of a dropped connection (the socket aborted mid-request)")
+    p_bad_json: float = _fault(0.0, "chance of an HTTP 200 whose body is not JSON")
+    p_malformed: float = _fault(0.0, "chance of a malformed reply (prose instead of a label list)")
+    p_wrong_length: float = _fault(0.0, "chance of a label list of the wrong length")
+    retry_after: str = _fault("1", "the Retry-After header of a 429")
+    hang_s: float = _fault(30.0, "seconds a hang lasts")
+    seed: int = _fault(0, "seed of the fault draws")
+    # provider batch APIs (metaeval.testing.batch_api)
+    batch_delay_s: float = _fault(0.5, "batch APIs: seconds until a batch ends")
+    p_item_failed: float = _fault(0.0, "batch APIs: chance that an item of a batch fails")
+    p_batch_expired: float = _fault(0.0, "batch APIs: chance that a whole batch expires")
 
 
 def _tokens(text: str) -> int:
@@ -110,8 +118,8 @@ class ChatTestServer:
 
         app = web.Application(client_max_size=64 * 1024 * 1024,
                                middlewares=[self._echo_headers()] if self.echo_key else [])
-        app.router.add_post("/v1/chat/completions", self._openai)
-        app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_post("/v1/chat/completions", functools.partial(self._answer, api="openai"))
+        app.router.add_post("/v1/messages", functools.partial(self._answer, api="anthropic"))
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         self.batch_api.routes(app)
@@ -217,13 +225,15 @@ class ChatTestServer:
             text = self.rule(messages)
         return None, body, text
 
-    async def _openai(self, request: Any) -> Any:
+    async def _answer(self, request: Any, api: str) -> Any:
+        """A chat request of ``api`` (``openai`` or ``anthropic``): the fault it draws, or the rule's reply."""
         from aiohttp import web
 
-        resp, body, text = await self._common(request, "openai")
+        resp, body, text = await self._common(request, api)
         if resp is not None:
             return resp
-        return web.json_response(self.openai_reply(body, text))
+        reply = self.openai_reply if api == "openai" else self.anthropic_reply
+        return web.json_response(reply(body, text))
 
     def openai_reply(self, body: dict, text: str) -> dict:
         """A chat.completion object answering ``body`` with ``text`` (also the body of a batch output line)."""
@@ -236,14 +246,6 @@ class ChatTestServer:
                          "finish_reason": "stop" + self._echo}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": _tokens(text), "total_tokens": prompt + _tokens(text)},
         }
-
-    async def _anthropic(self, request: Any) -> Any:
-        from aiohttp import web
-
-        resp, body, text = await self._common(request, "anthropic")
-        if resp is not None:
-            return resp
-        return web.json_response(self.anthropic_reply(body, text))
 
     def anthropic_reply(self, body: dict, text: str) -> dict:
         """A message object answering ``body`` with ``text`` (also a succeeded batch result's message)."""
@@ -346,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8011)
     for f in fields(Faults):
         flag = "--" + f.name.replace("_", "-").replace("-s", "") if f.name == "latency_s" else "--" + f.name.replace("_", "-")
-        parser.add_argument(flag, dest=f.name, type=type(f.default), default=f.default)
+        parser.add_argument(flag, dest=f.name, type=type(f.default), default=f.default, help=f.metadata.get("help"))
     parser.add_argument("--expected-key-env", default=None, help="env var holding the only key accepted")
     parser.add_argument("--sampling", type=float, default=None, metavar="P",
                         help="answer repeats of a prompt like a sampled model: each label redrawn with probability P "

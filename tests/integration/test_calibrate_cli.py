@@ -107,3 +107,38 @@ def test_strata_strictness_and_mismatch_refusal(files, nuggetizer_dir, capsys):
     (row,) = res["by_metric"]["v_strict"]["rows"]
     assert 0 <= row["human_estimate"] <= 1 and row["human_estimate_ci"] is None  # label-level: point estimate only
     assert "point estimates only" in res["by_metric"]["v_strict"]["note"]
+
+
+def test_apply_refuses_a_model_fitted_on_another_sweep_judge(tmp_path, capsys):
+    """End to end through the CLI: sweep lexical and lexical_strict, calibrate on lexical's cell folder, apply to
+    lexical_strict's: the label sets a sweep writes carry the judge spec and prompt hashes (labels.provenance.json),
+    so the refusal fires; the same judge's labels are accepted."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "metaeval", "sweep", "--no-progress", "-m",
+                          "judge=lexical,lexical_strict", "strategy=human_auto", f"results_dir={tmp_path}", "name=two",
+                          "runtime=serial", "analysis.bootstrap=50", "calibration.enabled=false"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    cells = tmp_path / "two" / "cells"
+    lex, strict = cells / "lexical__human_auto", cells / "lexical_strict__human_auto"
+    prov = {p.name: json.loads((p / "labels.provenance.json").read_text()) for p in (lex, strict)}
+    assert prov[lex.name]["judge_spec"] != prov[strict.name]["judge_spec"]
+    human = tmp_path / "human.jl"
+    from metaeval.data.dataset import load_dataset
+
+    write_assignments(load_dataset("demo").labels, human)
+    fit = tmp_path / "fit"
+    assert main(["calibrate", "--human", str(human), "--judge", str(lex), "--folds", "2", "--repeats", "1",
+                 "--bootstrap", "50", "--min-topics", "2", "--out", str(fit)]) == 0
+    model = fit / "calibration-model.json"
+    assert json.loads(model.read_text())["fingerprints"]["judge_spec"] is not None
+    capsys.readouterr()
+    assert main(["calibrate", "apply", "--model", str(model), "--judge", str(strict), "--bootstrap", "50",
+                 "--out", str(tmp_path / "applied_other")]) == 2
+    err = capsys.readouterr().err
+    assert "calibration model was fitted on different judge labels: judge_spec differ" in err
+    assert main(["calibrate", "apply", "--model", str(model), "--judge", str(lex), "--bootstrap", "50",
+                 "--out", str(tmp_path / "applied_same")]) == 0
+    assert "judge_spec" not in capsys.readouterr().err

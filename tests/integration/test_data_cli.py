@@ -144,3 +144,19 @@ def test_build_demo_check_cli():
     assert not (DEMO_DIR / "build_demo.py").exists()
     r = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_info_on_the_nist_folder_sums_up_partial_runs_in_one_note(shared_data, capsys):
+    """The runs that answer only the judged topics are expected in a NIST export: one note line, not 44
+    "problem:" lines, and exit 0; a real inconsistency is still a problem line (exit 1)."""
+    assert main(["data", "info", str(shared_data / "trec-rag-2024")]) == 0
+    out = capsys.readouterr().out
+    assert "problem" not in out
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and notes[0].startswith("note: 44 of 47 runs answer only part of the 301 topics")
+    assert "42 run(s) answer 21" in notes[0] and "human labels cover 21 topics" in notes[0]
+    ds = load_dataset(shared_data / "trec-rag-2024")
+    assert len(ds.partial_runs()) == 44 and ds.check(coverage=False) == []
+    assert len(ds.check()) == 44  # the default keeps every line (API unchanged)
+    ds.answers = [a for a in ds.answers if not (a.qid == "2024-142395" and a.run_id == "FT-llama3")]
+    assert any(p.startswith("labels for (2024-142395, FT-llama3) but no such answer") for p in ds.check(coverage=False))

@@ -48,3 +48,29 @@ def test_check_builtin_and_list():
     assert out.returncode == 0 and "assign2@v2-json" in out.stdout and "local-llm" in out.stdout
     out = metaeval("judge", "check", "nonsense")
     assert out.returncode == 2 and "unknown judge 'nonsense'" in out.stderr
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_check_with_no_server_names_the_url_and_sends_nothing():
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    out = metaeval("judge", "check", "vllm", "--base-url", url)
+    assert out.returncode == 2, out.stdout + out.stderr
+    line, = out.stderr.strip().splitlines()
+    assert line.startswith(f"metaeval judge: error: judge 'vllm': cannot connect to {url} (127.0.0.1:")
+    assert "connection refused: is the server running?" in line and "--base-url URL" in line
+    assert "round trip" not in out.stdout and "retries=" not in out.stdout  # no call, so no retries and backoff
+
+
+def test_check_base_url_reaches_the_server_given(tmp_path):
+    with ChatTestServer() as srv:
+        out = metaeval("judge", "check", "vllm", "--base-url", srv.openai_base_url)
+    assert out.returncode == 0, out.stderr
+    assert f"base_url: {srv.openai_base_url}" in out.stdout and "round trip: assign 3 nuggets" in out.stdout

@@ -35,7 +35,9 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
     s = summary(tmp_path, "demo")
     cells = {c["cell"]: c for c in s["cells"]}
     assert {"lexical__auto_auto", "lexical__human_auto", "simulated_fig6__human_auto"} <= set(cells)
-    assert "cannot perform" in cells["simulated_fig6__auto_auto"]["skipped"]
+    assert "simulated_fig6__auto_auto" not in cells  # it only assigns: left out of auto_auto, said once
+    assert any(n.startswith("judge simulated_fig6 joins only human_auto: cannot perform stage(s) create, importance")
+               for n in s["grid_notes"])
     for cid in ("lexical__auto_auto", "lexical__human_auto", "simulated_fig6__human_auto"):
         c = cells[cid]
         assert c["stats"]["judge_calls"] > 0 and c["stats"]["reused"] == 0

@@ -271,3 +271,17 @@ def test_levels_from_aligned_passes_its_seed_to_the_bootstrap():
     assert all(a.ci[lvl] != b.ci[lvl] for lvl in ("run", "topic_avg", "pooled"))
     given = levels_from_aligned(al, n_boot=200, weights=topic_weights(12, 200, seed=1), ci_method="percentile")
     assert given.ci == a.ci
+
+
+def test_levels_and_top_heavy_is_levels_and_top_heavy_exactly(pair):
+    """The combined call (run means computed once) gives bit for bit what the two separate calls give."""
+    ref, cand = pair
+    al = align(to_long(ref), [to_long(cand)], "v_strict")
+    eng = LevelEngine(al.x, al.y, "b")
+    w = topic_weights(len(al.topics), 50, seed=3)
+    lv, heavy = eng.levels_and_top_heavy(w, k=5)
+    want_lv, want_heavy = eng.levels(w), eng.top_heavy(w, k=5)
+    assert lv.keys() == want_lv.keys() and heavy.keys() == want_heavy.keys()
+    for got, want in ((lv, want_lv), (heavy, want_heavy)):
+        for key in want:
+            assert np.array_equal(got[key], want[key], equal_nan=True), key

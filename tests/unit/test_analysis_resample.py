@@ -59,3 +59,28 @@ def test_ratio_replicates_is_a_cluster_mean_and_run_means_its_special_case():
 def test_unseeded_bootstrap_is_refused():
     with pytest.raises(ValueError):
         topic_weights(5, 10, None)
+
+
+
+@pytest.mark.parametrize("shape", [(400,), (400, 45), (300, 3, 4)])
+def test_percentile_cis_with_some_gappy_columns_matches_nanquantile_exactly(shape):
+    """Columns without NaN take np.quantile, the others nanquantile: the same numbers, bit for bit, as nanquantile
+    over every column (the speed path may not move a figure); an all-NaN column gives NaN."""
+    import warnings
+
+    rng = np.random.default_rng(7)
+    reps = np.round(rng.normal(size=shape), 3)  # rounded: ties, as tau replicates have
+    flat = reps.reshape(shape[0], -1)  # a view: edits below change reps
+    flat[rng.random(flat.shape) < 0.05] = np.nan  # every column gappy...
+    if flat.shape[1] > 2:
+        flat[:, ::2] = np.round(rng.normal(size=flat[:, ::2].shape), 3)  # ...then every second one full again
+        flat[:, 1] = np.nan  # and one column with no defined replicate
+    for alpha in (0.05, 0.1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want_lo, want_hi = np.nanquantile(reps, [alpha / 2, 1 - alpha / 2], axis=0)
+        lo, hi = percentile_cis(reps, alpha)
+        assert np.shape(lo) == shape[1:]
+        assert np.array_equal(lo, want_lo, equal_nan=True) and np.array_equal(hi, want_hi, equal_nan=True)
+        if flat.shape[1] > 2:
+            assert np.isnan(lo.reshape(-1)[1]) and not np.isnan(lo.reshape(-1)[0])

@@ -132,3 +132,28 @@ def test_llm_options_are_typed_too():
     dep = {"backend": "openai", "model": "m"}
     with pytest.raises(ConfigError, match="max_reasks must be int"):
         resolve_judge({"judge": "llm", "deployment": dep, "max_reasks": "two"})
+
+
+def test_install_hint_names_the_extra_from_the_package_metadata():
+    from metaeval.judges.catalog import install_hint
+
+    assert install_hint(["torch", "sentence_transformers"]) == "install it with: pip install 'metaeval[embed]'"
+    assert install_hint(["llama_cpp"]) == "install it with: pip install 'metaeval[local]'"
+    assert install_hint(["no_such_module_xyz"]) == "install it with: pip install no_such_module_xyz"
+
+
+def test_prune_grid_names_a_missing_extra_once_and_keeps_an_all_impossible_grid():
+    from metaeval.judges.catalog import resolve_judge
+    from metaeval.pipeline.grid import expand_grid, prune_grid
+
+    missing = resolve_judge({"judge": "lexical", "name": "needs_extra", "requires": ["no_such_module_xyz"]})
+    sim = resolve_judge("simulated_fig6")
+    cells = expand_grid([resolve_judge("lexical"), missing, sim], {"v1": {"name": "v1"}}, ["auto_auto", "human_auto"])
+    kept, notes = prune_grid(cells)
+    assert [c.id for c in kept] == ["lexical__auto_auto", "lexical__human_auto", "simulated_fig6__human_auto"]
+    assert notes == ["judge needs_extra is not in this run: its extra is not installed (missing no_such_module_xyz); "
+                     "install it with: pip install no_such_module_xyz",
+                     "judge simulated_fig6 joins only human_auto: cannot perform stage(s) create, importance needed "
+                     "by auto_auto"]
+    only_impossible = expand_grid([sim], {"v1": {"name": "v1"}}, ["auto_auto"])
+    assert prune_grid(only_impossible) == (only_impossible, [])

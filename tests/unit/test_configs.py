@@ -146,6 +146,38 @@ def test_default_names():
     assert compose_sweep(["+experiment=strictness_study"])[0].name == "strictness_study"
     cfg, _ = compose_sweep(["grid=single", "judge=lexical", "dataset=trec-rag-2024"])
     assert cfg.name == f"{cfg.pipeline.dataset.name}-lexical-human_auto" and cfg.name.startswith("trec-rag-2024")
-    assert compose_sweep(["grid.optional_judges=[]"])[0].name.startswith("demo-demo_offline-")
+    # a grid typed on the command line is named by its axes (readable; the same cells give the same name)
+    assert compose_sweep(["grid.optional_judges=[]"])[0].name == \
+        "demo-lexical.lexical_strict.simulated_fig6-auto_auto.human_auto"
+    assert compose_sweep(multirun_overrides(["judge=lexical,lexical_strict", "strategy=human_auto"]))[0].name == \
+        "demo-lexical.lexical_strict-human_auto"
+    assert compose_sweep(multirun_overrides(["judge=gpt-4o,lexical", "prompt=v1,v2_json"]))[0].name == \
+        "demo-gpt-4o.lexical-v1.v2_json-human_auto"
+    many = [f"grid.judges=[{','.join(['lexical', 'lexical_strict', 'simulated_fig6'] * 1)}]",
+            "grid.strategies=[human_auto,human_judge_importance,human_human,auto_auto]", "grid.prompts=[v1,v2_json]"]
+    long_name = compose_sweep(many)[0].name  # over 80 characters: the grid's name and a short hash of its cells
+    assert long_name.startswith("demo-demo_offline-") and len(long_name) == len("demo-demo_offline-") + 8
     assert compose_sweep(["grid=api_judges"])[0].name == "demo-api_judges"
     assert compose_sweep(["grid=demo_local_llm", "dataset=trec-rag-2024"])[0].name == "trec-rag-2024-demo_local_llm"
+
+
+def test_per_judge_override_in_a_mixed_grid_is_one_step():
+    url = "http://127.0.0.1:8001/v1"
+    _, cells = compose_sweep(multirun_overrides(["judge=lexical,vllm", "strategy=human_auto",
+                                                 f"judge.vllm.deployment.base_url={url}"]))
+    by = {c.judge_name: c for c in cells}
+    assert by["vllm"].judge.deployment.base_url == url and by["vllm"].judge.config["deployment"]["base_url"] == url
+    assert "deployment" not in by["lexical"].judge.config
+    # the same for the single top-level judge
+    _, (cell,) = compose_sweep(["grid=single", "judge=vllm", f"judge.vllm.deployment.base_url={url}"])
+    assert cell.judge.deployment.base_url == url
+    # an override for every judge that one of them lacks says how to aim it at one judge
+    for ov in ("judge.deployment.base_url=" + url, "+judge.deployment.base_url=" + url):
+        with pytest.raises(ConfigError) as exc:
+            compose_sweep(multirun_overrides(["judge=lexical,vllm", "strategy=human_auto", ov]))
+        assert "to override one judge" in str(exc.value) and "judge.<NAME>." in str(exc.value), str(exc.value)
+    # a judge that is not in the grid: one line naming the grid's judges
+    with pytest.raises(ConfigError, match=r"judge.gpt-4o.\*: gpt-4o is not a judge of this grid \(judges: lexical, "
+                                          r"vllm\)"):
+        compose_sweep(multirun_overrides(["judge=lexical,vllm", "strategy=human_auto",
+                                          "judge.gpt-4o.deployment.model=x"]))

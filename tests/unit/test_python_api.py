@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import metaeval
-from metaeval.errors import ConfigError
+from metaeval.errors import ConfigError, FormatError
 from metaeval.judges.base import AssignResult, Judge, status_of
 from metaeval.types import Answer, Support, Topic
 
@@ -21,8 +21,13 @@ def test_import_is_light_and_names_resolve():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
     for name in ("load", "load_dataset", "score", "leaderboard", "analyze", "compare", "calibrate", "sweep",
-                 "register_judge", "to_latex"):
+                 "register_judge", "to_latex", "AnalysisResult", "CalibrationResult", "SweepResult"):
         assert callable(getattr(metaeval, name)) and name in dir(metaeval)
+    assert not {"Any", "annotations", "TYPE_CHECKING"} & set(dir(metaeval))  # no typing helpers leak
+    import types
+
+    others = {n for n in dir(metaeval) if not n.startswith("__")} - set(metaeval.__all__)
+    assert all(isinstance(getattr(metaeval, n), types.ModuleType) for n in others), others  # only subpackages
     with pytest.raises(AttributeError):
         metaeval.no_such_function  # noqa: B018
     assert metaeval.__version__
@@ -72,10 +77,17 @@ def test_compare_gives_run_pairs(nist_file):
     nist = metaeval.load(nist_file)
     runs = nist.run_ids[:4]
     small = nist.subset(run_ids=runs)
-    pairs = metaeval.compare(small, small, metric="V_strict")
+    pairs = metaeval.compare(small, small, metrics="V_strict")  # the keyword analyze() takes
     assert len(pairs) == 6 and not pairs["flip"].any()  # identical sides never flip
     assert set(pairs.columns) >= {"run_a", "run_b", "ref_diff", "cand_diff", "p_ref", "ref_significant", "flip"}
     assert (pairs["ref_diff"] == pairs["cand_diff"]).all()
+    with pytest.warns(DeprecationWarning) as caught:
+        old = metaeval.compare(small, small, metric="V_strict", test="t")
+    assert sorted(str(w.message).split(";")[0] for w in caught) == ["compare(metric=) is deprecated",
+                                                                     "compare(test=) is deprecated"]
+    pd.testing.assert_frame_equal(old, pairs)
+    with pytest.raises(TypeError, match="both metrics= and its old name metric="):
+        metaeval.compare(small, small, metrics="a", metric="v")
 
 
 def test_to_latex_escapes_and_marks_undefined():
@@ -100,14 +112,41 @@ def test_progress_is_one_line_per_stage_off_a_terminal():
     assert text.startswith("assign: 3/3 jobs in ") and "cache hits 1" in text and "$0.5000" in text
 
 
-def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir):
+def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir, tmp_path):
     long = metaeval.load(nuggetizer_dir / "metrics_baseline_rag24.test_gpt_4o_top20.jsonl",
                          run_map=["metrics_baseline_rag24.test_gpt_4o_top20=gpt4o"])
     assert set(long["run_id"]) == {"gpt4o"} and set(long.columns) == {"run_id", "qid", "metric", "value"}
     ref = metaeval.load_dataset("demo").labels
     judge = ref.with_labels(ref.labels["support"].replace({"partial_support": "support"}), name="lenient")
-    cal = metaeval.calibrate(ref, judge, seed=0, folds=4, n_boot=50)
-    assert "none" in cal["candidates"] and cal["recommendation"] and cal["pairing"]
+    cal = metaeval.calibrate(ref, judge, seed=0, folds=4, n_boot=50, metrics=["V_strict", "a_strict"])
+    assert isinstance(cal, metaeval.CalibrationResult) and cal.metric == "v_strict" and cal.recommendation
+    assert set(cal.json["by_metric"]) == {"v_strict", "a_strict"} and "model" not in cal.json and cal.json["pairing"]
+    assert cal.model["format"] == "metaeval-calibration-model"
+    assert {"none", "ppi_pp"} <= set(cal.candidates["method"]) and set(cal.selection["metric"]) == {"v_strict",
+                                                                                                 "a_strict"}
+    lb = cal.leaderboard[cal.leaderboard["metric"] == "v_strict"]
+    assert len(lb) == len(ref.run_ids) and {"judge_score", "human_estimate", "judge_score_lo"} <= set(lb.columns)
+    tex = cal.to_latex()
+    assert "\\begin{tabular}" in tex and "human\\_estimate" in tex and "v\\_strict" in tex
+    with pytest.warns(DeprecationWarning, match="CalibrationResult"):
+        assert cal["recommendation"] == cal.recommendation  # the old dict access still works, with a warning
+    with pytest.warns(DeprecationWarning, match=r"calibrate\(metric=\) is deprecated"):
+        assert metaeval.calibrate(ref, judge, seed=0, folds=4, n_boot=50, metric="a_strict").metric == "a_strict"
+    paths = cal.write(tmp_path)
+    assert [p.name for p in paths] == ["calibration.json", "calibration-model.json"]
+
+
+def test_label_set_len_and_errors_that_speak_python(tmp_path):
+    ref = metaeval.load_dataset("demo").labels
+    assert len(ref) == len(ref.labels) == 496 and bool(ref.subset(qids=[]))  # empty is still a label set
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"foo": 1}\n')
+    with pytest.raises(FormatError) as exc:
+        metaeval.load(odd)
+    assert "format=" in str(exc.value) and "--format" not in str(exc.value)
+    with pytest.raises(ConfigError) as exc:
+        metaeval.load(ref, run_map=["no-equals-sign"])
+    assert "run_map=" in str(exc.value) and "--run-map" not in str(exc.value)
 
 
 def test_load_a_track_folder_as_published(shared_data):
@@ -138,11 +177,22 @@ def test_a_python_judge_is_a_grid_judge_without_a_config_file(tmp_path):
         _, cells = compose_sweep(["grid.judges=[lexical,py-half-grid]", "grid.strategies=[human_auto]",
                                   "grid.optional_judges=[]"])
         assert sorted(c.judge_name for c in cells) == ["lexical", "py-half-grid"]
-        summary = metaeval.sweep(["grid=single", "judge=py-half-grid", "strategy=human_auto", "runtime=serial",
-                                  f"results_dir={tmp_path}", "name=py", "calibration.enabled=false",
-                                  "analysis.bootstrap=20", "sweep.progress=false"])
-        (row,) = summary["cells"]
-        assert row["cell"] == "py-half-grid__human_auto" and row["labels"] > 0
+        res = metaeval.sweep(["grid=single", "judge=py-half-grid", "strategy=human_auto", "runtime=serial",
+                              f"results_dir={tmp_path}", "name=py", "calibration.enabled=false",
+                              "analysis.bootstrap=20", "sweep.progress=false"])
+        assert isinstance(res, metaeval.SweepResult) and not res.dry_run and res.path == tmp_path / "py"
+        (row,) = res.cells.to_dict("records")
+        assert row["cell"] == "py-half-grid__human_auto" and row["labels"] > 0 and row["status"] == "ok"
+        assert row["tau_run"] == res.json["cells"][0]["analysis"]["metrics"]["v_strict"]["run"]["tau"]
+        ci = res.json["cells"][0]["analysis"]["metrics"]["v_strict"]["run"].get("ci") or [None, None]
+        assert [row["tau_run_lo"], row["tau_run_hi"]] == list(ci)
+        assert "py-half-grid\\_\\_human\\_auto" in res.to_latex() and res.report == tmp_path / "py" / "report.html"
+        dry = metaeval.sweep(["grid=single", "judge=py-half-grid", "strategy=human_auto", "runtime=serial",
+                              f"results_dir={tmp_path}", "name=py2", "sweep.dry_run=true"])
+        assert dry.dry_run and dry.json is None and list(dry.estimates["cell"]) == ["py-half-grid__human_auto"]
+        assert int(dry.estimates["input_tokens"].iloc[0]) == 0  # a Python judge prompts no model
+        with pytest.raises(TypeError, match="list of overrides"):
+            metaeval.sweep("grid=single")
     finally:
         unregister_judge("py-half-grid")
     with pytest.raises(ConfigError, match="py-half-grid"):

@@ -83,7 +83,7 @@ def test_table_links_render_in_html_and_markdown_only_on_their_rows():
 
 
 def test_auto_auto_nugget_lists_are_two_lists_not_rows_that_match():
-    from metaeval.report.build import _nugget_lists
+    from metaeval.report.disagreement_section import nugget_lists as _nugget_lists
 
     nl = {"run_id": "r1", "answer_excerpt": "Cats purr.",
           "human": [{"nugget": "Cats purr", "importance": "vital", "label": "support"},

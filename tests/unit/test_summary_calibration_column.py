@@ -1,0 +1,23 @@
+"""The sweep table's calibration column names a method only when it is recommended (beats raw out of sample)."""
+
+from metaeval.study.summary import _best_calibration
+
+
+def _sel(**kw):
+    base = {"method": "ppi_pp", "held_out_mae": {"mean": 0.104}, "raw_mae": {"mean": 0.087}, "intervals_by": "ppi_pp"}
+    return {"selection": {**base, **kw}}
+
+
+def test_unstable_or_too_few_topics_is_not_shown_as_a_recommendation():
+    got = _best_calibration(_sel(verdict="unstable: methods within noise", beats_raw=False), "v_strict")
+    assert got == "none recommended (unstable: methods within noise); ppi_pp intervals: raw 0.087, ppi_pp 0.104"
+
+
+def test_a_method_that_beats_raw_is_shown_with_its_error():
+    got = _best_calibration(_sel(method="ppi", verdict="use ppi", beats_raw=True, held_out_mae={"mean": 0.066},
+                                 raw_mae={"mean": 0.116}), "v_strict")
+    assert got == "ppi: 0.116 -> 0.066"
+
+
+def test_raw_kept():
+    assert _best_calibration(_sel(method="none"), "v_strict") == "none (raw kept): 0.087"
