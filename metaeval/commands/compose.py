@@ -6,10 +6,13 @@
 * ``compose_config(overrides)`` returns a plain, resolved dict, checked against the typed settings
   (``metaeval.pipeline.settings``: one line naming the key on a bad value).
 * ``compose_sweep(overrides)`` also expands the grid: every judge named in ``grid.judges`` /
-  ``grid.optional_judges`` (and every prompt of ``grid.prompts``) is composed through Hydra as the ``judge``
-  (``prompt``) group choice with the same command-line overrides, so ``judge.*`` overrides reach EVERY judge of
-  the grid (a judge that lacks the overridden key is an error naming it), and resolved into a typed ``JudgeSpec``
-  by ``metaeval.judges.catalog``.
+  ``grid.optional_judges`` (and every prompt of ``grid.prompts``) gets the node Hydra composes for it as the
+  ``judge`` (``prompt``) group choice with the same command-line overrides, so ``judge.*`` overrides reach EVERY
+  judge of the grid (a judge that lacks the overridden key is an error naming it), and is resolved into a typed
+  ``JudgeSpec`` by ``metaeval.judges.catalog``.  Only the first judge is composed in full; the others are loaded
+  from Hydra's config repository into that composition's ``judge`` node, with the ``judge.*`` overrides applied by
+  Hydra's own override code (``_JudgeNodes``: the same node, one file read instead of one composition each; a
+  1,000-judge grid composes in seconds, not minutes).
 * ``multirun_overrides(overrides)`` maps Hydra's sweep syntax (``-m judge=a,b strategy=x,y``) onto ONE grid sweep.
 """
 
@@ -189,10 +192,98 @@ def _group_node(c: _Composer, overrides: list[str], group: str, option: str) -> 
     try:
         cfg = c.compose([*kept, f"{group}={option}"])
     except ConfigError as exc:
-        hint = ("judge.KEY=VALUE reaches every judge of the grid; to override one judge only, write "
-                "judge.<NAME>.KEY=VALUE (e.g. judge.vllm.deployment.base_url=URL). " if group == "judge" else "")
-        raise ConfigError(f"{group} {option!r} of the grid: {hint}{exc}") from None
+        raise _grid_error(group, option, str(exc)) from None
     return _plain(cfg[group])
+
+
+def _grid_error(group: str, option: str, text: str) -> ConfigError:
+    """An error composing ``option`` of the grid's ``group`` axis (``text``: the one-line cause)."""
+    hint = ("judge.KEY=VALUE reaches every judge of the grid; to override one judge only, write "
+            "judge.<NAME>.KEY=VALUE (e.g. judge.vllm.deployment.base_url=URL). " if group == "judge" else "")
+    return ConfigError(f"{group} {option!r} of the grid: {hint}{text}")
+
+
+class _JudgeNodes:
+    """The ``judge`` node Hydra composes for ``judge=NAME`` with the command-line overrides, for many names.
+
+    Composing the whole config once per grid judge costs ~0.2 s each.  The judge node of such a composition is
+    the judge file (Hydra's config repository: the overlay folders first, then the package, then the registry
+    judges in Hydra's ConfigStore) with the ``judge.*`` overrides applied in struct mode and the interpolations
+    resolved against the whole config.  So the first name is composed in full (``base``) and each further one is
+    loaded from the repository into ``base.judge``, with the ``judge.*`` overrides applied by Hydra's own override
+    code (the same errors word for word).  A full composition is still used per name when anything else could
+    shape the node: a judge file with a defaults list or an ``@package`` header, a file missing from the
+    repository (Hydra's own "Could not find" error), an override with a package, or another config writing
+    into ``judge`` (found by composing once without the judge group).
+    """
+
+    def __init__(self, composer: _Composer, overrides: list[str]):
+        self.c = composer
+        self.kept = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") != "judge"]
+        self.base: Any = None
+        self.repo: Any = None
+        self.judge_overrides: list[Any] = []
+        #: names composed in full (tests count them)
+        self.composed: list[str] = []
+
+    def node(self, name: str) -> dict[str, Any]:
+        if self.base is None:
+            return self._compose(name, first=True)
+        cfg = self._load(name)
+        if cfg is None:
+            return self._compose(name)
+        from hydra._internal.config_loader_impl import ConfigLoaderImpl
+        from hydra.errors import HydraException
+        from omegaconf.errors import OmegaConfBaseException
+
+        try:
+            self.base.judge = cfg
+            ConfigLoaderImpl._apply_overrides_to_config(self.judge_overrides, self.base)
+        except (HydraException, OmegaConfBaseException) as exc:
+            raise _grid_error("judge", name, f"config: {_one_line(exc)}") from None
+        return _plain(self.base.judge)
+
+    def _compose(self, name: str, first: bool = False) -> dict[str, Any]:
+        self.composed.append(name)
+        try:
+            cfg = self.c.compose([*self.kept, f"judge={name}"])
+        except ConfigError as exc:
+            raise _grid_error("judge", name, str(exc)) from None
+        node = _plain(cfg["judge"])
+        if first:
+            self._prepare(cfg)
+        return node
+
+    def _prepare(self, base: Any) -> None:
+        """Set up loading into ``base`` unless something else than the judge file shapes the judge node."""
+        from hydra.core.global_hydra import GlobalHydra
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        try:
+            parsed = OverridesParser.create().parse_overrides(self.kept)
+            judge_ovs = [o for o in parsed if o.key_or_group.startswith("judge.")]
+            if any(o.package is not None for o in judge_ovs):
+                return
+            others = [o.input_line for o in parsed if not o.key_or_group.startswith("judge.")]
+            without = self.c.compose([*others, "~judge"])  # what the rest of the config puts into 'judge'
+            if "judge" in without:
+                return
+            self.repo = GlobalHydra.instance().config_loader().repository
+        except Exception:  # noqa: BLE001 - anything unusual: compose each judge in full
+            return
+        self.base, self.judge_overrides = base, judge_ovs
+
+    def _load(self, name: str) -> Any:
+        """The judge file as Hydra loads it, or None when a full composition is needed for it."""
+        if self.repo is None:
+            return None
+        try:
+            ret = self.repo.load_config(config_path=f"judge/{name}")
+        except Exception:  # noqa: BLE001 - a broken file: the full composition gives Hydra's own error
+            return None
+        if ret is None or ret.header.get("package") not in (None, "") or "defaults" in ret.config:
+            return None
+        return ret.config
 
 
 def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
@@ -288,9 +379,9 @@ def split_judge_overrides(overrides: list[str], config_dir: Any = None) -> tuple
 
 def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[str], config_dir: Any,
                              names: list[str], per_judge: dict[str, list[str]] | None = None):
-    """The grid's typed judges (each composed through Hydra as the ``judge`` group choice, so ``judge.*``
-    overrides reach every one and ``judge.NAME.*`` ones judge NAME only, then typed by the judge catalog) and its
-    prompts (name -> prompt config)."""
+    """The grid's typed judges (each the node Hydra composes for it as the ``judge`` group choice, ``_JudgeNodes``,
+    so ``judge.*`` overrides reach every one and ``judge.NAME.*`` ones judge NAME only, then typed by the judge
+    catalog) and its prompts (name -> prompt config)."""
     from metaeval.judges.catalog import resolve_judge
 
     per_judge = per_judge or {}
@@ -302,7 +393,9 @@ def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[
         raise ConfigError(f"judge.{stray[0]}.*: {stray[0]} is not a judge of this grid (judges: "
                           f"{', '.join(listed) or '(none)'}); judge.NAME.KEY=VALUE overrides judge NAME only")
     with _Composer(overlay_dirs(config_dir)) as c:
-        judge_cfgs = {n: _group_node(c, [*overrides, *per_judge.get(n, [])], "judge", n) for n in names}
+        nodes = _JudgeNodes(c, overrides)  # a judge with judge.NAME.* overrides of its own is composed in full
+        judge_cfgs = {n: _group_node(c, [*overrides, *per_judge[n]], "judge", n) if n in per_judge else nodes.node(n)
+                      for n in names}
         prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
         if single in per_judge:
             config["judge"] = _group_node(c, [*overrides, *per_judge[single]], "judge", single)

@@ -21,7 +21,7 @@ from pathlib import Path
 from metaeval.commands.helptext import command_parser
 
 #: the installed example thresholds file (the built-in defaults and every optional check, commented)
-THRESHOLDS_EXAMPLE = Path(__file__).resolve().parents[1] / "conf" / "report" / "thresholds.yaml"
+THRESHOLDS_EXAMPLE = Path(__file__).resolve().parents[1] / "report" / "thresholds.yaml"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

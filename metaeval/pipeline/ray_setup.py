@@ -52,8 +52,12 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_en
         # when ray was imported before RAY_AUTH_MODE could be set, Ray still enables token auth and logs a notice
         # on every run: drop that one notice (H6)
         logging.getLogger("ray._private.authentication.authentication_token_setup").addFilter(_drop_token_auth_notice)
-        ray.init(num_cpus=num_cpus or 2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-                 configure_logging=False)
+        context = ray.init(num_cpus=num_cpus or 2, include_dashboard=False, _node_ip_address="127.0.0.1",
+                           log_to_driver=False, configure_logging=False)
+        # the session's agents outlive a killed driver by 60 s on their own: a watchdog ends them (ray_reaper)
+        from metaeval.pipeline import ray_reaper
+
+        ray_reaper.start(str((getattr(context, "address_info", None) or {}).get("session_dir") or ""))
 
 
 def cluster_runtime_env(ship_package: bool = True, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:

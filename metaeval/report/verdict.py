@@ -1,6 +1,6 @@
 """The verdict: configurable pass/fail thresholds per grid cell, for CI pipelines (``metaeval report --strict``).
 
-A thresholds file (YAML or JSON; see ``metaeval/conf/report/thresholds.yaml`` in the package) is a mapping::
+A thresholds file (YAML or JSON; see ``metaeval/report/thresholds.yaml`` in the package) is a mapping::
 
     metric: v_strict            # the metric the tau checks use
     min_run_tau_low: 0.8        # lower 95% CI bound of the run-level tau

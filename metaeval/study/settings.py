@@ -5,7 +5,9 @@ sweep driver passes them to ``metaeval.study.run``).
 Bounds on the sizes (``analysis.bootstrap``, ``calibration.folds``) are what the machine can hold: the topic
 bootstrap keeps ``bootstrap`` replicates of every run's mean per metric (about 240 bytes per replicate on the NIST
 file: 10^8 replicates used 24 GB), so ``MAX_BOOTSTRAP`` = 100,000 keeps that under ~25 MB; more replicates only
-shrink the Monte Carlo error of a 95% percentile bound below the third decimal.
+shrink the Monte Carlo error of a 95% percentile bound below the third decimal.  Measured (docs/benchmarks.md,
+2026-12-01): a whole NIST study (21 x 45, six metrics, calibration on) at the cap peaks at 423 MB RSS
+(264 MB at the default 1,000), well under the 2 GiB it must fit in.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ After each: no job lost, none duplicated, failures accounted for, no finished jo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,15 +26,26 @@ def actor_pids(driver: int) -> list[int]:
     return [p for p in descendants(driver) if cmdline(p).startswith("ray::_WorkerActor")]
 
 
+@contextlib.contextmanager
+def ray_sweep(root, name: str, url: str):
+    """A ``runtime=ray_local`` sweep in its own process group; killed with its group if still running at the end."""
+    proc = subprocess.Popen(sweep_cmd(root, name, url, *RAY, *limits(concurrency=CONCURRENCY)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def test_ray_actor_killed_midway_jobs_resubmitted(tmp_path):
     # requests from the 25th on wait at the server until the actor has been killed: the kill always lands midway
     srv = RecordingServer(faults=Faults(latency_s=0.02), hold_from=24).start()
     tree: dict[int, str] = {}
     try:
         out = tmp_path / "actor"
-        proc = subprocess.Popen(sweep_cmd(tmp_path, "actor", srv.openai_base_url, *RAY, *limits(concurrency=CONCURRENCY)),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        try:
+        with ray_sweep(tmp_path, "actor", srv.openai_base_url) as proc:
             at_kill = wait_for_lines(out / "jobs.jsonl", 16, proc, timeout=120)
             victims = actor_pids(proc.pid)
             assert len(victims) == 1, f"expected one worker actor, found {victims}"
@@ -41,10 +53,6 @@ def test_ray_actor_killed_midway_jobs_resubmitted(tmp_path):
             os.kill(victims[0], signal.SIGKILL)
             srv.release()
             stdout, stderr = proc.communicate(timeout=180)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
         kill_tree(list(still_alive(tree, grace_s=10)))
     finally:
         srv.stop()
@@ -131,3 +139,39 @@ def test_ray_sigint_with_chunked_jobs_rerun_resends_only_unanswered_requests(tmp
         srv.stop()
     acc = check_accounting(out)
     assert acc["failed_labels"] == 0
+
+
+#: the raylet's children that outlived a killed driver (issue 25 item 21), by the titles they give themselves
+AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
+
+
+def test_ray_driver_killed_leaves_no_ray_process_behind(tmp_path):
+    """Issue 25 item 21: kill -9 of a ``runtime=ray_local`` driver mid-run.  Ray's GCS server and raylet die with
+    it, but the raylet's dashboard and runtime-env agents only notice by polling and then publish the raylet's
+    death to the (dead) GCS with a 60 s timeout: they lived 16 s (quiet) to over 60 s (loaded) after the driver.
+    The watchdog ``metaeval.pipeline.ray_reaper`` ends every process of the session at once: none of the driver's
+    processes may be left after a bounded wait of 5 s (the agents alone need over 2 s: 5 polls 0.4 s apart)."""
+    srv = RecordingServer(faults=Faults(latency_s=0.02), hold_from=12).start()
+    tree: dict[int, str] = {}
+    try:
+        out = tmp_path / "killed"
+        try:
+            with ray_sweep(tmp_path, "killed", srv.openai_base_url) as proc:
+                wait_for_lines(out / "jobs.jsonl", 8, proc, timeout=120)
+                deadline = time.time() + 60
+                while True:  # the raylet starts its agents in the background: wait (bounded) until both run
+                    tree = {p: cmdline(p) for p in descendants(proc.pid)}
+                    agents = [c for c in tree.values() if c.startswith(AGENTS)]
+                    if len(agents) == 2 or time.time() > deadline:
+                        break
+                    time.sleep(0.2)
+                assert len(agents) == 2, tree  # the two agents that outlived the driver run
+                assert any("metaeval.pipeline.ray_reaper" in c for c in tree.values()), tree
+                os.kill(proc.pid, signal.SIGKILL)  # the driver only, as the OOM killer or `kill -9 PID` would
+                proc.wait()
+                survivors = still_alive(tree, grace_s=5)
+        finally:  # whatever the assertions say, nothing of this test stays behind
+            kill_tree(list(still_alive(tree, grace_s=0)))
+    finally:
+        srv.stop()
+    assert survivors == {}, f"processes of the killed driver's Ray session alive after 5 s: {survivors}"

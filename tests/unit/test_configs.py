@@ -10,9 +10,9 @@ from metaeval.commands.compose import compose_sweep, multirun_overrides
 from metaeval.judges.catalog import PACKAGE_CONF
 
 CONF = PACKAGE_CONF
-#: conf/report/thresholds.yaml is `metaeval report --thresholds`'s sample file, not a sweep group (its own test:
-#: tests/unit/test_report_parts.py); composing it into a sweep is an error naming report.enabled
-GROUP_FILES = sorted((g.name, f.stem) for g in CONF.iterdir() if g.is_dir() and g.name != "report"
+#: every option of every Hydra group (`metaeval report --thresholds`'s sample file lives with the verdict,
+#: metaeval/report/thresholds.yaml, not in the group tree)
+GROUP_FILES = sorted((g.name, f.stem) for g in CONF.iterdir() if g.is_dir()
                      for f in g.glob("*.yaml"))
 
 

@@ -67,8 +67,7 @@ def test_thresholds_files(tmp_path):
 
 
 def test_shipped_thresholds_file_equals_builtin_defaults():
-    conf = ROOT / "metaeval" / "conf" if (ROOT / "metaeval" / "conf").is_dir() else ROOT / "conf"
-    assert V.load_thresholds(conf / "report" / "thresholds.yaml") == V.DEFAULTS
+    assert V.load_thresholds(Path(V.__file__).with_name("thresholds.yaml")) == V.DEFAULTS
 
 
 def test_per_topic_tau_against_scipy():
