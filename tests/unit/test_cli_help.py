@@ -27,7 +27,8 @@ def test_no_rst_markup_or_doubled_percent_in_any_help_page():
     assert "75% of the topics" in " ".join(pages["metaeval simulate"].format_help().split())  # wrapped at any width
 
 
-def test_report_help_names_the_thresholds_file_that_exists():
+def test_report_help_names_the_thresholds_file_that_exists(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # argparse wraps to the terminal: a narrow one splits the long path
     text = dict(_pages(build_parser()))["metaeval report"].format_help()
     path = re.search(r"(\S+thresholds\.yaml)", " ".join(text.split())).group(1)
     assert Path(path).is_file() and "max_failure_rate" in Path(path).read_text()
