@@ -21,3 +21,13 @@ def test_a_method_that_beats_raw_is_shown_with_its_error():
 
 def test_raw_kept():
     assert _best_calibration(_sel(method="none"), "v_strict") == "none (raw kept): 0.087"
+
+
+def test_sweep_result_row_says_whether_the_method_is_recommended():
+    from metaeval.api_results import _cell_row
+
+    cell = {"cell": "c", "calibration": _sel(verdict="unstable: methods within noise", beats_raw=False)}
+    assert _cell_row(cell, "v_strict")["calibration_recommended"] is False
+    cell = {"cell": "c", "calibration": _sel(method="ppi", verdict="use ppi", beats_raw=True)}
+    assert _cell_row(cell, "v_strict")["calibration_recommended"] is True
+    assert _cell_row({"cell": "c", "calibration": _sel(method="none")}, "v_strict")["calibration_recommended"] is False

@@ -1,0 +1,228 @@
+"""The typed results of the Python API: :class:`CalibrationResult` (:func:`metaeval.calibrate`) and
+:class:`SweepResult` (:func:`metaeval.sweep`) - dataclasses of DataFrames with ``.to_latex()``, the JSON document
+each command writes kept as ``.json``.  Built from those documents only (they render, they compute nothing)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["CalibrationResult", "SweepResult"]
+
+
+@dataclass
+class CalibrationResult:
+    """A calibration study (:func:`calibrate`): tables for a notebook or a paper, the JSON for the record.
+
+    * ``recommendation``: one sentence, on the primary metric (``metric``);
+    * ``leaderboard``: one row per (metric, run): the judge's score with its topic-bootstrap CI, the calibrated
+      estimate of the human score with its interval (``human_estimate``, ``human_estimate_lo/hi``), their ranks,
+      and the human score where topics are human-labelled;
+    * ``candidates``: one row per (metric, method): status (ok / failed / refused, with the reason) and the
+      held-out (outer-fold) MAE against the human run scores;
+    * ``selection``: one row per metric: the method chosen out of fold, raw vs held-out MAE, whether it beats raw;
+    * ``model``: the fitted model (``calibration-model.json``, for ``metaeval calibrate apply``);
+    * ``json``: the whole ``calibration.json`` document (without the model).
+    """
+
+    metric: str
+    recommendation: str
+    leaderboard: "pd.DataFrame"
+    candidates: "pd.DataFrame"
+    selection: "pd.DataFrame"
+    model: dict[str, Any] = field(repr=False)
+    json: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "CalibrationResult":
+        """From a ``calibrate_study`` document (with or without its ``model``; also a read ``calibration.json``)."""
+        import pandas as pd
+
+        doc = dict(doc)
+        model = doc.pop("model", None) or {}
+        by_metric = doc.get("by_metric") or {doc.get("metric", "v_strict"): doc}
+        lb, cands, sel = [], [], []
+        for m, block in by_metric.items():
+            for row in _rows(block.get("leaderboard")):
+                r = {"metric": m, **{k: v for k, v in row.items() if not k.endswith("_ci")}}
+                for k, v in row.items():
+                    if k.endswith("_ci"):
+                        r[k[:-3] + "_lo"], r[k[:-3] + "_hi"] = (v if isinstance(v, (list, tuple)) and len(v) == 2
+                                                                else (None, None))
+                lb.append(r)
+            for name, c in (block.get("candidates") or {}).items():
+                mae = ((c.get("held_out") or {}).get("mae") or {})
+                cands.append({"metric": m, "method": name, "level": c.get("level"), "status": c.get("status"),
+                              "held_out_mae": mae.get("mean") if isinstance(mae, Mapping) else mae,
+                              "reason": c.get("reason")})
+            s = block.get("selection") or {}
+            sel.append({"metric": m, "method": s.get("method"), "verdict": s.get("verdict"),
+                        "raw_mae": (s.get("raw_mae") or {}).get("mean"),
+                        "held_out_mae": (s.get("held_out_mae") or {}).get("mean"),
+                        "beats_raw": s.get("beats_raw"), "n_topics": s.get("n_topics")})
+        return cls(metric=str(doc.get("metric", "v_strict")), recommendation=str(doc.get("recommendation", "")),
+                   leaderboard=pd.DataFrame(lb), candidates=pd.DataFrame(cands), selection=pd.DataFrame(sel),
+                   model=model, json=doc)
+
+    def to_latex(self, table: str = "leaderboard", metric: str | None = None, **kwargs: Any) -> str:
+        """One of the tables (``leaderboard``, ``candidates``, ``selection``) on ``metric`` (default: the primary
+        one) as booktabs LaTeX (:func:`to_latex`; ``caption``, ``label``, ``digits``, ``columns``)."""
+        df = _table(self, table, ("leaderboard", "candidates", "selection"))
+        m = metric or self.metric
+        if "metric" in df.columns:
+            df = df[df["metric"] == m].drop(columns=["metric"])
+        if table == "leaderboard":  # the paper's columns: the judge's score and the calibrated human estimate
+            kwargs.setdefault("columns", [c for c in ("run_id", "judge_score", "judge_score_lo", "judge_score_hi",
+                                                      "human_estimate", "human_estimate_lo", "human_estimate_hi",
+                                                      "human_labelled") if c in df])
+        kwargs.setdefault("caption", f"Calibration of {self.json.get('judge', 'the judge')} against "
+                                     f"{self.json.get('reference', 'the reference')}: {table} on {m}.")
+        from metaeval.io.latex import to_latex
+
+        return to_latex(df.reset_index(drop=True), **kwargs)
+
+    def write(self, out_dir: str | os.PathLike) -> list[Path]:
+        """``calibration.json`` and ``calibration-model.json`` into ``out_dir`` (as ``metaeval calibrate``)."""
+        import json
+
+        from metaeval.io.atomic import atomic_write_text
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "calibration.json", out / "calibration-model.json"]
+        for path, doc in zip(paths, (self.json, self.model)):
+            atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        return paths
+
+    def __getitem__(self, key: str) -> Any:
+        """The old dict access (``result["recommendation"]``): the JSON document's key, with a DeprecationWarning."""
+        warnings.warn("calibrate() returns a CalibrationResult; use its attributes, or .json[key] for the document",
+                      DeprecationWarning, stacklevel=2)
+        return self.model if key == "model" else self.json[key]
+
+
+def _rows(block: Any) -> list[dict[str, Any]]:
+    """A leaderboard block as rows: a list of rows, or a mapping holding ``rows``."""
+    if isinstance(block, Mapping):
+        block = block.get("rows") or []
+    return [dict(r) for r in block or [] if isinstance(r, Mapping)]
+
+
+def _table(result: Any, table: str, names: Sequence[str]) -> "pd.DataFrame":
+    if table not in names:
+        raise TypeError(f"to_latex(table={table!r}): expected one of {', '.join(names)}")
+    return getattr(result, table)
+
+
+@dataclass
+class SweepResult:
+    """A finished sweep (:func:`sweep`).
+
+    * ``cells``: one row per grid cell: ``cell, judge, prompt, strategy, status`` (``ok``, ``skipped`` or
+      ``withheld``: FAILED share over ``sweep.max_failed_rate``, no figures) with ``reason``; ``labels,
+      failed_labels, failure_rate``; usage (``judge_calls, calls, cost_usd``); Kendall's tau of the judge's run
+      ranking against the reference's on the primary metric at run level, topic-averaged and pooled
+      (``tau_run, tau_run_lo, tau_run_hi`` ...: 95% topic-bootstrap intervals); calibration's choice made out of
+      fold (``calibration_method``; ``calibration_recommended`` is False when no method beat raw out of sample and
+      the method only supplies the leaderboard's intervals) with the raw and held-out run MAE;
+    * ``estimates`` (dry run only): calls, tokens and USD per cell;
+    * ``notes``: grid lines (judges left out, with the install command) and the report's closing lines (verdict,
+      where ``report.html`` is);
+    * ``path``: the results folder; ``json``: ``summary.json`` (None for a dry run).
+    """
+
+    name: str
+    path: Path
+    metric: str
+    cells: "pd.DataFrame"
+    dry_run: bool = False
+    estimates: "pd.DataFrame | None" = None
+    notes: list[str] = field(default_factory=list)
+    json: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def report(self) -> Path | None:
+        """``report.html`` of the results folder, when the report was written."""
+        p = self.path / "report.html"
+        return p if p.exists() else None
+
+    @classmethod
+    def from_json(cls, summary: Mapping[str, Any], path: str | os.PathLike,
+                  closing: Sequence[str] = ()) -> "SweepResult":
+        """From a ``summary.json`` document (also one read back from a results folder)."""
+        import pandas as pd
+
+        metrics = (((summary.get("config") or {}).get("analysis") or {}).get("metrics")) or ["v_strict"]
+        metric = str(metrics[0])
+        rows = [_cell_row(c, metric) for c in summary.get("cells", [])]
+        return cls(name=str(summary.get("experiment")), path=Path(path), metric=metric, cells=pd.DataFrame(rows),
+                   notes=[*summary.get("grid_notes", []), *closing], json=dict(summary))
+
+    @classmethod
+    def from_dry_run(cls, name: str, path: str | os.PathLike, cells: Sequence[Mapping[str, Any]]) -> "SweepResult":
+        import pandas as pd
+
+        rows, est = [], []
+        for c in cells:
+            rows.append({"cell": c.get("cell"), "judge": c.get("judge"), "prompt": c.get("prompt"),
+                         "strategy": c.get("strategy"), "status": "skipped" if c.get("skipped") else "planned",
+                         "reason": c.get("skipped")})
+            st = c.get("stats") or {}
+            if not c.get("skipped"):
+                est.append({"cell": c.get("cell"), "calls": st.get("est_calls"),
+                            "calls_upper_bound": bool(st.get("est_bound")), "input_tokens": st.get("est_input_tokens"),
+                            "output_tokens": st.get("est_output_tokens"), "est_usd": st.get("est_cost_usd")})
+        return cls(name=name, path=Path(path), metric="v_strict", cells=pd.DataFrame(rows), dry_run=True,
+                   estimates=pd.DataFrame(est))
+
+    def to_latex(self, **kwargs: Any) -> str:
+        """The cells' tau and calibration columns (the estimates for a dry run) as booktabs LaTeX (:func:`to_latex`)."""
+        from metaeval.io.latex import to_latex
+
+        if self.dry_run:
+            return to_latex(self.estimates, **kwargs)
+        cols = [c for c in ("cell", "status", "failure_rate", "tau_run", "tau_run_lo", "tau_run_hi", "tau_topic_avg",
+                            "tau_pooled", "calibration_method", "calibration_recommended", "raw_mae", "calibrated_mae")
+                if c in self.cells]
+        kwargs.setdefault("columns", cols)
+        kwargs.setdefault("caption", f"Sweep {self.name}: Kendall's tau of each cell's run ranking against the "
+                                     f"reference on {self.metric} (95% topic-bootstrap interval), and calibration.")
+        return to_latex(self.cells, **kwargs)
+
+    def __getitem__(self, key: str) -> Any:
+        """The old dict access (``result["cells"]``): the summary's key, with a DeprecationWarning."""
+        warnings.warn("sweep() returns a SweepResult; use its attributes, or .json[key] for summary.json",
+                      DeprecationWarning, stacklevel=2)
+        if self.json is None:
+            return {"dry_run": True, "cells": self.estimates}[key]
+        return self.json[key]
+
+
+def _cell_row(c: Mapping[str, Any], metric: str) -> dict[str, Any]:
+    """One summary cell as a flat row (see :class:`SweepResult`)."""
+    st = c.get("stats") or {}
+    status = "skipped" if c.get("skipped") else "withheld" if c.get("withheld") else "ok"
+    row: dict[str, Any] = {"cell": c.get("cell"), "judge": c.get("judge"), "prompt": c.get("prompt"),
+                           "strategy": c.get("strategy"), "status": status,
+                           "reason": c.get("skipped") or c.get("withheld"),
+                           "labels": c.get("labels"), "failed_labels": c.get("failed_labels"),
+                           "failure_rate": c.get("failure_rate"), "judge_calls": st.get("judge_calls"),
+                           "calls": st.get("calls"), "cost_usd": st.get("cost_usd")}
+    block = (((c.get("analysis") or {}).get("metrics") or {}).get(metric)) or {}
+    for level, col in (("run", "tau_run"), ("topic_avg", "tau_topic_avg"), ("pooled", "tau_pooled")):
+        b = block.get(level) or {}
+        ci = b.get("ci") or (None, None)
+        row[col], row[col + "_lo"], row[col + "_hi"] = b.get("tau"), ci[0], ci[1]
+    sel = (c.get("calibration") or {}).get("selection") or {}
+    row["calibration_method"] = sel.get("method")
+    # recommended: the method beats raw out of sample (else it only supplies the leaderboard's intervals)
+    row["calibration_recommended"] = bool(sel.get("method")) and sel.get("method") != "none" and sel.get("beats_raw") is not False
+    row["raw_mae"] = (sel.get("raw_mae") or {}).get("mean")
+    row["calibrated_mae"] = (sel.get("held_out_mae") or {}).get("mean")
+    return row
