@@ -77,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--metric {bad[0]}: expected one of V_strict, A_strict, V, A, W_strict, W (any case)")
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
+    from metaeval.io.outputs import check_output
+
+    check_output(args.out, kind="dir")  # before any work: '' / a file / /proc / read-only / too long are one line
     os.makedirs(args.out, exist_ok=True)
     if args.action == "apply":
         if not args.model:

@@ -123,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
                 "replay_reps": args.replay_reps, "replay_pilot": args.replay_pilot, "nugget_hours_per_topic": nh}
     if args.seconds_per_label is not None:
         settings["seconds_per_label"] = args.seconds_per_label
+    if args.out:
+        from metaeval.io.outputs import check_output
+
+        check_output(args.out, kind="dir")  # before any work: '' / a file / /proc / read-only / too long are one line
     if args.after:
         return _after(args)
     if not args.out and not args.results:

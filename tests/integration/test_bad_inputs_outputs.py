@@ -90,10 +90,11 @@ def _cases() -> list[Case]:
         Case("sweep-lone-surrogate", [*sweep, "results_dir={tmp}/r", "name=x", "dataset=trec-rag-2024",
                                       f"dataset.source={BAD}/lone_surrogate.jsonl"], 0, ("surrogate",)),
     ]
-    # calibrate, plan and probe write after their work (their modules are not vetted up front yet): no traceback,
-    # one error line from the CLI's OS-error handler
+    # calibrate, plan and probe vet --out before any work: one error line, nothing created
     for cmd, argv in (("calibrate", ["calibrate", "--human", f"{DEMO}/assignments.jsonl", "--judge", f"{DEMO}/assignments.jsonl",
                                      "--bootstrap", "0", "--out"]),
+                      ("plan", ["plan", "--reference", f"{DEMO}/assignments.jsonl", "--judge", f"{DEMO}/assignments.jsonl",
+                                "--pilot", "4", "--out"]),
                       ("probe", ["probe", "--judge", "lexical", "--answers", "3", "--out"])):
         out.append(Case(f"{cmd}-under-file", [*argv, "{tmp}/afile/x.out"], 2, ("afile",)))
         out.append(Case(f"{cmd}-proc", [*argv, "/proc/metaeval-x.out"], 2, ("/proc/metaeval-x.out",)))
@@ -151,7 +152,7 @@ def test_hostile_output_or_bad_input(case: Case, results: dict[str, Result]) -> 
         for s in case.must:
             assert s in errors[0], f"{s!r} not in {errors[0]!r}"
         made = sorted(p.name for p in res.tmp.iterdir() if p.name not in ("afile", "plus.jsonl", "slash.jsonl"))
-        if not case.id.startswith(("calibrate", "probe", "report")):
+        if not case.id.startswith(("probe", "report")):
             assert made == [], made  # nothing created (no folder named like a file, no half-written output)
     else:
         for s in case.must:
