@@ -5,7 +5,7 @@
 
 Everything is computed by :func:`metaeval.study.plan.plan_study`; this module parses, prints and writes
 ``plan.json``, ``plan.md`` and ``plan_curves.svg`` to ``--out`` and/or a sweep's ``RESULTS_DIR/study/`` (``--results``),
-where ``metaeval report`` finds the plan.  The last printed line is the recommendation.
+where ``metaeval report`` finds the plan.  The terminal summary fits 100 columns; it ends with the recommendation.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         outs.insert(0, args.out)
     for out in outs:
         _write(plan, out, args.plot)
-    _print(plan, outs)
+    _print(plan, outs, args.plot)
     return 0
 
 
@@ -160,31 +160,99 @@ def _write(plan: dict, out: str, plot_format: str) -> None:
     write_plot(plan, os.path.join(out, f"plan_curves.{plot_format}"))
 
 
-def _print(plan: dict, outs: list[str]) -> None:
-    import os
+WIDTH = 100  # every line ``metaeval plan`` prints fits this many columns
+
+# terminal column -> the column of ``report.plan_section.curve_table`` (plan.md's table) it shows (a regex on its header)
+TERMINAL_COLUMNS = [("topics", r"labelled topics$"), ("hours", r"assessor hours$"),
+                    ("+/- (predicted)", r"half-width analytic$"), ("interval holds", r"plug-in coverage$"),
+                    ("tau", r"tau \(mean\)$"), ("tau range", r"tau \S+ range$"), ("runs swapped", r"swap rate, gap >= ")]
+
+
+def _wrap(text: str, indent: str = "", first: str = "") -> list[str]:
+    """``text`` wrapped at :data:`WIDTH` columns: ``first`` before the first line, ``indent`` before the others;
+    words (topic ids, paths) are never split, so only a single word wider than the terminal can exceed it."""
+    import textwrap
+
+    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [first.rstrip()]
+
+
+def _assumptions(plan: dict) -> list[str]:
+    """What the plan rests on, in words: metric, confidence level, pilot, track size, assessor time."""
+    p, b = plan["pilot"], plan["budget"]
+    secs = (f"{b['seconds_per_label']:g} s per label, the default (an assumption, not a measurement; set yours with "
+            "--seconds-per-label)" if b["seconds_source"] != "user setting" else
+            f"{b['seconds_per_label']:g} s per label (--seconds-per-label)")
+    lines = [f"metric: {plan['metric_name']} run means; confidence level {plan['level']:.0%}; target +/- "
+             f"{plan['target_half_width']:g}",
+             f"pilot: {p['runs']} runs on {p['topics']} topics labelled by humans ({plan['reference']}) and by the "
+             f"judge ({plan['judge']})",
+             f"track: {p['total_topics']} topics to score (--total-topics; the judge's labels cover {p['judge_topics']})",
+             f"assessor time: {secs}; {p['labels_per_topic']:.0f} labels per topic; "
+             f"{b['nugget_hours_per_topic']:g} h of nugget writing per topic (--nugget-hours)"]
+    out = ["The plan assumes:"]
+    for line in lines:
+        out += _wrap(line, indent="    ", first="  - ")
+    return out
+
+
+def _table(plan: dict) -> tuple[list[str], str]:
+    """The precision table in plain words (the planner's columns of plan.md's table, same numbers) and the swap
+    gap its last column uses."""
+    import re
 
     from metaeval.report.plan_section import curve_table
 
     head, rows = curve_table(plan)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    print(f"pilot: {plan['pilot']['topics']} topics x {plan['pilot']['runs']} runs ({plan['reference']} vs {plan['judge']}); "
-          f"track: {plan['pilot']['total_topics']} judged topics; metric {plan['metric_name']}")
-    print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-    for r in rows:
-        print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
-    print(plan["agreement"]["line"])
+    pick = [next(i for i, h in enumerate(head) if re.match(pat, h)) for _, pat in TERMINAL_COLUMNS]
+    gap = re.search(r"gap >= (\S+)", head[pick[-1]]).group(1)
+    cells = [[r[i] for i in pick] for r in rows]
+    for c in cells:
+        c[-1] = c[-1].split(" / ")[0]  # the resampled swap rate; the analytic one stays in plan.md
+    names = [name for name, _ in TERMINAL_COLUMNS]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(names)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(names, widths))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(c, widths)) for c in cells]
+    return lines, gap
+
+
+def _print(plan: dict, outs: list[str], plot_format: str = "svg") -> None:
+    """The terminal summary: assumptions, the precision table with its legend, the next topics, where the files
+    are, and last the recommendation; every line at most :data:`WIDTH` columns.  The implementation check
+    (analytic vs resampled widths, the plug-in interval) is in plan.md; one line here says whether it passed."""
+    import os
+
+    lines = _assumptions(plan) + [""]
+    table, gap = _table(plan)
+    reps = plan["curves"][plan["metric"]]["reps"]
+    lines += _wrap(f"How precise the calibrated leaderboard gets as assessors label more topics "
+                   f"({plan['metric_name']}):") + table
+    lines += _wrap(f"hours: assessor hours for that many topics. +/- (predicted): half-width of the "
+                   f"{plan['level']:.0%} interval around a run's calibrated score, against the human score on the same "
+                   f"{plan['pilot']['total_topics']} topics (median run). The other columns come from {reps} tracks simulated by "
+                   f"resampling the pilot topics: interval holds = how often the interval computed from the labelled "
+                   f"topics contains the human score (median run); tau = agreement of the calibrated and the human run ranking "
+                   f"(Kendall's tau, mean and {plan['level']:.0%} range); runs swapped = share of run pairs at least "
+                   f"{gap} apart (human scores) that the calibrated scores put in the wrong order.", indent="  ",
+                   first="  ")
+    ok = plan["agreement"].get("within_10pct")
+    check = ("no table row to check" if ok is None else "passed: the predicted +/- is within 10% of the simulated one"
+             if ok else "NOT passed: the predicted +/- is more than 10% away from the simulated one (more --reps may settle it)")
+    lines += _wrap(f"Self-check of the computation {check}; details in plan.md.")
     nt = plan["next_topics"]
     if nt["list"]:
-        print(f"next topics ({nt['strategy']}): " + ", ".join(r["qid"] for r in nt["list"][:10])
-              + (" ..." if len(nt["list"]) > 10 else ""))
+        lines += _wrap(", ".join(r["qid"] for r in nt["list"][:10]) + (" ..." if len(nt["list"]) > 10 else ""),
+                       indent="  ", first="Label next, in this order: ")
     else:
-        print(f"next topics: {nt['note']}")
+        lines += _wrap(f"Next topics: {nt['note']}")
     for line in (plan.get("replay") or {}).get("lines", []):
-        print(f"replay: {line}")
+        lines += _wrap(line, indent="  ", first="replay: ")
     if plan.get("consistency"):
-        print(plan["consistency"]["line"])
-    print("wrote " + "; ".join(f"{os.path.join(o, 'plan.json')}, plan.md, plan_curves.*" for o in outs))
-    print(plan["recommendation"])
+        lines += _wrap(plan["consistency"]["line"], indent="  ")
+    lines += _wrap("; ".join(f"{os.path.join(o, 'plan.json')}, plan.md, plan_curves.{plot_format}" for o in outs),
+                   indent="  ", first="wrote ")
+    lines += [""] + _wrap(plan["recommendation"])
+    print("\n".join(lines))
 
 
 def _after(args: argparse.Namespace) -> int:
@@ -206,7 +274,8 @@ def _after(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.after}: field 'schema' is {plan.get('schema')!r}, expected 'metaeval.plan/1'")
     res = calibrated_after_plan(plan, load_labels(args.reference), load_labels(args.judge[0]),
                                 (args.metric or [None])[0])
-    print(f"{res['metric']}: {res['pilot_topics']} pilot + {res['new_topics']} new human-labelled topics; {res['note']}")
+    print("\n".join(_wrap(f"{res['metric']}: {res['pilot_topics']} pilot + {res['new_topics']} new human-labelled topics; "
+                         f"{res['note']}", indent="  ")))
     for i, r in enumerate(res["rows"][:20], start=1):
         print(f"{i:3d}  {r['run_id']:<40s} calibrated {r['calibrated']:.4f}  judge {r['judge']:.4f}")
     if args.out:
