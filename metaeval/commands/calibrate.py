@@ -1,28 +1,29 @@
 """``metaeval calibrate``: the study's calibrate workflow on two label files, and applying a saved model.
 
+Cross-fit calibration methods over the human-labelled topics (raw judge scores are always a candidate; nested
+selection; labels paired by nugget text), print held-out errors beside raw's, write calibration.json (out-of-fold
+corrected leaderboard, intervals inside [0, 1]) and calibration-model.json. 'calibrate apply' applies a saved model
+to judge labels.
+
     metaeval calibrate --human H --judge J [--method M ...] [--metric V_strict ...] [--folds K] --out DIR
     metaeval calibrate apply --model DIR/calibration-model.json --judge J --out DIR [--allow-mismatch]
 
 Everything is computed by :func:`metaeval.study.calibration.calibrate_study` (the same function the sweep's
-study calls); this module parses, prints and writes.  The last printed line is the recommendation.
+study calls); this command prints and writes.  The last printed line is the recommendation.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 METHOD_NAMES = ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained", "ordinal")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "calibrate",
-        help="correct a judge against human labels: held-out validation, fitted model, corrected leaderboard",
-        description="Cross-fit calibration methods over the human-labelled topics (raw judge scores are always a "
-        "candidate; nested selection; labels paired by nugget text), print held-out errors beside raw's, write "
-        "calibration.json (out-of-fold corrected leaderboard, intervals inside [0, 1]) and calibration-model.json. "
-        "'calibrate apply' applies a saved model to judge labels.",
-    )
+    p = command_parser(sub, "calibrate", __doc__,
+                       help="correct a judge against human labels: held-out validation, fitted model, corrected leaderboard")
     p.add_argument("action", nargs="?", choices=["validate", "apply"], default="validate",
                    help="validate (default) or apply a saved model")
     p.add_argument("--human", help="reference (human) assignment labels (NIST format); required for validate")

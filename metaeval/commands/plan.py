@@ -1,9 +1,14 @@
 """``metaeval plan``: how many human-labelled topics a calibrated leaderboard needs, which to label next, hours.
 
+From a pilot (human and judge labels on some topics, judge labels on all): precision of the PPI-calibrated
+leaderboard vs the number of human-labelled topics (analytic and topic resampling), the unlabelled topics in the
+order to send to assessors, a replay check of that order, assessor hours, and - with k judge samples - the judge's
+self-consistency.
+
     metaeval plan --reference HUMAN.jl --judge JUDGE.jl [--judge JUDGE_SAMPLE2.jl ...] --out DIR
     metaeval plan --reference HUMAN.jl --simulate-judge paper-fig6-edits [--samples 5] --out DIR
 
-Everything is computed by :func:`metaeval.study.plan.plan_study`; this module parses, prints and writes
+Everything is computed by :func:`metaeval.study.plan.plan_study`; this command prints and writes
 ``plan.json``, ``plan.md`` and ``plan_curves.svg`` to ``--out`` and/or a sweep's ``RESULTS_DIR/study/`` (``--results``),
 where ``metaeval report`` finds the plan.  The terminal summary fits 100 columns; it ends with the recommendation.
 """
@@ -12,16 +17,12 @@ from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "plan",
-        help="plan the assessors: labelled topics needed for a target precision, which topics next, hours",
-        description="From a pilot (human and judge labels on some topics, judge labels on all): precision of the "
-        "PPI-calibrated leaderboard vs the number of human-labelled topics (analytic and topic resampling), the "
-        "unlabelled topics in the order to send to assessors, a replay check of that order, assessor hours, and - with "
-        "k judge samples - the judge's self-consistency.",
-    )
+    p = command_parser(sub, "plan", __doc__,
+                       help="plan the assessors: labelled topics needed for a target precision, which topics next, hours")
     p.add_argument("--reference", required=True, help="human assignment labels on the pilot topics (NIST format)")
     p.add_argument("--after", metavar="PLAN_JSON", help="instead of planning: the calibrated leaderboard after assessors "
                    "labelled topics in this plan's order (--reference = pilot + new labels, --judge = all topics)")

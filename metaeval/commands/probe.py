@@ -1,5 +1,10 @@
 """``metaeval probe``: measure how far prompt-injection text planted in answers moves a judge's labels.
 
+Assign the dataset's human nuggets to original answers and to the same answers with planted instructions (several
+phrasings: override, role play, fake system message, fake </answer>, planted label list, another language, authority
+claim), and report per phrasing and overall the share of labels that change (flip rate) and that move toward support
+(upward rate).
+
     metaeval probe --judge NAME_OR_FILE [--prompt assign@v1] [--answers N] [--seed S] [--probe NAME ...]
                    [--base-url URL] [--out FILE.json]
 """
@@ -8,16 +13,12 @@ from __future__ import annotations
 
 import argparse
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "probe",
-        help="prompt-injection probe: label-flip rate of a judge when answers tell it to mark everything supported",
-        description="Assign the dataset's human nuggets to original answers and to the same answers with planted "
-        "instructions (several phrasings: override, role play, fake system message, fake </answer>, planted label "
-        "list, another language, authority claim), and report per phrasing and overall the share of labels that "
-        "change (flip rate) and that move toward support (upward rate).",
-    )
+    p = command_parser(sub, "probe", __doc__,
+                       help="prompt-injection probe: label-flip rate of a judge when answers tell it to mark everything supported")
     p.add_argument("--judge", required=True, metavar="NAME_OR_FILE",
                    help="registry name (lexical, simulated, embedding, local-llm, llm), config name (metaeval/conf/judge or ./conf/judge: "
                    "simulated_fig6, testserver, gpt-4o, ...) or a judge YAML/JSON file")

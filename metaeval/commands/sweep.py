@@ -1,23 +1,24 @@
 """``metaeval sweep [-m] [overrides]``: compose the Hydra config, resolve and check every judge, run the grid
 (pipeline: label sets), then the study (every figure) and the report.
 
-Hydra lives here, at the edge (``metaeval.commands.compose``): the core receives plain dicts and typed specs.
+Compose the config (metaeval/conf, overlaid by ./conf and --config-dir) with Hydra overrides (e.g. grid=single
+judge=gpt-4o dataset=trec-rag-2024 dataset.source=PATH runtime=serial) and run the sweep. With no overrides: the
+offline demo grid. -m judge=a,b strategy=x,y sweeps the product as one grid.
 """
+
+# Hydra lives here, at the edge (metaeval.commands.compose): the core receives plain dicts and typed specs.
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from metaeval.commands.helptext import command_parser
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "sweep",
-        help="run a grid of judges x prompts x strategies on a dataset, then score, analyse and calibrate (the main job)",
-        description="Compose the config (metaeval/conf, overlaid by ./conf and --config-dir) with Hydra overrides "
-        "(e.g. grid=single judge=gpt-4o dataset=trec-rag-2024 dataset.source=PATH runtime=serial) and run the sweep. "
-        "With no overrides: the offline demo grid. -m judge=a,b strategy=x,y sweeps the product as one grid.",
-    )
+    p = command_parser(sub, "sweep", __doc__,
+                       help="run a grid of judges x prompts x strategies on a dataset, then score, analyse and calibrate (the main job)")
     p.add_argument("--config-dir", action="append", metavar="DIR",
                    help="a config folder overlaying the package's (and ./conf); repeatable")
     p.add_argument("--dry-run", action="store_true", help="print calls, tokens and estimated cost per cell; send nothing")

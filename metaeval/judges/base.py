@@ -35,7 +35,7 @@ from __future__ import annotations
 import abc
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from metaeval.errors import ConfigError
 from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
@@ -241,3 +241,20 @@ class SyncJudge:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def missing_extra(modules: Sequence[tuple[str, str]], find_model: Callable[[], Any]) -> str | None:
+    """Why an optional-extra judge cannot run here, or ``None``: the message of the first of ``modules``
+    (``(module, message)``) that is not importable, else the one-line error of ``find_model()`` (its model files)."""
+    import importlib.util
+
+    from metaeval.errors import ConfigError
+
+    for module, message in modules:
+        if importlib.util.find_spec(module) is None:
+            return message
+    try:
+        find_model()
+    except ConfigError as exc:
+        return str(exc)
+    return None

@@ -50,6 +50,13 @@ def offline_mode() -> bool:
     return os.environ.get("METAEVAL_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def warm_up(obj: Any) -> None:
+    """``obj.warm()`` when ``obj`` has one (a backend or client that imports its SDK ahead of the first request)."""
+    warm = getattr(obj, "warm", None)
+    if warm is not None:
+        warm()
+
+
 class CallFailed(MetaevalError):
     """A call that failed permanently or ran out of retries; ``trace.error`` says why."""
 
@@ -278,9 +285,7 @@ class ChatClient:
 
     def warm(self) -> None:
         """Import what the first request would (``ChatBackend.warm``)."""
-        warm = getattr(self.backend, "warm", None)
-        if warm is not None:
-            warm()
+        warm_up(self.backend)
 
     def describe(self) -> dict[str, Any]:
         return {"deployment": self.deployment.public_dict(), "cache": self.cache.path if self.cache else None}

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from metaeval.errors import ConfigError
 from metaeval.judges.base import (
-    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, nugget_text, status_of,
+    MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, check_sizes, missing_extra, nugget_text, status_of,
 )
 from metaeval.judges.lexical import LexicalJudge, sentences, vital_by_share
 from metaeval.types import Answer, Document, Nugget, Support, Topic
@@ -53,14 +53,9 @@ def find_model() -> Path:
 
 def extra_missing() -> str | None:
     """Why the [embed] extra cannot run here, or ``None``."""
-    for mod, pkg in (("torch", "torch"), ("sentence_transformers", "sentence-transformers")):
-        if importlib.util.find_spec(mod) is None:
-            return f"{pkg} is not installed (pip install 'metaeval[embed]')"
-    try:
-        find_model()
-    except ConfigError as exc:
-        return str(exc)
-    return None
+    return missing_extra([(mod, f"{pkg} is not installed (pip install 'metaeval[embed]')")
+                          for mod, pkg in (("torch", "torch"), ("sentence_transformers", "sentence-transformers"))],
+                         find_model)
 
 
 def load_model(path: str | os.PathLike) -> Any:

@@ -26,7 +26,7 @@ from metaeval.judges.base import (
     MAX_NUGGETS, AssignResult, ImportanceResult, Judge, NuggetsResult, RelevanceResult, check_sizes, grades_status,
     nugget_text, status_of,
 )
-from metaeval.judges.client import CallFailed, ChatClient
+from metaeval.judges.client import CallFailed, ChatClient, warm_up
 from metaeval.judges.parsing import check_grades, check_labels, check_nuggets
 from metaeval.prompts import DEFAULT_PROMPTS, PromptTemplate, load_template
 from metaeval.prompts.templates_io import assign_values, create_values, importance_values, relevance_values
@@ -189,9 +189,8 @@ class LLMJudge(Judge):
         await self.client.aclose()
 
     def warm(self) -> None:
-        warm = getattr(self.client, "warm", None)
-        if warm is not None:
-            warm()
+        """Import what the first request would (``ChatClient.warm``)."""
+        warm_up(self.client)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "LLMJudge":

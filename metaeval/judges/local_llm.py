@@ -50,16 +50,12 @@ def find_model() -> Path:
 
 def extra_missing() -> str | None:
     """Why the [local] extra cannot run here, or ``None`` when it can."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')"
-    for mod in ("uvicorn", "fastapi", "sse_starlette"):
-        if importlib.util.find_spec(mod) is None:
-            return f"llama-cpp-python's server extra is missing ({mod}); pip install 'llama-cpp-python[server]'"
-    try:
-        find_model()
-    except ConfigError as exc:
-        return str(exc)
-    return None
+    from metaeval.judges.base import missing_extra
+
+    server = [(mod, f"llama-cpp-python's server extra is missing ({mod}); pip install 'llama-cpp-python[server]'")
+              for mod in ("uvicorn", "fastapi", "sse_starlette")]
+    return missing_extra([("llama_cpp", "llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')"),
+                          *server], find_model)
 
 
 def _free_port() -> int:

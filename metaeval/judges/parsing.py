@@ -113,16 +113,22 @@ def normalize_label(value: Any) -> str:
     return re.sub(r"[\s\-]+", "_", str(value).strip().strip(".").lower())
 
 
-@dataclass(frozen=True)
-class LabelCheck:
-    """Outcome of checking one reply: ``labels`` (canonical strings, ``None`` per unknown item) and ``problem``."""
+class _Checked:
+    """A checked reply: ``ok`` when it has no ``problem``."""
 
-    labels: tuple[str | None, ...] | None
     problem: str | None
 
     @property
     def ok(self) -> bool:
         return self.problem is None
+
+
+@dataclass(frozen=True)
+class LabelCheck(_Checked):
+    """Outcome of checking one reply: ``labels`` (canonical strings, ``None`` per unknown item) and ``problem``."""
+
+    labels: tuple[str | None, ...] | None
+    problem: str | None
 
 
 def check_labels(reply: str, n: int, allowed: Sequence[str]) -> LabelCheck:
@@ -158,15 +164,11 @@ def _as_grade(value: Any) -> int | None:
 
 
 @dataclass(frozen=True)
-class GradeCheck:
+class GradeCheck(_Checked):
     """Outcome of checking one grading reply: ``grades`` (``None`` per unusable item) and ``problem``."""
 
     grades: tuple[int | None, ...] | None
     problem: str | None
-
-    @property
-    def ok(self) -> bool:
-        return self.problem is None
 
 
 def check_grades(reply: str, n: int, allowed: Sequence[int] = (0, 1, 2, 3)) -> GradeCheck:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import asyncio
 import email.utils
 import functools
@@ -9,7 +11,7 @@ import time
 import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,14 @@ class ChatBackend(ABC):
     @abstractmethod
     def _make_sdk_client(self) -> Any: ...
 
+    def _sdk_kwargs(self) -> dict[str, Any]:
+        """The provider SDK client's arguments: the key, no SDK retries (the client retries), the deployment's
+        timeout and, when set, its ``base_url`` (else the SDK's own default / environment variable applies)."""
+        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.deployment.limits.timeout_s}
+        if self.deployment.base_url:
+            kwargs["base_url"] = self.deployment.base_url
+        return kwargs
+
     @abstractmethod
     async def complete(self, request: ChatRequest) -> ChatReply: ...
 
@@ -175,6 +185,33 @@ class ChatBackend(ABC):
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(deployment={getattr(self.deployment, 'name', '?')!r})"
+
+
+def sdk_reply(resp: Any, text: str, finish_reason: Any, input_key: str, output_key: str) -> "ChatReply":
+    """The ``ChatReply`` of a provider SDK response: ``text``, token counts from ``resp.usage.<input_key>`` /
+    ``<output_key>`` (0 when the response carries none), ``finish_reason`` and ``resp.model``."""
+    usage = getattr(resp, "usage", None)
+    return ChatReply(text=text, input_tokens=int(getattr(usage, input_key, 0) or 0),
+                     output_tokens=int(getattr(usage, output_key, 0) or 0), finish_reason=finish_reason,
+                     model=getattr(resp, "model", None))
+
+
+@contextlib.contextmanager
+def sdk_errors(sdk: Any, api_key: str | None, timeout_s: float) -> Iterator[None]:
+    """Map what a provider SDK (the ``openai`` / ``anthropic`` module ``sdk``) raises around one request to our
+    errors, key redacted: timeout / connection / HTTP status (:func:`sdk_transport_error`), an unreadable response
+    or a 200 whose body is not the expected JSON (transient ``bad_response``), a call that does not fit this SDK
+    version (``TypeError``: permanent, a configuration problem)."""
+    try:
+        yield
+    except (sdk.APITimeoutError, sdk.APIConnectionError, sdk.APIStatusError) as exc:
+        raise sdk_transport_error(sdk, exc, api_key, f"timed out after {timeout_s:g}s") from None
+    except sdk.APIResponseValidationError as exc:
+        raise TransientError("bad_response", redact(f"unreadable response: {exc}", api_key)) from None
+    except TypeError as exc:
+        raise PermanentError(redact(f"request rejected by the SDK: {exc}", api_key)) from None
+    except ValueError as exc:
+        raise TransientError("bad_response", redact(f"unreadable response: {exc}", api_key)) from None
 
 
 def sdk_transport_error(sdk: Any, exc: BaseException, api_key: str | None, timeout_msg: str,

@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from metaeval.judges.backends.base import (
-    ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError, redact, sdk_transport_error, split_params,
+    ChatBackend, ChatReply, ChatRequest, TransientError, sdk_errors, sdk_reply, split_params,
 )
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -71,17 +71,14 @@ class OpenAIBackend(ChatBackend):
     def _make_sdk_client(self) -> Any:
         from openai import AsyncOpenAI
 
-        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.deployment.limits.timeout_s}
-        if self.deployment.base_url:
-            kwargs["base_url"] = self.deployment.base_url
-        return AsyncOpenAI(**kwargs)
+        return AsyncOpenAI(**self._sdk_kwargs())
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         import openai
 
         client = self._sdk()
         messages = [dict(m) for m in request.messages]
-        try:
+        with sdk_errors(openai, self._api_key, request.timeout_s):
             if self._fast and "stream" not in request.params and plain_json(messages) and plain_json(dict(request.params)):
                 from openai.types.chat import ChatCompletion
 
@@ -92,24 +89,9 @@ class OpenAIBackend(ChatBackend):
                 create = client.chat.completions.create
                 resp = await create(model=request.model, messages=messages, timeout=request.timeout_s,
                                     **split_params(create, request.params))
-        except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
-            raise sdk_transport_error(openai, exc, self._api_key, f"timed out after {request.timeout_s:g}s") from None
-        except openai.APIResponseValidationError as exc:
-            raise TransientError("bad_response", redact(f"unreadable response: {exc}", self._api_key)) from None
-        except TypeError as exc:  # our call does not fit this SDK version: a configuration problem
-            raise PermanentError(redact(f"request rejected by the SDK: {exc}", self._api_key)) from None
-        except ValueError as exc:  # a 200 whose body is not the expected JSON
-            raise TransientError("bad_response", redact(f"unreadable response: {exc}", self._api_key)) from None
         try:
             choice = resp.choices[0]
             text = choice.message.content or ""
         except (AttributeError, IndexError, TypeError):
             raise TransientError("bad_response", "response has no choices[0].message") from None
-        usage = getattr(resp, "usage", None)
-        return ChatReply(
-            text=text,
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=getattr(choice, "finish_reason", None),
-            model=getattr(resp, "model", None),
-        )
+        return sdk_reply(resp, text, getattr(choice, "finish_reason", None), "prompt_tokens", "completion_tokens")
