@@ -197,7 +197,7 @@ class _Paper:
         what = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the {n_lab} "
                 f"labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95\\% interval "
                 f"({latex_text(clb.get('intervals_why') or '')})." if estimate else
-                f"every topic is human-labelled, so the calibrated estimate of the human leaderboard is the reference "
+                "every topic is human-labelled, so the calibrated estimate of the human leaderboard is the reference "
                 "itself (no calibrated column); the calibration table gives each method's error on held-out topics.")
         where = "below" if stacked else "beside"
         cap = (f"Run leaderboard on {self.metric_tex}, {self.cell_phrase(cell)}, on {self.data_phrase}, runs ordered "
