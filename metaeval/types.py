@@ -62,12 +62,12 @@ IMPORTANCE_ORDER: tuple[str, ...] = ("okay", "vital")
 #: support label -> code (0, 1, 2) in :data:`SUPPORT_ORDER`; look up with ``.get(label, FAILED_CODE)``.
 SUPPORT_CODE: dict[str, int] = {name: i for i, name in enumerate(SUPPORT_ORDER)}
 #: Category lists of the ``support`` / ``importance`` columns of a label set (pandas categoricals; FAILED last).
-#: The support list follows :data:`SUPPORT_ORDER`.  The importance list is the column's historical category
-#: order *vital, okay* and is also the code order of ``metaeval.calibration.pairs.Pairs.imp`` (vital 0, okay 1,
-#: FAILED 2) that the calibration methods index their tables by; it is not an ordinal order - compare
-#: importance with :data:`IMPORTANCE_ORDER` / :func:`importance_codes`.
+#: Both follow their order (one direction everywhere: lowest first, FAILED last): support
+#: :data:`SUPPORT_ORDER`, importance :data:`IMPORTANCE_ORDER` (okay, vital).  ``IMPORTANCE_LEVELS`` is also the code
+#: order of ``metaeval.calibration.pairs.Pairs.imp`` (okay 0, vital 1, FAILED 2); compare codes by name
+#: (``pairs.IMP_CODES["vital"]``), never by number.
 SUPPORT_LEVELS: tuple[str, ...] = (*SUPPORT_ORDER, FAILED)
-IMPORTANCE_LEVELS: tuple[str, ...] = ("vital", "okay", FAILED)
+IMPORTANCE_LEVELS: tuple[str, ...] = (*IMPORTANCE_ORDER, FAILED)
 
 
 def label_codes(labels: Any, order: "Sequence[str]") -> "np.ndarray":

@@ -39,7 +39,7 @@ METRIC_SPEC: dict[str, tuple[str, bool]] = {
     "w_strict": ("weighted", True), "w": ("weighted", False),
 }
 FAMILIES: tuple[str, ...] = ("vital", "all", "weighted")
-#: ``Pairs.imp`` code of each importance label: its position in ``types.IMPORTANCE_LEVELS`` (vital 0, okay 1, FAILED 2;
+#: ``Pairs.imp`` code of each importance label: its position in ``types.IMPORTANCE_LEVELS`` (okay 0, vital 1, FAILED 2;
 #: the calibration methods index their per-importance tables by it).  Compare by name (``IMP_CODES["vital"]``).
 IMP_CODES = {name: i for i, name in enumerate(IMPORTANCE_LEVELS)}
 

@@ -7,10 +7,8 @@ from typing import Any
 
 from metaeval.errors import ConfigError
 from metaeval.pipeline.grid import Cell
+from metaeval.types import FAILED, IMPORTANCE_ORDER, SUPPORT_ORDER
 
-#: the importance and support values a label set holds (anything else is stored as FAILED, the raw value kept)
-IMPORTANCE_VALUES: tuple[str, ...] = ("vital", "okay")
-SUPPORT_VALUES: tuple[str, ...] = ("support", "partial_support", "not_support")
 
 
 def human_nuggets(dataset: Any, qid: str, with_importance: bool = False) -> list:
@@ -53,8 +51,8 @@ def cell_label_set(dataset: Any, c: Cell, nugget_lists: dict, index: dict, outs:
         why = raw or (reasons[0] if reasons else None)  # kept as the raw value of FAILED labels
         labels = labels + ["FAILED"] * (len(nuggets) - len(labels))
         for i, ((text, imp), lab) in enumerate(zip(nuggets, labels)):
-            imp_v = imp if imp in IMPORTANCE_VALUES else "FAILED"
-            sup_v = lab if lab in SUPPORT_VALUES else "FAILED"
+            imp_v = imp if imp in IMPORTANCE_ORDER else FAILED  # anything else is FAILED, its raw value kept
+            sup_v = lab if lab in SUPPORT_ORDER else FAILED
             rows.append((a.qid, a.run_id, i, text, imp_v, sup_v, imp, lab if sup_v != "FAILED" else (why or lab), -1))
         answers.append((a.qid, a.run_id, a.text, a.response_length, -1))
     name = f"{c.id}~s{sample}" if sample else c.id

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from metaeval.hashing import content_hash
 from metaeval.pipeline.settings import SweepSettings
 from metaeval.pipeline.specs import JobSpec
-from metaeval.types import Answer, Document, Nugget, Topic
+from metaeval.types import IMPORTANCE_ORDER, Answer, Document, Nugget, Topic
 
 
 #: the settings of every stage job (batch sizes, caps): the ``sweep`` section, whose defaults are THE defaults
@@ -118,8 +118,8 @@ def assign_job(judge_id: str, prompt_id: str, topic: Topic, answer: Answer, nugg
 
 def sort_and_keep(nuggets: Sequence[str], importance: Sequence[str], keep_top: int) -> list[tuple[str, str]]:
     """Vital first (stable within each class; FAILED importance last), then the first ``keep_top``."""
-    order = {"vital": 0, "okay": 1}
-    ranked = sorted(zip(nuggets, importance), key=lambda p: order.get(p[1], 2))
+    rank = {name: -code for code, name in enumerate(IMPORTANCE_ORDER)}  # the highest importance first
+    ranked = sorted(zip(nuggets, importance), key=lambda p: rank.get(p[1], 1))
     return ranked[:keep_top]
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from metaeval.calibration.methods import REGISTRY, get_method
-from metaeval.calibration.pairs import pairs_from_labelset
+from metaeval.calibration.pairs import IMP_CODES, pairs_from_labelset
 from metaeval.simulation import simulate_judge
 from metaeval.errors import ConfigError, FormatError
 from metaeval.scoring import score_answers
@@ -35,7 +35,7 @@ def test_posterior_shrinkage_by_hand(nist_labels, sim):
     n = np.array([((j == 1) & (h == k)).sum() for k in range(3)])
     pooled = (n + kappa * marg) / (n.sum() + kappa)
     assert np.allclose(model["pooled"]["posterior"][1], pooled)
-    vital = jp.imp == 0
+    vital = jp.imp == IMP_CODES["vital"]
     nv = np.array([((j == 1) & (h == k) & vital).sum() for k in range(3)])
     assert np.allclose(model["by_importance"]["vital"]["posterior"][1], (nv + kappa * pooled) / (nv.sum() + kappa))
     # unseen judge category (FAILED) falls back to the marginal

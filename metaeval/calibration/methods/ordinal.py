@@ -23,7 +23,7 @@ import numpy as np
 
 from metaeval.calibration.methods.base import (MODEL_VERSION, ArrayPrediction, CalibrationMethod, check_training,
                                                expected_credit_prediction, register)
-from metaeval.calibration.pairs import METRICS, Pairs
+from metaeval.calibration.pairs import IMP_CODES, METRICS, Pairs
 from metaeval.errors import ConfigError
 from metaeval.types import SUPPORT_ORDER
 
@@ -38,8 +38,8 @@ def design(judge: Pairs) -> dict[str, np.ndarray]:
         "judge_partial": (judge.sup == 1).astype(float),
         "judge_support": (judge.sup == 2).astype(float),
         "judge_failed": (judge.sup < 0).astype(float),
-        "vital": (judge.imp == 0).astype(float),
-        "importance_failed": (judge.imp == 2).astype(float),
+        "vital": (judge.imp == IMP_CODES["vital"]).astype(float),
+        "importance_failed": (judge.imp == IMP_CODES["FAILED"]).astype(float),
         "log_answer_length": np.log1p(np.nan_to_num(judge.ans_len[judge.ans])),
         "nugget_length": judge.nug_len.astype(float),
         "position": judge.pos.astype(float),

@@ -35,7 +35,7 @@ from metaeval.errors import ConfigError
 from metaeval.types import IMPORTANCE_LEVELS, SUPPORT_LEVELS, SUPPORT_ORDER
 
 JUDGE_ORDER = list(SUPPORT_LEVELS)  # not_support, partial_support, support, FAILED (codes 0..3)
-IMP_ORDER = list(IMPORTANCE_LEVELS)  # vital, okay, FAILED (codes 0..2, as pairs.IMP_CODES)
+IMP_ORDER = list(IMPORTANCE_LEVELS)  # okay, vital, FAILED (codes 0..2, as pairs.IMP_CODES)
 
 
 def judge_codes4(sup: np.ndarray) -> np.ndarray:
