@@ -98,7 +98,47 @@ class _Composer:
         try:
             return compose(config_name="config", overrides=[*overrides, *self._fallback], return_hydra_config=hydra)
         except (HydraException, OmegaConfBaseException, yaml.YAMLError) as exc:  # a broken user file too
-            raise ConfigError(f"config: {_one_line(exc)}") from None
+            raise self._unknown_key(overrides, exc) or ConfigError(f"config: {_one_line(exc)}") from None
+
+    def _unknown_key(self, overrides: list[str], exc: BaseException) -> ConfigError | None:
+        """Hydra's "Could not override 'a.b'. To append ... use +a.b" for a key that is not in the config, turned
+        into the nearest-name error (``sweep.budjet_usd is not a setting; did you mean budget_usd?``) in one step
+        (the ``+`` Hydra suggests would only lead there); None when the message is another one."""
+        import re
+
+        path = _not_overridable(exc)
+        if path is None:
+            return None
+        rest = [o for o in overrides if not re.match(rf"^{re.escape(path)}\s*=", o)]
+        try:
+            from hydra import compose
+            from omegaconf import OmegaConf
+
+            parent = OmegaConf.select(compose(config_name="config", overrides=[*rest, *self._fallback]),
+                                      path.rsplit(".", 1)[0])
+        except Exception:  # noqa: BLE001 - the original message stands
+            return None
+        return _not_a_setting(path, parent)
+
+
+def _not_overridable(exc: BaseException) -> str | None:
+    """The dotted key of Hydra's "Could not override 'a.b'" (a key not in the config), else None."""
+    import re
+
+    m = re.search(r"Could not override '([\w.]+)'", str(exc))
+    return m.group(1) if m and "." in m.group(1) else None
+
+
+def _not_a_setting(path: str, parent: Any) -> ConfigError | None:
+    """``path`` (``where.key``) is not among ``parent``'s keys: the one-line nearest-name error, or None."""
+    from omegaconf import OmegaConf
+
+    from metaeval.schema import unknown_key_error
+
+    if not OmegaConf.is_dict(parent) and not isinstance(parent, dict):
+        return None
+    where, key = path.rsplit(".", 1)
+    return unknown_key_error(where, key, [str(k) for k in parent.keys()])
 
 
 def _plain(cfg: Any) -> dict[str, Any]:
@@ -240,7 +280,14 @@ class _JudgeNodes:
             self.base.judge = cfg
             ConfigLoaderImpl._apply_overrides_to_config(self.judge_overrides, self.base)
         except (HydraException, OmegaConfBaseException) as exc:
-            raise _grid_error("judge", name, f"config: {_one_line(exc)}") from None
+            path = _not_overridable(exc)
+            err = None
+            if path and path.startswith("judge."):
+                from omegaconf import OmegaConf
+
+                inner = path.split(".")[1:-1]  # the key's parent inside the judge node
+                err = _not_a_setting(path, OmegaConf.select(cfg, ".".join(inner)) if inner else cfg)
+            raise _grid_error("judge", name, str(err) if err else f"config: {_one_line(exc)}") from None
         return _plain(self.base.judge)
 
     def _compose(self, name: str, first: bool = False) -> dict[str, Any]:

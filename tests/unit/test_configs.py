@@ -134,6 +134,9 @@ def test_multirun_syntax_is_one_grid():
     ("runtime.num_cpus=0", "runtime.num_cpus must be an integer >= 1 or null, got 0"),
     ("cache.enabled=maybe", "cache.enabled must be true or false, got 'maybe'"),
     ("+sweep.sede=1", "sweep.sede is not a setting"),
+    # without the +, Hydra's own "Could not override ... use +" would send the user round once more
+    ("sweep.budjet_usd=1", "sweep.budjet_usd is not a setting; did you mean budget_usd?"),
+    ("analysis.bootstap=3", "analysis.bootstap is not a setting; did you mean bootstrap?"),
 ])
 def test_bad_settings_are_one_line_naming_the_key(override, message):
     with pytest.raises(ConfigError) as exc:
