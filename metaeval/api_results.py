@@ -222,7 +222,7 @@ def _cell_row(c: Mapping[str, Any], metric: str) -> dict[str, Any]:
     sel = (c.get("calibration") or {}).get("selection") or {}
     row["calibration_method"] = sel.get("method")
     # recommended: the method beats raw out of sample (else it only supplies the leaderboard's intervals)
-    row["calibration_recommended"] = bool(sel.get("method")) and sel.get("method") != "none" and sel.get("beats_raw") is not False
+    row["calibration_recommended"] = sel.get("beats_raw") is True  # the study's own rule (stable winner, not raw)
     row["raw_mae"] = (sel.get("raw_mae") or {}).get("mean")
     row["calibrated_mae"] = (sel.get("held_out_mae") or {}).get("mean")
     return row

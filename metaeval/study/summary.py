@@ -93,10 +93,11 @@ def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
         err, raw = (sel.get("held_out_mae") or {}).get("mean"), (sel.get("raw_mae") or {}).get("mean")
         if sel["method"] == "none":
             return f"none (raw kept): {raw:.3f}" if isinstance(raw, (int, float)) else "none (raw kept)"
-        if sel.get("verdict") and sel.get("beats_raw") is False:  # nothing recommended: the method only supplies intervals
+        if sel.get("beats_raw") is False:  # nothing recommended (the study's rule): the method only supplies intervals
             nums = f": raw {raw:.3f}, {sel['method']} {err:.3f}" if isinstance(err, (int, float)) and isinstance(
                 raw, (int, float)) else ""
-            return f"none recommended ({sel['verdict']}); {sel.get('intervals_by') or sel['method']} intervals{nums}"
+            why = sel.get("verdict") or "not better than raw"
+            return f"none recommended ({why}); {sel.get('intervals_by') or sel['method']} intervals{nums}"
         if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
             return f"{sel['method']}: {raw:.3f} -> {err:.3f}"
         return str(sel["method"])

@@ -14,12 +14,13 @@ import csv
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
+from tests.helpers.cli_cases import assert_no_traceback_and_exit, assert_one_error_line, run_all
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,24 +171,15 @@ def _run(case: Case, tmp: Path) -> Result:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> dict[str, Result]:
-    base = tmp_path_factory.mktemp("bad")
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        futures = {c.id: pool.submit(_run, c, base / c.id) for c in CASES}
-        return {k: f.result() for k, f in futures.items()}
+    return run_all(CASES, tmp_path_factory.mktemp("bad"), _run)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input(case: Case, results: dict[str, Result]) -> None:
     res = results[case.id]
-    output = res.stdout + res.stderr
-    assert "Traceback" not in output, output[-3000:]
-    assert res.rc == case.rc, f"exit {res.rc}, expected {case.rc}\n{output[-3000:]}"
+    output = assert_no_traceback_and_exit(res, case.rc)
     if case.rc == 2:
-        errors = [ln for ln in res.stderr.splitlines() if ": error: " in ln]
-        assert len(errors) == 1, res.stderr  # exactly one error line ...
-        assert res.stderr.rstrip().endswith(errors[0]), res.stderr  # ... and it is the last word, nothing after it
-        for s in case.must:
-            assert s in errors[0], f"{s!r} not in {errors[0]!r}"
+        assert_one_error_line(res, case.must)
     else:
         for s in case.must:
             assert s in output, f"{s!r} not in output:\n{output[-3000:]}"

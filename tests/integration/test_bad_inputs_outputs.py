@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.cli_cases import assert_no_traceback_and_exit, assert_one_error_line, run_all
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
@@ -133,24 +134,15 @@ def _run(case: Case, tmp: Path) -> Result:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> dict[str, Result]:
-    base = tmp_path_factory.mktemp("outs")
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        futures = {c.id: pool.submit(_run, c, base / c.id) for c in CASES}
-        return {k: f.result() for k, f in futures.items()}
+    return run_all(CASES, tmp_path_factory.mktemp("outs"), _run)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_output_or_bad_input(case: Case, results: dict[str, Result]) -> None:
     res = results[case.id]
-    output = res.stdout + res.stderr
-    assert "Traceback" not in output, output[-3000:]
-    assert res.rc == case.rc, f"exit {res.rc}, expected {case.rc}\n{output[-3000:]}"
+    output = assert_no_traceback_and_exit(res, case.rc)
     if case.rc == 2:
-        errors = [ln for ln in res.stderr.splitlines() if ": error: " in ln]
-        assert len(errors) == 1, res.stderr
-        assert res.stderr.rstrip().endswith(errors[0]), res.stderr
-        for s in case.must:
-            assert s in errors[0], f"{s!r} not in {errors[0]!r}"
+        assert_one_error_line(res, case.must)
         made = sorted(p.name for p in res.tmp.iterdir() if p.name not in ("afile", "plus.jsonl", "slash.jsonl"))
         if not case.id.startswith(("probe", "report")):
             assert made == [], made  # nothing created (no folder named like a file, no half-written output)
