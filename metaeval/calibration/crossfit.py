@@ -79,6 +79,9 @@ class Candidate:
     #: optional cheaper fit for point predictions only (``apply(model, test, want_ci=False)``), used where no
     #: interval is needed (the inner selection folds); it must give the same point predictions as ``fit``
     fit_point: FitFn | None = None
+    #: False when the caller uses this candidate's point estimates only: the outer folds then skip its intervals
+    #: too (``fit_point``, ``want_ci=False``), which moves none of its point estimates
+    intervals: bool = True
 
 
 @dataclass
@@ -125,10 +128,11 @@ def _eval_folds(cands: Sequence[Candidate], plan: list[np.ndarray], all_topics: 
         truth, n_top = truth_fn(held)
         fr = FoldResult(k, held, truth, n_top, {})
         for c in cands:
-            fit = c.fit if want_ci or c.fit_point is None else c.fit_point
+            ci = want_ci and c.intervals
+            fit = c.fit if ci or c.fit_point is None else c.fit_point
             try:
                 model = fit(train)
-                fr.preds[c.name] = c.apply(model, held, want_ci)
+                fr.preds[c.name] = c.apply(model, held, ci)
             except Exception as exc:  # a method that cannot fit this fold is recorded, never hidden
                 if c.name == "none":
                     raise

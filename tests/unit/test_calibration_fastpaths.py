@@ -252,3 +252,70 @@ def test_ordinal_degenerate_fit_reproduces_the_former_optimiser_exactly():
     yr = np.clip(np.round(Xr[:, 0] + rng.normal(size=400)) + 1, 0, 2).astype(int)
     new, old = fit_cumulative_logit(Xr, yr), _old_fit(Xr, yr)
     assert np.allclose(new[0], old[0], atol=1e-6) and np.allclose(new[1], old[1], rtol=1e-4, atol=1e-8)
+
+
+def _slow_simplex_lstsq(A, q, t, maps):
+    """simplex_lstsq before the supports were stacked: one pass per support (kept verbatim as the reference)."""
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    t = np.broadcast_to(np.asarray(t, dtype=float), q.shape[:1])
+    best = np.full((q.shape[0], 3), np.nan)
+    best_res = np.full(q.shape[0], np.inf)
+    tol = 1e-12 * max(1.0, float(np.abs(t).max(initial=0.0)))
+    for P, r in maps:
+        p = q @ P.T + t[:, None] * r[None, :]
+        feasible = (p >= -tol).all(axis=1)
+        res = ((p @ A.T - q) ** 2).sum(axis=1)
+        better = feasible & (res < best_res - 1e-15)
+        best[better] = np.clip(p[better], 0.0, None)
+        best_res[better] = res[better]
+    return best
+
+
+def test_stacked_support_maps_and_simplex_equal_the_per_support_loop():
+    """The stacked pinv over every (stratum, support) and the vectorised simplex solve give the same numbers, bit
+    for bit, as one ``_eq_solution_map`` per support and one pass per support; on random and degenerate
+    (rank-deficient, one-hot) misclassification matrices, with group mixes inside and outside the simplex."""
+    from metaeval.calibration.methods.matrix import _SUPPORTS, _eq_solution_map, simplex_lstsq, support_maps_stack
+
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        M = rng.dirichlet(np.full(4, 0.3 if trial % 3 else 2.0), size=(3, 3))  # (strata, human, judge)
+        if trial % 10 == 0:
+            M[:, 1] = M[:, 0]                      # two identical rows: a singular KKT system
+        if trial % 10 == 1:
+            M[:, 2] = np.eye(4)[3]                 # a one-hot row
+        As = np.swapaxes(M, 1, 2)
+        P, r = support_maps_stack(As)
+        q = rng.random((25, 4)) * rng.choice([1.0, 0.01, 5.0])
+        q[:3] = 0.0                                # empty groups
+        t = q.sum(axis=1)
+        for k in range(3):
+            slow_maps = [_eq_solution_map(As[k], S) for S in _SUPPORTS]
+            for i, (Ps, rs) in enumerate(slow_maps):
+                assert np.array_equal(P[k, i], Ps) and np.array_equal(r[k, i], rs)
+            fast = simplex_lstsq(As[k], q, t, maps=(P[k], r[k]))
+            slow = _slow_simplex_lstsq(As[k], q, t, slow_maps)
+            assert np.array_equal(fast, slow, equal_nan=True)
+            lin = simplex_lstsq(As[k], q, t, constrained=False, maps=(P[k], r[k]))
+            assert np.array_equal(lin, q @ slow_maps[0][0].T + t[:, None] * slow_maps[0][1][None, :])
+
+
+def test_point_only_applies_give_the_same_estimates(nist_labels):
+    """``point_only=True`` (what cross-fitting asks of label-level methods) leaves every estimate as it was and
+    computes no interval."""
+    from metaeval.calibration.methods import get_method
+    from metaeval.calibration.pairing import pair_by_text
+    from metaeval.testing.relabel import judge_like
+
+    judge = judge_like(nist_labels, name="jl")
+    pairing = pair_by_text(nist_labels, judge)
+    jp, human = pairing.judge, pairing.human
+    for name in ("posterior", "matrix", "matrix_unconstrained", "ordinal"):
+        m = get_method(name)
+        model = m.fit_pairs(jp, human)
+        full = m.apply_pairs(model, jp, rng=np.random.default_rng(0))
+        point = m.apply_pairs(model, jp, rng=np.random.default_rng(0), point_only=True)
+        assert point.run.keys() == full.run.keys() and not point.se and not point.lo
+        for k in full.run:
+            assert np.array_equal(point.run[k], full.run[k], equal_nan=True), (name, k)
+            assert np.array_equal(point.answers[k], full.answers[k], equal_nan=True), (name, k)

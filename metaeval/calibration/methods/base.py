@@ -66,7 +66,11 @@ class CalibrationMethod:
         raise NotImplementedError
 
     def apply_pairs(self, model: dict, judge: Pairs, metrics: Sequence[str] = METRICS, level: float = 0.95,
-                    rng: np.random.Generator | None = None) -> ArrayPrediction:  # pragma: no cover - abstract
+                    rng: np.random.Generator | None = None,
+                    point_only: bool = False) -> ArrayPrediction:  # pragma: no cover - abstract
+        """Corrected per-answer and run scores of ``judge``'s pairs; ``se``/``lo``/``hi`` per run (label noise, plus
+        the model's sampling spread over draws from ``rng`` when given).  ``point_only``: the estimates only, no
+        variance work (``se``/``lo``/``hi`` left empty; the estimates are the same numbers)."""
         raise NotImplementedError
 
 
@@ -121,12 +125,12 @@ def credit_moments(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: "np.ndarray | tuple | None",
-                               metrics: Sequence[str], level: float) -> ArrayPrediction:
+                               metrics: Sequence[str], level: float, point_only: bool = False) -> ArrayPrediction:
     """Scores from per-pair label probabilities ``prob`` (n, 3) of the human label.
 
     Run-score variance = label-noise part ``sum_i omega_i^2 Var(credit_i)`` (pairs independent given the
     model) + parameter part, the variance of the run score over ``prob_draws`` (B, n, 3) drawn from the
-    fitted model's sampling distribution (None: no parameter part).
+    fitted model's sampling distribution (None: no parameter part).  ``point_only``: the estimates only.
     """
     from metaeval.calibration.pairs import METRIC_SPEC
 
@@ -146,6 +150,10 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: "np.n
     weights: dict[str, tuple] = {}
     for m in metrics:
         family, is_strict = METRIC_SPEC[m]
+        est = judge.run_means(per_answer[m])
+        pr.run[m] = est
+        if point_only:
+            continue
         if family not in weights:
             w = judge.run_weights(family)
             S = None
@@ -155,14 +163,13 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: "np.n
                 S = sparse.csr_matrix((w, (prun, np.arange(n))), shape=(nr, n))
             weights[family] = (w, S)
         w, S = weights[family]
-        est = judge.run_means(per_answer[m])
         var = np.bincount(prun, weights=w ** 2 * (v_s if is_strict else v_p), minlength=nr)
         if draws is not None:
             c = draws[0] if is_strict else draws[1]
             runs_b = np.ascontiguousarray((S @ c).T)  # (B, nr)
             var = var + runs_b.var(axis=0, ddof=1)
         se = np.sqrt(var)
-        pr.run[m], pr.se[m] = est, se
+        pr.se[m] = se
         pr.lo[m], pr.hi[m] = normal_ci(est, se, level)
     return pr
 

@@ -74,35 +74,72 @@ def _eq_solution_map_batch(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return inv[:, :k, :k] @ np.swapaxes(A, 1, 2), inv[:, :k, k]
 
 
-def support_maps(A: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:func:`_eq_solution_map` of ``A`` for every support in ``_SUPPORTS`` (the full support first); they depend
-    on ``A`` only, so one apply computes them once per stratum and reuses them for every family and grouping."""
-    return [_eq_solution_map(A, S) for S in _SUPPORTS]
+def support_maps_stack(As: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_eq_solution_map` of every matrix of ``As`` (G, m, 3) for every support in ``_SUPPORTS`` (the full
+    support first), as stacked arrays ``P`` (G, supports, 3, m) and ``r`` (G, supports, 3).
+
+    The maps depend on the matrix only, so one apply computes them once per stratum and reuses them for every
+    family and grouping.  The KKT systems of one support size are solved by one stacked ``pinv`` (three calls in
+    all instead of one per matrix and support); numpy evaluates each matrix of a stack with the routine the
+    single-matrix call uses, so the maps are the same numbers (``tests/unit/test_calibration_fastpaths.py``)."""
+    As = np.asarray(As, dtype=float)
+    G, m, _ = As.shape
+    P = np.zeros((G, len(_SUPPORTS), 3, m))
+    r = np.zeros((G, len(_SUPPORTS), 3))
+    for k in (3, 2, 1):
+        idx = [i for i, S in enumerate(_SUPPORTS) if len(S) == k]
+        sub = np.stack([As[:, :, list(_SUPPORTS[i])] for i in idx], axis=1)  # (G, n, m, k)
+        subT = np.swapaxes(sub, -1, -2)
+        kkt = np.zeros((G, len(idx), k + 1, k + 1))
+        kkt[..., :k, :k] = subT @ sub
+        kkt[..., :k, k] = 1.0
+        kkt[..., k, :k] = 1.0
+        inv = np.linalg.pinv(kkt)
+        Pk, rk = inv[..., :k, :k] @ subT, inv[..., :k, k]
+        for j, i in enumerate(idx):
+            S = list(_SUPPORTS[i])
+            P[:, i, S] = Pk[:, j]
+            r[:, i, S] = rk[:, j]
+    return P, r
+
+
+def support_maps(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`support_maps_stack` of one matrix ``A`` (m, 3): ``P`` (supports, 3, m), ``r`` (supports, 3)."""
+    P, r = support_maps_stack(np.asarray(A, dtype=float)[None])
+    return P[0], r[0]
 
 
 def simplex_lstsq(A: np.ndarray, q: np.ndarray, t: np.ndarray | float = 1.0, constrained: bool = True,
-                  maps: list[tuple[np.ndarray, np.ndarray]] | None = None) -> np.ndarray:
+                  maps: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Vectorised ``argmin ||A p - q||^2`` s.t. ``p >= 0``, ``sum p = t``; ``A`` (m, 3), ``q`` (G, m) -> (G, 3).
 
+    Every support's equality-constrained solution is computed at once; the answer is, per group, the feasible one
+    with the lowest residual (the first such in ``_SUPPORTS`` order on ties within 1e-15).
     ``constrained=False`` drops ``p >= 0`` (linear Rogan-Gladen inversion: unbiased, may leave the simplex).
-    ``maps``: precomputed :func:`support_maps` of ``A`` (computed here when None)."""
+    ``maps``: precomputed :func:`support_maps` of ``A`` (computed here when None; with ``constrained=False`` only
+    the full support, the first, is read)."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     t = np.broadcast_to(np.asarray(t, dtype=float), q.shape[:1])
     if not constrained:
-        P, r = maps[0] if maps is not None else _eq_solution_map(A, (0, 1, 2))
+        if maps is not None:
+            P, r = maps[0][0], maps[1][0]
+        else:
+            P, r = _eq_solution_map(A, (0, 1, 2))
         return q @ P.T + t[:, None] * r[None, :]
-    if maps is None:
-        maps = support_maps(A)
-    best = np.full((q.shape[0], 3), np.nan)
-    best_res = np.full(q.shape[0], np.inf)
+    Ps, rs = maps if maps is not None else support_maps(A)
+    p_all = q @ np.swapaxes(Ps, 1, 2) + t[None, :, None] * rs[:, None, :]      # (supports, G, 3)
     tol = 1e-12 * max(1.0, float(np.abs(t).max(initial=0.0)))
-    for P, r in maps:
-        p = q @ P.T + t[:, None] * r[None, :]
-        feasible = (p >= -tol).all(axis=1)
-        res = ((p @ A.T - q) ** 2).sum(axis=1)
-        better = feasible & (res < best_res - 1e-15)
-        best[better] = np.clip(p[better], 0.0, None)
-        best_res[better] = res[better]
+    feasible = (p_all >= -tol).all(axis=2)                                      # (supports, G)
+    res = ((p_all @ A.T - q) ** 2).sum(axis=2)                                 # (supports, G)
+    res = np.where(feasible, res, np.inf)
+    choice = np.full(q.shape[0], -1)
+    best_res = np.full(q.shape[0], np.inf)
+    for i in range(len(Ps)):  # in support order: a later support replaces only a lower residual
+        better = res[i] < best_res - 1e-15
+        choice = np.where(better, i, choice)
+        best_res = np.where(better, res[i], best_res)
+    best = np.clip(p_all[np.maximum(choice, 0), np.arange(q.shape[0])], 0.0, None)
+    best[choice < 0] = np.nan  # no feasible support (only for non-finite input)
     return best
 
 
@@ -140,14 +177,15 @@ class MatrixCorrection(CalibrationMethod):
         }
 
     def apply_pairs(self, model: dict, judge: Pairs, metrics: Sequence[str] = METRICS, level: float = 0.95,
-                    rng: np.random.Generator | None = None, draws: int = 100) -> ArrayPrediction:
+                    rng: np.random.Generator | None = None, draws: int = 100,
+                    point_only: bool = False) -> ArrayPrediction:
         Ms = np.array([model["by_importance"][imp]["p_judge_given_human"] for imp in IMP_ORDER])  # (3, 3, 4)
         j = judge_codes4(judge.sup)
         s = judge.imp.astype(np.int64)
         nr, na = len(judge.run_ids), judge.n_answers
         prun = judge.pair_run()
         M_draws = None
-        if rng is not None and draws > 0:
+        if rng is not None and draws > 0 and not point_only:
             counts = np.array([model["by_importance"][imp]["counts"] for imp in IMP_ORDER], dtype=float)
             pooled = np.array(model["pooled"]["p_judge_given_human"])
             conc = counts + float(model["kappa"]) * pooled[None]
@@ -156,39 +194,51 @@ class MatrixCorrection(CalibrationMethod):
             M_draws = g / g.sum(axis=-1, keepdims=True)
         pred = ArrayPrediction(answers={}, run={})
         mixes: dict[str, tuple] = {}
+        con = bool(model.get("constrained", True))
         # everything that depends on the model only, once per apply (not per family and grouping)
-        pre = self._precompute(Ms, M_draws)
+        pre = self._precompute(Ms, M_draws, con, cov=not point_only)
         for family in FAMILIES:
             if not any(METRIC_SPEC[m][0] == family for m in metrics):
                 continue
             f = judge.family_weight(family)
             d = judge.denominators(family)[judge.ans]
             w_ans = np.where(d > 0, f / np.where(d > 0, d, 1.0), 0.0)
-            con = bool(model.get("constrained", True))
             mixes[family] = (self._correct(Ms, judge.ans, w_ans, j, s, na, None, con, pre, want_cov=False)[0],
-                             *self._correct(Ms, prun, judge.run_weights(family), j, s, nr, M_draws, con, pre))
+                             *self._correct(Ms, prun, judge.run_weights(family), j, s, nr, M_draws, con, pre,
+                                            want_cov=not point_only))
         cvec = {True: np.array([0.0, 0.0, 1.0]), False: np.array([0.0, 0.5, 1.0])}
         for m in metrics:
             family, strict = METRIC_SPEC[m]
             p_ans, p_run, cov_run = mixes[family]
             c = cvec[strict]
             pred.answers[m] = p_ans @ c
-            est = p_run @ c
-            se = np.sqrt(np.maximum(np.einsum("i,gij,j->g", c, cov_run, c), 0.0))
             has = np.bincount(judge.ans_run, minlength=nr) > 0
-            est = np.where(has, est, np.nan)
-            pred.run[m], pred.se[m] = est, se
+            est = np.where(has, p_run @ c, np.nan)
+            pred.run[m] = est
+            if point_only:
+                continue
+            se = np.sqrt(np.maximum(np.einsum("i,gij,j->g", c, cov_run, c), 0.0))
+            pred.se[m] = se
             pred.lo[m], pred.hi[m] = normal_ci(est, se, level)
         return pred
 
     @staticmethod
-    def _precompute(Ms: np.ndarray, M_draws: np.ndarray | None) -> dict[str, list]:
-        """Per importance stratum: the support maps of ``A = M_k^T``, the label-noise blocks and, with draws, the
-        full-support maps of every drawn matrix (functions of the model only; one apply reuses them for every
-        family and grouping)."""
-        pre: dict[str, list] = {"maps": [support_maps(Ms[k].T) for k in range(3)],
-                                "sig_h": [np.stack([np.diag(Ms[k][h]) - np.outer(Ms[k][h], Ms[k][h]) for h in range(3)])
-                                          for k in range(3)]}
+    def _precompute(Ms: np.ndarray, M_draws: np.ndarray | None, constrained: bool = True,
+                    cov: bool = True) -> dict[str, list]:
+        """Per importance stratum: the support maps of ``A = M_k^T`` (every support when ``constrained``, else the
+        full support only: the linear inversion uses no other), the label-noise blocks (when ``cov``) and, with
+        draws, the full-support maps of every drawn matrix (functions of the model only; one apply reuses them
+        for every family and grouping)."""
+        As = np.swapaxes(Ms, 1, 2)  # A_k = M_k^T, (3, 4, 3)
+        if constrained:
+            P, r = support_maps_stack(As)
+            maps = [(P[k], r[k]) for k in range(3)]
+        else:
+            maps = [tuple(a[None] for a in _eq_solution_map(As[k], (0, 1, 2))) for k in range(3)]
+        pre: dict[str, list] = {"maps": maps}
+        if cov:
+            pre["sig_h"] = [np.stack([np.diag(Ms[k][h]) - np.outer(Ms[k][h], Ms[k][h]) for h in range(3)])
+                            for k in range(3)]
         if M_draws is not None:
             pre["boot"] = [_eq_solution_map_batch(np.swapaxes(M_draws[:, k], 1, 2)) for k in range(3)]
         return pre
@@ -199,7 +249,7 @@ class MatrixCorrection(CalibrationMethod):
                  want_cov: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Corrected human mix per group (size, 3) and its covariance (size, 3, 3; None unless ``want_cov``)."""
         if pre is None:
-            pre = MatrixCorrection._precompute(Ms, M_draws)
+            pre = MatrixCorrection._precompute(Ms, M_draws, constrained, cov=want_cov)
         p_tot = np.zeros((size, 3))
         cov = np.zeros((size, 3, 3)) if want_cov else None
         boot = None if M_draws is None or not want_cov else np.zeros((M_draws.shape[0], size, 3))
@@ -220,7 +270,7 @@ class MatrixCorrection(CalibrationMethod):
             pi = np.clip(p, 0.0, None) / np.maximum(np.clip(p, 0.0, None).sum(axis=1), 1e-300)[:, None]
             sig_h = pre["sig_h"][k]  # (3, 4, 4)
             var_q = w2[:, None, None] * np.einsum("gh,hab->gab", pi, sig_h)
-            P, _ = pre["maps"][k][0]
+            P = pre["maps"][k][0][0]  # the full support's map
             cov += np.einsum("ia,gab,jb->gij", P, var_q, P)
             if boot is not None:
                 Pb, rb = pre["boot"][k]  # (B, 3, m), (B, 3)

@@ -289,15 +289,16 @@ class OrdinalModel(CalibrationMethod):
         }
 
     def apply_pairs(self, model: dict, judge: Pairs, metrics: Sequence[str] = METRICS, level: float = 0.95,
-                    rng: np.random.Generator | None = None, draws: int = 100) -> ArrayPrediction:
+                    rng: np.random.Generator | None = None, draws: int = 100,
+                    point_only: bool = False) -> ArrayPrediction:
         X = _matrix(design(judge), model)
         params = np.asarray(model["params"])
         p = len(model["columns"])
         prob = _probs(X, params[:p], _cuts(params[p:]))
         prob_draws = None
-        if rng is not None and draws > 0:
+        if rng is not None and draws > 0 and not point_only:
             if model.get("cov_params") is None:
                 raise ConfigError("ordinal model was fitted without its covariance (covariance=False): no interval")
             theta = rng.multivariate_normal(params, np.asarray(model["cov_params"]), size=draws, method="eigh")
             prob_draws = _probs(X, theta[:, :p], _cuts(theta[:, p:]), stacked=False)
-        return expected_credit_prediction(judge, prob, prob_draws, metrics, level)
+        return expected_credit_prediction(judge, prob, prob_draws, metrics, level, point_only)

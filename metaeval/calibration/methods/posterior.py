@@ -113,7 +113,8 @@ class PosteriorCorrection(CalibrationMethod):
         return model
 
     def apply_pairs(self, model: dict, judge: Pairs, metrics: Sequence[str] = METRICS, level: float = 0.95,
-                    rng: np.random.Generator | None = None, draws: int = 100) -> ArrayPrediction:
+                    rng: np.random.Generator | None = None, draws: int = 100,
+                    point_only: bool = False) -> ArrayPrediction:
         kappa = float(model["kappa"])
         by_imp = np.array([model["by_importance"][imp]["posterior"] for imp in IMP_ORDER])  # (3, 4, 3)
         n_imp = np.array([model["by_importance"][imp]["counts"] for imp in IMP_ORDER], dtype=float)
@@ -136,7 +137,7 @@ class PosteriorCorrection(CalibrationMethod):
         j = judge_codes4(judge.sup)
         prob = table[g_idx, s, j]
         prob_draws = None
-        if rng is not None and draws > 0:
+        if rng is not None and draws > 0 and not point_only:
             # Dirichlet(n + kappa * parent): importance level's parent is the pooled posterior
             pooled = np.array(model["pooled"]["posterior"])
             conc = [n_imp + kappa * pooled[None]] + [c + kappa * by_imp for c in counts[1:]]
@@ -144,6 +145,6 @@ class PosteriorCorrection(CalibrationMethod):
             gam = rng.gamma(np.broadcast_to(conc, (draws,) + conc.shape))
             tab_b = gam / gam.sum(axis=-1, keepdims=True)
             prob_draws = tab_b[:, g_idx, s, j]
-        pred = expected_credit_prediction(judge, prob, prob_draws, metrics, level)
+        pred = expected_credit_prediction(judge, prob, prob_draws, metrics, level, point_only)
         pred.notes["strata"] = by
         return pred

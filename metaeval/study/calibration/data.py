@@ -96,7 +96,8 @@ def label_candidate(name: str, data: CalibrationData, metrics: Sequence[str], le
 
     def apply(model, test, want_ci):
         sub = jp.select_topics(test)
-        ap = method.apply_pairs(model, sub, metrics=metrics, level=level, rng=rng if want_ci else None)
+        ap = method.apply_pairs(model, sub, metrics=metrics, level=level, rng=rng if want_ci else None,
+                                point_only=not want_ci)
         rows = np.searchsorted(np.sort(test), sub.ans_topic)
         out = {}
         for m in metrics:
@@ -108,9 +109,12 @@ def label_candidate(name: str, data: CalibrationData, metrics: Sequence[str], le
             out[m] = Prediction(np.clip(est, 0.0, 1.0), lo, hi, se, grid)
         return out
 
-    # the ordinal model's covariance (observed information) only feeds its intervals: inner folds skip it
+    # the ordinal model's covariance (observed information) only feeds its intervals: cross-fitting skips it
     fit_point = (lambda train: fit(train, covariance=False)) if name == "ordinal" else None
-    return Candidate(name, "label", fit, apply, fit_point)
+    # the workflow reads label-level candidates' point estimates only (their intervals treat label pairs as
+    # independent: see .selection), so cross-fitting computes none of their intervals; fits on every topic
+    # (the saved model) still use ``fit``
+    return Candidate(name, "label", fit, apply, fit_point, intervals=False)
 
 
 def nanmean(x, axis=None):
