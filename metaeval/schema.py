@@ -48,7 +48,7 @@ def _describe(meta: Mapping[str, Any]) -> str:
     kind = meta["kind"]
     if kind == "choice":
         return "one of " + ", ".join(map(str, meta["choices"]))
-    noun = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string",
+    noun = {"int": "an integer", "auto_int": "auto or an integer", "float": "a number", "bool": "true or false", "str": "a string",
             "list": "a list", "dict": "a mapping"}[kind]
     if kind == "list" and meta["choices"]:
         noun += " of " + ", ".join(map(str, meta["choices"]))
@@ -82,6 +82,10 @@ def check_value(key: str, value: Any, meta: Mapping[str, Any]) -> Any:
             return None
         raise bad()
     kind = meta["kind"]
+    if kind == "auto_int":  # "auto", or an integer within the bounds
+        if value == "auto":
+            return value
+        kind = "int"
     if kind == "bool":
         if not isinstance(value, bool):
             raise bad()

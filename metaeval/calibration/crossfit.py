@@ -181,11 +181,18 @@ def crossfit(cands: Sequence[Candidate], labelled: np.ndarray, truth_fn, metrics
 
 def repeated_crossfit(cands: Sequence[Candidate], labelled: np.ndarray, truth_fn, metrics: Sequence[str],
                       folds: int = 5, inner_folds: int = 3, rule: str = "one_se", seed: int = 0,
-                      repeats: int = 5) -> list[list[FoldResult]]:
-    """:func:`crossfit` ``repeats`` times over independent fold assignments (repeat ``i`` uses key ``i``)."""
+                      repeats: int = 5, workers: int | str | None = 1) -> list[list[FoldResult]]:
+    """:func:`crossfit` ``repeats`` times over independent fold assignments (repeat ``i`` uses key ``i``).
+
+    ``workers`` > 1 (or ``auto``: the available CPUs) runs the repeats in forked processes
+    (:func:`metaeval.forked.fork_map`).  A repeat reads only its own fold stream, and the candidates must draw
+    nothing at random in point-only applies and share no generator across repeats where they draw (the calibrate
+    workflow's label-level candidates are point-only; score-level applies draw nothing), so the result is the same
+    numbers, in the same order, as ``workers=1``."""
     from metaeval.errors import ConfigError
+    from metaeval.forked import fork_map
 
     if repeats < 1:
         raise ConfigError(f"calibration.repeats={repeats}: need at least 1")
-    return [crossfit(cands, labelled, truth_fn, metrics, folds, inner_folds, rule, seed, repeat=i)
-            for i in range(repeats)]
+    return fork_map(lambda i: crossfit(cands, labelled, truth_fn, metrics, folds, inner_folds, rule, seed, repeat=i),
+                    range(repeats), workers)

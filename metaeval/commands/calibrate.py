@@ -38,6 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=10,
                    help="repeated cross-fitting: independent fold assignments (default 10); a method is chosen only "
                         "if it wins at least --win-share of them")
+    p.add_argument("--workers", default="auto",
+                   help="processes for the repeats of the cross-fitting (default auto: the available CPUs; the "
+                        "numbers do not depend on it)")
     p.add_argument("--win-share", type=float, default=0.8,
                    help="share of repeats a method must win to be chosen (default 0.8); else 'unstable' and PPI++")
     p.add_argument("--min-topics", type=int, default=10,
@@ -102,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 "inner_folds": args.inner_folds, "repeats": args.repeats, "win_share": args.win_share,
                 "min_topics": args.min_topics, "selection": args.selection, "min_coverage": args.min_coverage,
                 "level": args.level, "n_boot": args.bootstrap, "options": fit_options(args),
-                "judge_spec": args.judge_spec, "prompt_version": args.prompt_version}
+                "judge_spec": args.judge_spec, "prompt_version": args.prompt_version, "workers": args.workers}
     result, model = split_model(calibrate_study(human, judge, settings, seed=args.seed,
                                                       analysis_seed=args.analysis_seed))
     if args.strictness:

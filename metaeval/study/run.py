@@ -3,7 +3,7 @@
 ``run_study(StudyInput(...))`` is the library entry point; ``study_sweep(outcome)`` adapts what
 ``metaeval.pipeline.sweep.run_sweep`` returns.  Settings are the typed ``metaeval.study.settings.StudySettings``
 (``analysis``: ``metrics``, ``tau``, ``bootstrap``, ``seed``; ``calibration``: ``enabled``, ``methods``, ``folds``,
-``seed``), checked before any judge was called.  ``analysis.bootstrap`` replicates with ``analysis.seed`` drive every topic-bootstrap interval: the
+``seed``, ``workers``), checked before any judge was called.  ``analysis.bootstrap`` replicates with ``analysis.seed`` drive every topic-bootstrap interval: the
 analysis' tau CIs, the raw leaderboards and calibration's raw-candidate CIs.
 """
 
@@ -204,7 +204,8 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
         return {}
     from metaeval.study.calibration import calibrate_study
 
-    settings = {"methods": ccfg.methods, "folds": ccfg.folds, "n_boot": inp.settings.analysis.bootstrap}
+    settings = {"methods": ccfg.methods, "folds": ccfg.folds, "n_boot": inp.settings.analysis.bootstrap,
+                "workers": ccfg.workers}
     out: dict[str, Any] = {}
     for cid in inp.label_sets:  # every cell: score-level methods need no shared nuggets (label-level ones say so)
         try:

@@ -44,6 +44,8 @@ class CalibrationSettings:
     methods: list | None = setting(None, "list", null=True, unique=True)
     folds: int = setting(5, "int", ge=2, le=MAX_FOLDS)
     seed: int = setting(0, "int", ge=0)
+    #: processes for the repeats of the cross-fitting (auto: the available CPUs); no number depends on it
+    workers: int | str = setting("auto", "auto_int", ge=1)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,8 @@ class StudySettings:
         """The settings part of the study's reuse key (``metaeval.study.reuse.study_key``)."""
         from metaeval.schema import as_plain
 
-        return {"analysis": as_plain(self.analysis), "calibration": as_plain(self.calibration), "report": self.report}
+        calibration = {k: v for k, v in as_plain(self.calibration).items() if k != "workers"}  # moves no number
+        return {"analysis": as_plain(self.analysis), "calibration": calibration, "report": self.report}
 
 
 def build_study_settings(analysis: Mapping[str, Any] | None = None, calibration: Mapping[str, Any] | None = None,

@@ -385,3 +385,22 @@ def test_report_section_renders_the_estimated_human_leaderboard(small):
     assert table.rows[0][2] == f"{first['human_estimate']:.4f}"
     row = summary_row(res)
     assert row["held_out_mae"].startswith(f"{res['selection']['nested_mae']['mean']:.4f}")  # led by the nested error
+
+
+def test_forked_repeats_give_the_same_calibration_as_one_process(nist_labels):
+    """``workers=2`` runs the cross-fitting's repeats in forked processes: calibration.json and the model are the
+    same numbers, byte for byte once serialised, as ``workers=1``; a bad count is one line."""
+    import json
+
+    from metaeval.errors import ConfigError
+    from metaeval.study.calibration import calibrate_study
+    from metaeval.testing.relabel import judge_like
+
+    judge = judge_like(nist_labels, name="jl")
+    base = {"repeats": 4, "metrics": ["v_strict", "a"]}
+    one = calibrate_study(nist_labels, judge, {**base, "workers": 1}, seed=3)
+    two = calibrate_study(nist_labels, judge, {**base, "workers": 2}, seed=3)
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+    assert "workers" not in one["settings"]  # it moves no number, so the results do not record it
+    with pytest.raises(ConfigError, match="workers=0"):
+        calibrate_study(nist_labels, judge, {**base, "workers": 0}, seed=3)

@@ -14,7 +14,7 @@ FALLBACK = "ppi_pp"
 DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8, "min_topics": 10,
                             "methods": None,
                             "metrics": None, "metric": "v_strict", "level": 0.95, "min_coverage": 0.95,
-                            "n_boot": 1000, "selection": "one_se", "options": {}}
+                            "n_boot": 1000, "selection": "one_se", "options": {}, "workers": "auto"}
 
 
 def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
@@ -45,6 +45,9 @@ def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
         raise ConfigError(f"calibration.repeats {s['repeats']}: expected at least 1")
     if not 0.5 <= float(s["win_share"]) <= 1:
         raise ConfigError(f"calibration.win_share {s['win_share']}: expected a value between 0.5 and 1")
+    from metaeval.forked import resolve_workers
+
+    resolve_workers(s["workers"], 1)  # 'auto' or a whole number >= 1, else one line
     if int(s["min_topics"]) < 2:
         raise ConfigError(f"calibration.min_topics {s['min_topics']}: expected at least 2")
     return {**s, "methods": methods, "metrics": metrics, "metric": metric, "folds": int(s["folds"]),

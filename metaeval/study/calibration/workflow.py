@@ -6,7 +6,8 @@
 2. scores both sides (:mod:`metaeval.scoring`) into (topic x run) matrices (:mod:`.data`);
 3. cross-fits every candidate ``repeats`` times over ``folds`` leave-topics-out folds of the human-labelled
    topics, with nested selection inside each outer training set
-   (:func:`metaeval.calibration.crossfit.repeated_crossfit`; folds from stream ``calibration.crossfit``);
+   (:func:`metaeval.calibration.crossfit.repeated_crossfit`; folds from stream ``calibration.crossfit``; the
+   repeats run in ``workers`` forked processes, default the available CPUs, with the same numbers as one);
 4. per metric: held-out error, coverage, tau and wins of every candidate, and the decision (:mod:`.selection`);
 5. the leaderboard: an estimate of the human leaderboard over the whole track with intervals (:mod:`.leaderboard`);
    the judge's own score and its interval come from the one raw leaderboard
@@ -84,7 +85,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
         else:
             cands.append(label_candidate(name, data, metrics, s["level"], s["options"], seed))
     repeats = repeated_crossfit(cands, data.labelled, data.truth, metrics, folds=folds, inner_folds=s["inner_folds"],
-                                rule=s["selection"], seed=seed, repeats=s["repeats"])
+                                rule=s["selection"], seed=seed, repeats=s["repeats"], workers=s["workers"])
     full = FullFits(data.labelled)
     raw = raw_leaderboards(judge, None, metrics, n_boot=s["n_boot"], seed=analysis_seed, level=s["level"])["metrics"]
     by_metric = {m: metric_block(m, data, cands, refused, repeats, s, full, {r["run_id"]: r for r in raw[m]})
