@@ -1,7 +1,10 @@
 """Benchmark at the ceiling: bare SDK vs metaeval (serial, Ray local, two-node Ray cluster) at 32/64/128 in flight.
 
 Workload: the NIST TREC 2024 RAG human_auto assignment (927 answers, 1,721 calls in windows of 10 nuggets)
-against the wire-compatible test server in its own process at ``--latency`` (default 200 ms).  Every measurement
+against the wire-compatible test server in its own process at ``--latency`` (default 200 ms); ``--server fake_openai``
+uses instead the independent harness's server (``../shared/bench/fake_openai.py``: a stdlib ``ThreadingHTTPServer``, a
+thread per connection, that also writes its request count to a file on every request), so that this benchmark's
+rows and that harness's figures come from the same server.  Every measurement
 is its own Python process, so each row has two figures:
 
 * ``judging`` - inside the process: the bare script's ``asyncio.gather`` under a semaphore, or the sweep's
@@ -21,7 +24,7 @@ baseline at the same concurrency, one run each unless ``--reps``.  Timing figure
 otherwise idle machine.
 
     .venv/bin/python -m benchmarks.bench_scale [--latency 0.2] [--concurrency 32,64,128]
-        [--runtimes baseline,serial,ray_local,cluster] [--reps 1] [--limit N] [--json]
+        [--runtimes baseline,serial,ray_local,cluster] [--reps 1] [--limit N] [--json] [--server test|fake_openai]
 
 ``--limit N`` uses the first N answers' lines of the NIST file (a smoke run).  ``--zero-cost COPIES`` measures the
 per-job overhead instead, no model call, on COPIES x the NIST answers (16 -> 14,832 jobs): the simulated judge
@@ -77,6 +80,24 @@ def nist_source(limit: int | None, tmp: Path) -> Path:
                 break
             dst.write(line)
     return part
+
+
+def start_fake_openai(latency: float, tmp: Path) -> tuple[subprocess.Popen, str]:
+    """The independent harness's server (``<shared>/bench/fake_openai.py``), started as that harness starts it."""
+    from metaeval.paths import shared_data_dir
+
+    script = shared_data_dir().parent / "bench" / "fake_openai.py"
+    if not script.is_file():
+        raise SystemExit(f"--server fake_openai: {script} not found (the shared bench harness)")
+    port_file = tmp / "fake_openai.port"
+    proc = subprocess.Popen([sys.executable, str(script), str(port_file), "auto", str(latency)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    for _ in range(100):
+        if port_file.is_file() and port_file.read_text().strip():
+            return proc, f"http://127.0.0.1:{port_file.read_text().strip()}"
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("fake_openai.py did not start")
 
 
 # ---------------------------------------------------------------------------- one measurement (child process)
@@ -184,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--server", choices=("test", "fake_openai"), default="test",
+                    help="the project's test server (default) or the independent harness's fake_openai.py")
     ap.add_argument("--zero-cost", type=int, default=0, metavar="COPIES",
                     help="instead: per-job overhead with the simulated judge (no calls) on COPIES x the NIST file, "
                          "serial and ray_local")
@@ -201,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     source = nist_source(args.limit, tmp)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     cluster, cluster_start = None, None
-    proc, url = start_server(args.latency)
+    proc, url = start_server(args.latency) if args.server == "test" else start_fake_openai(args.latency, tmp)
     rows: dict[tuple[str, int], list[dict]] = {}
     try:
         if set(CLUSTERS) & set(runtimes):
@@ -224,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     starts = {k: statistics.median(r.get("ray_start_s", 0.0) for r in v) for k, v in rows.items()}
     actors = {k: statistics.median(r.get("actor_start_s") or 0.0 for r in v) for k, v in rows.items()}
     counts = {k: max(r.get("actors", 0) for r in v) for k, v in rows.items()}
-    print(f"NIST human_auto assignment{f' (first {args.limit} lines)' if args.limit else ''}, test server latency "
+    server = "test server" if args.server == "test" else "fake_openai.py (the independent harness's server)"
+    print(f"NIST human_auto assignment{f' (first {args.limit} lines)' if args.limit else ''}, {server}, latency "
           f"{args.latency * 1000:.0f} ms, {args.reps} run(s) each (medians); ratios vs the bare script at the same concurrency")
     print("judging includes the actors' start (launch to ready, SDK imported: 'actor start s'); Ray's own start is apart")
     print(f"{'runtime':<17} {'in flight':>9} {'judging s':>10} {'x bare':>7} {'process s':>10} {'x bare':>7} {'ray start s':>12} "

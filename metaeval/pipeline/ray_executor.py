@@ -106,6 +106,9 @@ class RayExecutor:
         self.remote_calls = 0
         #: seconds from the first actor started to the last one answering its probe (actor start, all deployments)
         self.actor_start_s: float | None = None
+        #: seconds this executor spent starting (or joining) Ray itself (``init_ray``: GCS, raylet, agents); the
+        #: sweep reports it apart from judging, as the runtime's start-up, not work on the jobs
+        self.runtime_start_s = 0.0
         self._t_actors: float | None = None
         self._auto_cap: int | None = None
         self.placements: list[dict[str, Any]] = []
@@ -210,8 +213,10 @@ class RayExecutor:
     def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
         import ray
 
+        t = time.perf_counter()
         init_ray(self.address, self.num_cpus,
                  cluster_runtime_env(self.ship_package, self.runtime_env) if self.address else None)
+        self.runtime_start_s += time.perf_counter() - t
         install_sigterm()  # ray.init replaced our SIGTERM handler with sys.exit (a C++ stack dump mid-ray.wait)
         st = _RunState(on_result=on_result)
         for job in jobs:

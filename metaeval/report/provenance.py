@@ -86,5 +86,6 @@ def collect(summary: dict[str, Any]) -> dict[str, Any]:
         "config": summary.get("config") or {},
         "elapsed_s": summary.get("elapsed_s"),
         "judging_s": summary.get("judging_s"),
+        "runtime_start_s": summary.get("runtime_start_s"),
         "stopped": summary.get("stopped"),
     }
