@@ -11,8 +11,10 @@ the one-time lazy imports of matplotlib and scipy submodules, then a second ("wa
 topic-bootstrap replicates, cross-validated calibration, per-topic tau, leaderboards, summary) and
 ``metaeval.report.write_report`` (HTML + Markdown + JSON + plots from what the study wrote); wall and CPU
 (``process_time``: this process, all threads, plus its finished children: the calibration's forked workers) seconds,
-the latter less sensitive to other load on the machine; ``peak_rss_worker_mb`` is the largest worker's peak RSS
-(pages shared with this process by ``fork`` included).  Targets (2 cores):
+the latter less sensitive to other load on the machine.  Memory: ``peak_rss_mb`` is this process's peak RSS;
+with ``--pss``, ``peak_tree_pss_mb`` is the peak, sampled every 100 ms by a thread (which costs some CPU: time the
+study without it), of the proportional set size summed over this process and its forked workers (a page shared by
+n processes counts 1/n in each: the memory the whole study holds; Linux only).  Targets (2 cores):
 1x study + report <= 3 s; 16x study <= 20 s and <= 1 GiB peak RSS.  Prints one JSON line; asserts nothing.
 
     .venv/bin/python -m benchmarks.bench_study [--scale 1] [--bootstrap 1000] [--no-report] [--profile N]
@@ -78,6 +80,56 @@ def build_input(root: Path, scale: int, bootstrap: int, workers="auto"):
                       topics={q: "" for q in ref.qids})
 
 
+class TreePss:
+    """Samples the summed PSS of this process and its descendants every ``interval`` s in a thread (Linux)."""
+
+    def __init__(self, interval: float = 0.1, enabled: bool = True):
+        import threading
+
+        self.peak_mb: float | None = None
+        self.enabled = enabled
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, args=(interval,), daemon=True)
+
+    @staticmethod
+    def _tree(pid: int) -> list[int]:
+        out, todo = [], [pid]
+        while todo:
+            p = todo.pop()
+            out.append(p)
+            try:
+                for task in os.listdir(f"/proc/{p}/task"):
+                    with open(f"/proc/{p}/task/{task}/children") as fh:
+                        todo += [int(c) for c in fh.read().split()]
+            except OSError:
+                continue
+        return out
+
+    @staticmethod
+    def _pss_kb(pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as fh:
+                return next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
+        except OSError:
+            return 0
+
+    def _loop(self, interval: float) -> None:
+        while not self._stop.is_set():
+            mb = sum(self._pss_kb(p) for p in self._tree(os.getpid())) / 1024
+            self.peak_mb = mb if self.peak_mb is None else max(self.peak_mb, mb)
+            self._stop.wait(interval)
+
+    def __enter__(self):
+        if self.enabled and os.path.exists("/proc/self/smaps_rollup"):
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+
 def cpu_with_children() -> float:
     """CPU seconds of this process (all threads) plus its finished children (the calibration's forked workers)."""
     t = os.times()
@@ -95,6 +147,8 @@ def main(argv=None) -> int:
                     help="write the results folders here (KEEP/cold, KEEP/warm; must not hold results) and keep them, "
                          "e.g. to compare summary.json / study.json across code versions")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    ap.add_argument("--pss", action="store_true",
+                    help="sample the summed PSS of this process and its workers (peak_tree_pss_mb; costs some CPU)")
     ap.add_argument("--workers", default="auto",
                     help="calibration.workers: processes for the cross-fitting's repeats (default auto; 1 = in-process)")
     args = ap.parse_args(argv)
@@ -139,8 +193,9 @@ def main(argv=None) -> int:
     # cost, on a fresh results folder with the same input.  Both are reported.
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(args.keep) if args.keep else Path(tmp)
-        cold = one_pass(base / "cold")
-        warm = one_pass(base / "warm", args.profile)
+        with TreePss(enabled=args.pss) as pss:
+            cold = one_pass(base / "cold")
+            warm = one_pass(base / "warm", args.profile)
     ref = warm["inp"].reference
     out = {"scale": args.scale, "topics": len(ref.qids), "runs": len(ref.run_ids), "answers": len(ref.answers),
            "bootstrap": args.bootstrap, "build_s": warm["build_s"], "study_s": warm["study_s"],
@@ -150,8 +205,7 @@ def main(argv=None) -> int:
            "cold_total_s": cold["study_s"] + (cold["report_s"] or 0.0),
            "cold_study_cpu_s": cold["study_cpu_s"], "cold_report_cpu_s": cold["report_cpu_s"],
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-           "workers": args.workers,
-           "peak_rss_worker_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+           "workers": args.workers, "peak_tree_pss_mb": pss.peak_mb}
     print(json.dumps(out))
     if args.json:
         Path(args.json).write_text(json.dumps(out), encoding="utf-8")

@@ -63,8 +63,24 @@ class AsyncioExecutor:
         self.concurrency = concurrency
         self.prefetch = dict(prefetch or {})
         self._workers: dict[str, Worker] = {}
+        #: seconds spent importing the judges' provider SDKs before the first jobs (the in-process part of a
+        #: runtime's start, as a Ray actor imports them while it starts); the sweep reports it apart from judging
+        self.runtime_start_s = 0.0
+        self.runtime_start_what = "judge SDK imports"
+        self._started = False
 
     def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+        if not self._started and jobs:
+            self._started = True
+            deployments = [d for c in self.worker_configs.values() if (d := getattr(c, "deployment", None)) is not None]
+            if deployments:  # offline judges import no SDK
+                import time
+
+                from metaeval.judges.backends import import_sdks
+
+                t = time.perf_counter()
+                import_sdks(deployments)
+                self.runtime_start_s += time.perf_counter() - t
         asyncio.run(self._run(jobs, on_result))
 
     async def _run(self, jobs: Sequence[Job], on_result: OnResult) -> None:

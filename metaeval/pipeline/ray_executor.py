@@ -109,6 +109,7 @@ class RayExecutor:
         #: seconds this executor spent starting (or joining) Ray itself (``init_ray``: GCS, raylet, agents); the
         #: sweep reports it apart from judging, as the runtime's start-up, not work on the jobs
         self.runtime_start_s = 0.0
+        self.runtime_start_what = "Ray's start"
         self._t_actors: float | None = None
         self._auto_cap: int | None = None
         self.placements: list[dict[str, Any]] = []

@@ -60,8 +60,10 @@ class SweepOutcome:
     dry_run: bool
     #: cells sampled k > 1 times (``sweep.samples``): cell -> its k label sets (draw 0 = ``label_sets[cell]``)
     samples: dict[str, list[Any]] = field(default_factory=dict)
-    #: Ray's own start-up (``init_ray``) in this sweep, seconds (0 in-process); not in ``judging_s``
+    #: the executor's own start-up in this sweep, seconds, and what it was (Ray's start; the judges' SDK imports
+    #: in-process); not in ``judging_s``
     runtime_start_s: float = 0.0
+    runtime_start_what: str = ""
     #: drops the results folder's lock (``run_sweep(..., hold_lock=True)`` keeps it for the study and report)
     release: Callable[[], None] = lambda: None
 
@@ -100,8 +102,10 @@ class Sweep:
         self.spent = 0.0
         self.stopped: str | None = None
         self.judging_s = 0.0
-        #: Ray's own start (``init_ray``) inside the stages' wall time, reported apart and not in ``judging_s``
+        #: the executor's own start inside the stages' wall time (Ray's start; in-process, the judges' SDK imports),
+        #: reported apart and not in ``judging_s``; ``runtime_start_what`` says which
         self.runtime_start_s = 0.0
+        self.runtime_start_what = ""
 
     # ------------------------------------------------------------------ dispatch
     def _executor(self):
@@ -269,9 +273,11 @@ class Sweep:
         label_sets, samples = self.assign(nugget_lists)  # 3. assignment
         if not self.dry_run:
             self.write_transcripts()
-        # judging = the stages' wall time less the runtime's own start-up (Ray's GCS, raylet and agents; the actors'
-        # start stays in): the same figure as benchmarks/bench_scale's, whose rows start Ray before the timer
+        # judging = the stages' wall time less the executor's own start-up (Ray's GCS, raylet and agents; in-process,
+        # the judges' SDK imports; a Ray actor's start, its SDK import included, stays in): the figure
+        # benchmarks/bench_scale and the bare-SDK scripts time (they start Ray and import the SDK before the timer)
         self.runtime_start_s = float(getattr(self._exec, "runtime_start_s", 0.0) or 0.0)
+        self.runtime_start_what = str(getattr(self._exec, "runtime_start_what", "") or "")
         self.judging_s = time.perf_counter() - t0 - self.runtime_start_s
         self.store.close(keep_lock=self.hold_lock)
         out = self.outcome({} if self.dry_run else label_sets, {} if self.dry_run else samples)
@@ -378,7 +384,7 @@ class Sweep:
             dataset={"name": ds.name, "topics": len(ds.qids), "runs": len(ds.run_ids), "answers": len(ds.answers),
                      "provenance": ds.provenance},
             topics=dict(ds.topics), judging_s=self.judging_s, stopped=self.stopped, dry_run=self.dry_run,
-            samples=samples or {}, runtime_start_s=self.runtime_start_s)
+            samples=samples or {}, runtime_start_s=self.runtime_start_s, runtime_start_what=self.runtime_start_what)
 
 
 def open_sweep(settings: PipelineSettings, cells: Sequence[Cell], progress: ProgressFactory | None = None,

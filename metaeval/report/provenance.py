@@ -87,5 +87,6 @@ def collect(summary: dict[str, Any]) -> dict[str, Any]:
         "elapsed_s": summary.get("elapsed_s"),
         "judging_s": summary.get("judging_s"),
         "runtime_start_s": summary.get("runtime_start_s"),
+        "runtime_start": summary.get("runtime_start"),
         "stopped": summary.get("stopped"),
     }

@@ -56,7 +56,8 @@ def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t
                      settings=settings, config=config, cells=outcome.cells, calibratable=outcome.calibratable,
                      dataset=outcome.dataset, topics=outcome.topics,
                      extra={"judging_s": outcome.judging_s, "stopped": outcome.stopped,
-                            "runtime_start_s": getattr(outcome, "runtime_start_s", 0.0)},
+                            "runtime_start_s": getattr(outcome, "runtime_start_s", 0.0),
+                            "runtime_start_what": getattr(outcome, "runtime_start_what", "")},
                      samples=getattr(outcome, "samples", {}) or {},
                      max_failed_rate=outcome.settings.sweep.max_failed_rate)
     return run_study(inp, t0=t0)
@@ -115,6 +116,7 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
         "config": _public_config(inp.config),
         "judging_s": inp.extra.get("judging_s", 0.0),
         "runtime_start_s": inp.extra.get("runtime_start_s", 0.0),
+        "runtime_start": inp.extra.get("runtime_start_what", ""),
         "stopped": inp.extra.get("stopped"),
         "cells": cells,
     }

@@ -24,8 +24,8 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
         f"Dataset **{ds.get('name')}**: {ds.get('topics')} topics, {ds.get('runs')} runs, {ds.get('answers')} answers. "
         f"Reference: the dataset's human labels. Wall time {summary.get('elapsed_s', 0):.1f} s "
         f"(judging {summary.get('judging_s', 0):.1f} s)."
-        + (f" Ray start {summary['runtime_start_s']:.1f} s (in the wall time, not in judging)."
-           if summary.get("runtime_start_s") else ""),
+        + (f" Start-up {summary['runtime_start_s']:.1f} s ({summary.get('runtime_start') or 'the executor'}; "
+           "in the wall time, not in judging)." if (summary.get("runtime_start_s") or 0) >= 0.05 else ""),
         "",
     ]
     if (ds.get("provenance") or {}).get("synthetic"):  # the demo: its registry description says what it is

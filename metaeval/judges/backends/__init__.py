@@ -27,13 +27,25 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def make_backend(deployment: "Deployment", api_key: str) -> ChatBackend:
+def backend_class(deployment: "Deployment") -> type[ChatBackend]:
+    """The backend class serving ``deployment`` (``deployment.backend``, ``_batch`` in batch mode)."""
     name = deployment.backend + ("_batch" if getattr(deployment, "mode", "sync") == "batch" else "")
     target = BACKENDS.get(name)
     if target is None:
         raise ConfigError(f"deployment {deployment.name!r}: unknown backend {deployment.backend!r}; known: {sorted(BACKENDS)}")
     module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)(deployment, api_key)
+    return getattr(importlib.import_module(module), cls)
 
 
-__all__ = ["BACKENDS", "ChatBackend", "ChatReply", "ChatRequest", "PermanentError", "TransientError", "make_backend"]
+def make_backend(deployment: "Deployment", api_key: str) -> ChatBackend:
+    return backend_class(deployment)(deployment, api_key)
+
+
+def import_sdks(deployments) -> None:
+    """Import the provider SDKs that ``deployments``' first requests would import (``ChatBackend.SDK_MODULES``)."""
+    for dep in deployments:
+        for name in backend_class(dep).SDK_MODULES:
+            importlib.import_module(name)
+
+
+__all__ = ["BACKENDS", "backend_class", "import_sdks", "ChatBackend", "ChatReply", "ChatRequest", "PermanentError", "TransientError", "make_backend"]
