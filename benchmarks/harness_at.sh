@@ -22,6 +22,6 @@ for r in $(seq "$REPS"); do
     .venv/bin/metaeval sweep grid=single judge=vllm judge.deployment.base_url="$OPENAI_BASE_URL" \
       judge.deployment.limits.concurrency="$CONC" strategy=human_auto dataset=trec-rag-2024 dataset.source="$NIST" \
       runtime=$rt cache=off name=h_${rt}_$r results_dir="$w/res" sweep.progress=false >"$w/m.txt" 2>&1; rc=$?; t1=$(ts)
-    echo "rep $r metaeval-$rt-$CONC: rc=$rc process $(echo "$t1 - $t0" | bc) s; $(grep -o 'Wall time[^.]*\.[0-9]* s (judging [0-9.]* s)\.\( Ray start [0-9.]* s\)\?' "$w/m.txt")"
+    echo "rep $r metaeval-$rt-$CONC: rc=$rc process $(echo "$t1 - $t0" | bc) s; $(grep -o 'Wall time[^.]*\.[0-9]* s (judging [0-9.]* s)\.\( Start-up [0-9.]* s ([^;]*\)\?' "$w/m.txt")"
   done
 done
