@@ -53,10 +53,16 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and not multiprocessing.current_process().daemon
 
 
-def _one_blas_thread() -> None:
-    """Worker initializer: one BLAS/OpenMP thread per worker, so that ``workers`` processes do not each run the
-    parent's BLAS thread pool on the same cores (OpenBLAS threads spin while they wait: oversubscribed, a 16x NIST
-    calibration took twice as long on 2 cores)."""
+def _init_worker() -> None:
+    """Worker initializer.  Signals: the parent's handlers are not the worker's (a sweep's SIGTERM handler raises
+    KeyboardInterrupt, which would print a traceback from every worker the pool ends): SIGTERM ends a worker quietly
+    and Ctrl-C reaches the parent, which stops the pool.  Threads: one BLAS/OpenMP thread per worker, so that
+    ``workers`` processes do not each run the parent's BLAS thread pool on the same cores (OpenBLAS threads spin
+    while they wait: oversubscribed, a 16x NIST calibration took twice as long on 2 cores)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - a dependency; without it the workers keep the parent's pools
@@ -82,8 +88,12 @@ def fork_map(fn: Callable[[Any], Any], items: Sequence[Any], workers: int | str 
 
     with _LOCK:  # one map in progress at a time (the children read the module-level _WORK)
         _WORK = (fn, items)
+        pool = multiprocessing.get_context("fork").Pool(n, initializer=_init_worker)
         try:
-            with multiprocessing.get_context("fork").Pool(n, initializer=_one_blas_thread) as pool:
-                return pool.map(_run_item, range(len(items)), chunksize=1)
+            results = pool.map(_run_item, range(len(items)), chunksize=1)
+            pool.close()  # the workers exit on their own, not by a signal
+            pool.join()
+            return results
         finally:
+            pool.terminate()  # after an error or Ctrl-C: end the workers (a no-op once they have exited)
             _WORK = None

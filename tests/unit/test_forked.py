@@ -62,3 +62,25 @@ def test_calibration_workers_setting():
     for bad in (0, "many", 1.5):
         with pytest.raises(ConfigError, match=r"calibration\.workers must be auto or an integer >= 1"):
             build_study_settings(calibration={"workers": bad})
+
+
+def test_workers_end_quietly_under_a_parent_sigterm_handler(tmp_path):
+    """A sweep installs a SIGTERM handler that raises KeyboardInterrupt; the forked workers must not inherit it
+    (each would print a traceback when the pool ends): stderr stays empty."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent("""
+        import signal
+        from metaeval.forked import fork_map
+
+        def on_term(*_):
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGTERM, on_term)
+        print(sum(fork_map(lambda x: x * x, range(6), 2)))
+    """), encoding="utf-8")
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.strip() == "55"
+    assert res.stderr == ""
