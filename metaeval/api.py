@@ -206,7 +206,8 @@ def calibrate(reference: Any, judge: Any, *, seed: int = 0, run_map: Any = None,
     ``calibration.json`` and ``calibration-model.json``), as a :class:`CalibrationResult`: candidates including
     "none" (raw), out-of-fold selection, leaderboard, recommendation, the fitted model.  ``metrics``: the metrics
     calibrated, the first is the primary one (selection, recommendation).  ``settings``: folds, inner_folds,
-    repeats, methods, level, min_coverage, n_boot, selection, judge_spec, prompt_version (see
+    repeats, methods, level, min_coverage, n_boot, selection, judge_spec, prompt_version, workers (processes for the
+    repeats; default ``"auto"``; moves no number) (see
     :func:`metaeval.study.calibration.calibrate_study`)."""
     from metaeval.study.calibration import DEFAULTS, calibrate_study
 
