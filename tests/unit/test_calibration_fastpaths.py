@@ -254,6 +254,23 @@ def test_ordinal_degenerate_fit_reproduces_the_former_optimiser_exactly():
     assert np.allclose(new[0], old[0], atol=1e-6) and np.allclose(new[1], old[1], rtol=1e-4, atol=1e-8)
 
 
+def _slow_eq_solution_map(A, support):
+    """_eq_solution_map before the KKT solve was shared with the stacked paths (kept verbatim as the reference)."""
+    S = list(support)
+    As = A[:, S]
+    k = len(S)
+    kkt = np.zeros((k + 1, k + 1))
+    kkt[:k, :k] = As.T @ As
+    kkt[:k, k] = 1.0
+    kkt[k, :k] = 1.0
+    inv = np.linalg.pinv(kkt)
+    P = np.zeros((3, A.shape[0]))
+    r = np.zeros(3)
+    P[S] = inv[:k, :k] @ As.T
+    r[S] = inv[:k, k]
+    return P, r
+
+
 def _slow_simplex_lstsq(A, q, t, maps):
     """simplex_lstsq before the supports were stacked: one pass per support (kept verbatim as the reference)."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
@@ -275,7 +292,8 @@ def test_stacked_support_maps_and_simplex_equal_the_per_support_loop():
     """The stacked pinv over every (stratum, support) and the vectorised simplex solve give the same numbers, bit
     for bit, as one ``_eq_solution_map`` per support and one pass per support; on random and degenerate
     (rank-deficient, one-hot) misclassification matrices, with group mixes inside and outside the simplex."""
-    from metaeval.calibration.methods.matrix import _SUPPORTS, _eq_solution_map, simplex_lstsq, support_maps_stack
+    from metaeval.calibration.methods.matrix import (_SUPPORTS, _eq_solution_map, _eq_solution_map_batch, simplex_lstsq,
+                                                     support_maps_stack)
 
     rng = np.random.default_rng(7)
     for trial in range(400):
@@ -289,10 +307,13 @@ def test_stacked_support_maps_and_simplex_equal_the_per_support_loop():
         q = rng.random((25, 4)) * rng.choice([1.0, 0.01, 5.0])
         q[:3] = 0.0                                # empty groups
         t = q.sum(axis=1)
+        Pb, rb = _eq_solution_map_batch(As)  # the drawn matrices' full-support maps
         for k in range(3):
-            slow_maps = [_eq_solution_map(As[k], S) for S in _SUPPORTS]
+            slow_maps = [_slow_eq_solution_map(As[k], S) for S in _SUPPORTS]
             for i, (Ps, rs) in enumerate(slow_maps):
                 assert np.array_equal(P[k, i], Ps) and np.array_equal(r[k, i], rs)
+                assert np.array_equal(_eq_solution_map(As[k], _SUPPORTS[i])[0], Ps)
+            assert np.array_equal(Pb[k], slow_maps[0][0]) and np.array_equal(rb[k], slow_maps[0][1])
             fast = simplex_lstsq(As[k], q, t, maps=(P[k], r[k]))
             slow = _slow_simplex_lstsq(As[k], q, t, slow_maps)
             assert np.array_equal(fast, slow, equal_nan=True)

@@ -46,32 +46,35 @@ from metaeval.types import SUPPORT_ORDER
 _SUPPORTS = [s for k in (3, 2, 1) for s in combinations(range(3), k)]
 
 
+def _kkt_maps(sub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The KKT solve behind every map: for ``sub`` (..., m, k) (the columns of ``A`` on a support), ``P_k`` (..., k,
+    m) and ``r_k`` (..., k) with ``p_S = P_k q + r_k t`` minimising ``||sub p_S - q||`` s.t. ``sum(p_S) = t``.  A stack
+    is solved by one ``pinv`` call; numpy evaluates each matrix of a stack with the routine a single-matrix call
+    uses, so stacking moves no number (``tests/unit/test_calibration_fastpaths.py``)."""
+    k = sub.shape[-1]
+    subT = np.swapaxes(sub, -1, -2)
+    kkt = np.zeros(sub.shape[:-2] + (k + 1, k + 1))
+    kkt[..., :k, :k] = subT @ sub
+    kkt[..., :k, k] = 1.0
+    kkt[..., k, :k] = 1.0
+    inv = np.linalg.pinv(kkt)
+    return inv[..., :k, :k] @ subT, inv[..., :k, k]
+
+
 def _eq_solution_map(A: np.ndarray, support: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """Linear map of min ||A p - q|| s.t. sum(p) = t, p_k = 0 off ``support``: ``p = P q + r t``."""
     S = list(support)
-    As = A[:, S]
-    k = len(S)
-    kkt = np.zeros((k + 1, k + 1))
-    kkt[:k, :k] = As.T @ As
-    kkt[:k, k] = 1.0
-    kkt[k, :k] = 1.0
-    inv = np.linalg.pinv(kkt)
+    Pk, rk = _kkt_maps(A[:, S])
     P = np.zeros((3, A.shape[0]))
     r = np.zeros(3)
-    P[S] = inv[:k, :k] @ As.T
-    r[S] = inv[:k, k]
+    P[S] = Pk
+    r[S] = rk
     return P, r
 
 
 def _eq_solution_map_batch(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_eq_solution_map` on the full support for a stack of matrices ``A`` (B, m, 3) at once."""
-    B, m, k = A.shape
-    kkt = np.zeros((B, k + 1, k + 1))
-    kkt[:, :k, :k] = np.swapaxes(A, 1, 2) @ A
-    kkt[:, :k, k] = 1.0
-    kkt[:, k, :k] = 1.0
-    inv = np.linalg.pinv(kkt)
-    return inv[:, :k, :k] @ np.swapaxes(A, 1, 2), inv[:, :k, k]
+    return _kkt_maps(A)
 
 
 def support_maps_stack(As: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,23 +82,14 @@ def support_maps_stack(As: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     support first), as stacked arrays ``P`` (G, supports, 3, m) and ``r`` (G, supports, 3).
 
     The maps depend on the matrix only, so one apply computes them once per stratum and reuses them for every
-    family and grouping.  The KKT systems of one support size are solved by one stacked ``pinv`` (three calls in
-    all instead of one per matrix and support); numpy evaluates each matrix of a stack with the routine the
-    single-matrix call uses, so the maps are the same numbers (``tests/unit/test_calibration_fastpaths.py``)."""
+    family and grouping; the supports of one size go to :func:`_kkt_maps` as one stack (three solves in all)."""
     As = np.asarray(As, dtype=float)
     G, m, _ = As.shape
     P = np.zeros((G, len(_SUPPORTS), 3, m))
     r = np.zeros((G, len(_SUPPORTS), 3))
     for k in (3, 2, 1):
         idx = [i for i, S in enumerate(_SUPPORTS) if len(S) == k]
-        sub = np.stack([As[:, :, list(_SUPPORTS[i])] for i in idx], axis=1)  # (G, n, m, k)
-        subT = np.swapaxes(sub, -1, -2)
-        kkt = np.zeros((G, len(idx), k + 1, k + 1))
-        kkt[..., :k, :k] = subT @ sub
-        kkt[..., :k, k] = 1.0
-        kkt[..., k, :k] = 1.0
-        inv = np.linalg.pinv(kkt)
-        Pk, rk = inv[..., :k, :k] @ subT, inv[..., :k, k]
+        Pk, rk = _kkt_maps(np.stack([As[:, :, list(_SUPPORTS[i])] for i in idx], axis=1))  # (G, n, m, k)
         for j, i in enumerate(idx):
             S = list(_SUPPORTS[i])
             P[:, i, S] = Pk[:, j]

@@ -42,10 +42,9 @@ def make_backend(deployment: "Deployment", api_key: str) -> ChatBackend:
 
 
 def import_sdks(deployments) -> None:
-    """Import the provider SDKs that ``deployments``' first requests would import (``ChatBackend.SDK_MODULES``)."""
+    """Import the provider SDKs that ``deployments``' first requests would import (``ChatBackend.import_sdk``)."""
     for dep in deployments:
-        for name in backend_class(dep).SDK_MODULES:
-            importlib.import_module(name)
+        backend_class(dep).import_sdk()
 
 
 __all__ = ["BACKENDS", "backend_class", "import_sdks", "ChatBackend", "ChatReply", "ChatRequest", "PermanentError", "TransientError", "make_backend"]

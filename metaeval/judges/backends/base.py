@@ -156,13 +156,18 @@ class ChatBackend(ABC):
             client = self._clients[loop] = self._make_sdk_client()
         return client
 
+    @classmethod
+    def import_sdk(cls) -> None:
+        """Import the provider SDK (``SDK_MODULES``) now rather than in the first request."""
+        import importlib
+
+        for name in cls.SDK_MODULES:
+            importlib.import_module(name)
+
     def warm(self) -> None:
         """Import the SDK now rather than in the first request (a fresh Ray actor: ~1 s on a small machine, which
         would otherwise hold its first requests while it reports ready)."""
-        import importlib
-
-        for name in self.SDK_MODULES:
-            importlib.import_module(name)
+        self.import_sdk()
 
     @abstractmethod
     def _make_sdk_client(self) -> Any: ...
