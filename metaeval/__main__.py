@@ -1,5 +1,3 @@
-import sys
+from metaeval.cli import entry
 
-from metaeval.cli import main
-
-sys.exit(main())
+entry()

@@ -107,5 +107,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def entry() -> None:
+    """The ``metaeval`` console command: :func:`main`, then :func:`metaeval.quick_exit.exit_quickly` (the process
+    ends without freeing its objects one by one; atexit handlers, logging and open files are seen to first)."""
+    rc = main()
+    from metaeval.quick_exit import exit_quickly
+
+    exit_quickly(rc)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

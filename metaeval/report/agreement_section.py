@@ -24,7 +24,7 @@ def agreement(ctx: Context) -> Section:
         Figure("confusion", "Confusion matrices", caption=
                "Reference (human) support labels in rows, judge labels in columns: counts and row percentages "
                "(Pradeep et al. 2025, Figure 6 style). FAILED labels are excluded and counted below.",
-               svg=plots.confusion(rows)),
+               svg=plots.later(plots.confusion, rows)),
         tables.to_table(tables.strictness_table_records(rows), tables.STRICTNESS_COLUMNS,
                         "net strictness = P(judge lower) - P(judge higher) on not < partial < support; Stuart-Maxwell: "
                         "marginal homogeneity of the two label distributions"),
@@ -62,7 +62,7 @@ def _by_importance(ctx: Context) -> list:
     return [Figure("strictness_importance", "Strictness by nugget importance", caption=
                    "Net strictness P(judge lower) - P(judge higher) over all doubly labelled pairs and separately for "
                    "the reference's vital and okay nuggets; bars: 95% topic-clustered CI (CR1, t with G-1 df).",
-                   svg=plots.strictness_importance(per)),
+                   svg=plots.later(plots.strictness_importance, per)),
             Detail("strictness by importance, table", [
                 Table(["cell", "nuggets", "pairs", "net strictness [95% CI, CR1 t]", "support -> partial", "support -> not"], rows,
                       "strictness by the reference's nugget importance (support -> x: share of the assessors' support "
@@ -79,4 +79,4 @@ def descriptive(ctx: Context) -> Section:
         tables.to_table(recs, tables.DESCRIPTIVE_COLUMNS, "Pradeep et al. 2025, Table 4 style; percentages of nuggets "
                         "(importance) and of nugget-answer labels (support)"),
         Figure("label_mix", "Support-label distribution", caption="Share of each support label per label source.",
-               svg=plots.label_mix(recs))])
+               svg=plots.later(plots.label_mix, recs))])

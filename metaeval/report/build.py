@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from metaeval.errors import ConfigError
 from metaeval.report import (agreement_section, calibration_section, consistency_section, disagreement_section,
-                             injection_section, plan_section, provenance_section, ranking_section, verdict_section)
+                             injection_section, plan_section, plots, provenance_section, ranking_section,
+                             verdict_section)
 from metaeval.report import verdict as verdict_mod
 from metaeval.report.context import FORMAT, Context
 from metaeval.report.load import load_results
@@ -36,12 +37,13 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
 
 
 def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Path | None = None,
-                 metric: str | None = None, worst_topics: int = 3) -> Report:
+                 metric: str | None = None, worst_topics: int = 3, workers: int | str | None = "auto") -> Report:
     """Build the report of a sweep's results folder.
 
     ``thresholds``: a mapping (over the defaults) or a thresholds file path; ``metric`` defaults to the
     thresholds' metric (``v_strict``) and must be one the study computed; ``worst_topics``: how many of the
-    study's worst topics per cell to show.
+    study's worst topics per cell to show; ``workers``: processes that draw the figures
+    (:func:`metaeval.report.plots.draw_all`; default the available CPUs, 1 draws them in this process).
     """
     th = dict(verdict_mod.DEFAULTS)
     if isinstance(thresholds, dict):
@@ -64,5 +66,8 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
     title = f"Calibration report: {res.summary.get('experiment') or res.path.name}" \
         + (" (synthetic data)" if ctx.synthetic() else "")
     rep = Report(title, sections, ctx.data, ctx.verdict, pages=ctx.pages)
+    pending = [f for f in rep.figures if isinstance(f.svg, plots.Drawing)]
+    for fig, text in zip(pending, plots.draw_all([f.svg for f in pending], workers)):
+        fig.svg = text
     ctx.data["figures"] = [f.name for f in rep.figures]
     return rep

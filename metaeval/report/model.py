@@ -28,13 +28,14 @@ class Table:
 @dataclass
 class Figure:
     """A figure: an SVG document (``svg``, the report's own plots; inlined in the HTML page) or PNG bytes (``png``);
-    ``name`` is its file stem in ``report_files/`` (``.svg`` or ``.png``)."""
+    ``name`` is its file stem in ``report_files/`` (``.svg`` or ``.png``).  A section may give ``svg`` as a
+    :class:`metaeval.report.plots.Drawing` still to be drawn; the built report holds its text."""
 
     name: str
     title: str
     png: bytes = b""
     caption: str = ""
-    svg: str = ""
+    svg: Any = ""
 
     @property
     def suffix(self) -> str:

@@ -42,7 +42,7 @@ def tau(ctx: Context) -> Section:
         blocks.append(Figure("tau_levels", "Tau at three levels", caption=
                              f"Kendall tau on {ctx.metric} at the run, per-topic (mean) and pooled levels; bars: 95% CI"
                              + (f"; dotted: the verdict's threshold {bar}." if bar is not None else "."),
-                             svg=plots.tau_levels(rows, [r[0] for r in main], ctx.metric, bar)))
+                             svg=plots.later(plots.tau_levels, rows, [r[0] for r in main], ctx.metric, bar)))
     blocks += _per_topic(ctx, look)
     return Section("tau", "Kendall's tau at three levels", blocks)
 
@@ -64,7 +64,7 @@ def _per_topic(ctx: Context, look: dict) -> list:
                    "Each point is one topic's tau between reference and judge scores of the runs; orange: mean over "
                    "topics where tau is defined, band: its 95% topic-bootstrap CI; grey band: tau undefined on "
                    "that topic (one side gives every run the same score), not drawn as a value.",
-                   svg=plots.forest({cid: _tau_frame(v) for cid, v in per.items()}, means, ctx.metric)),
+                   svg=plots.later(plots.forest, {cid: _tau_frame(v) for cid, v in per.items()}, means, ctx.metric)),
             Detail("per-topic tau table", [Table(["topic"] + list(per), _per_topic_rows(per),
                                                  f"per-topic Kendall tau on {ctx.metric} ('undefined': constant scores)",
                                                  [False] + [True] * len(per))], open=False)]
@@ -88,7 +88,7 @@ def scatter(ctx: Context) -> Section:
     return Section("scatter", "Judge vs reference run scores", [
         Figure("scatter", "Judge vs reference run scores", caption=
                f"One point per run: mean {metric} over topics by the reference (x) and the judge (y); dashed: y = x; "
-               "run-level tau-b with its 95% CI.", svg=plots.scatter(points, taus, metric))])
+               "run-level tau-b with its 95% CI.", svg=plots.later(plots.scatter, points, taus, metric))])
 
 
 def bias(ctx: Context) -> Section | None:
@@ -111,7 +111,7 @@ def bias(ctx: Context) -> Section | None:
         Figure("bias", "Per-run bias", caption=
                f"Judge minus reference run score on {ctx.metric} (mean over the topics both scored), runs ordered by "
                f"the reference's score; bars: 95% paired topic-bootstrap CI ({dash(ctx.n_boot)} resamples; both sides "
-               "resampled on the same topics).", svg=plots.bias(per, ctx.metric)),
+               "resampled on the same topics).", svg=plots.later(plots.bias, per, ctx.metric)),
         Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], rows,
               f"mean per-run bias on {ctx.metric}; 'judged lower/higher': runs whose CI excludes 0",
               [False, True, True, True, True]),

@@ -267,3 +267,22 @@ def test_a_report_failure_does_not_fail_the_sweep(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     assert "report for" in res.stderr and "report.html: is a folder, not a file" in res.stderr  # one line (OutputError)
     assert (tmp_path / "x" / "summary.json").exists()
+
+
+def test_figures_drawn_in_worker_processes_are_the_ones_one_process_draws(results):
+    """build_report draws the figures in forked workers (metaeval.report.plots.draw_all): the SVG of every figure
+    is byte-for-byte what drawing them in this process gives, in the same order, and the report holds text."""
+    import os
+
+    from metaeval.forked import can_fork
+    from metaeval.report import plots
+    from metaeval.report.build import build_report
+
+    one = build_report(results, workers=1)
+    two = build_report(results, workers=2)
+    assert [f.name for f in one.figures] == [f.name for f in two.figures] and len(one.figures) >= 6
+    for a, b in zip(one.figures, two.figures):
+        assert isinstance(a.svg, str) and a.svg.startswith("<?xml") and a.svg == b.svg, a.name
+    if can_fork():  # the drawing really left this process
+        pids = plots.draw_all([plots.later(os.getpid) for _ in range(2)], workers=2)
+        assert os.getpid() not in pids
