@@ -8,9 +8,10 @@ services skip it the same way (Instagram, "Dismissing Python Garbage Collection 
 
 What a normal exit does that matters is kept, in its order: non-daemon threads are waited for (when one still
 runs, the normal exit is taken instead), the ``atexit`` handlers run (Ray's shutdown, ``multiprocessing``'s end of
-daemonic children, ``tempfile`` clean-up, coverage), ``logging`` is shut down, and every file object still open is
-flushed (its buffered bytes would otherwise be lost); the operating system then closes the descriptors and frees
-the memory at once.  Only the command-line entry point uses it: ``metaeval.cli.main`` returns as before, so a
+daemonic children, ``tempfile`` clean-up, coverage), ``logging`` is shut down, every file object still open is
+flushed (its buffered bytes would otherwise be lost) and every SQLite connection still open is closed (which
+checkpoints its write-ahead log into the database file); the operating system then closes the descriptors and
+frees the memory at once.  Only the command-line entry point uses it: ``metaeval.cli.main`` returns as before, so a
 program or a test calling it in-process keeps a normal interpreter.
 """
 
@@ -32,12 +33,14 @@ def exit_quickly(rc: int | None) -> NoReturn:
         sys.exit(code)  # a worker thread still runs: the interpreter's exit waits for it
     atexit._run_exitfuncs()  # noqa: SLF001 - the handlers a normal exit runs, in the same (reverse) order
     logging.shutdown()
-    _flush_open_files()
+    _finish_open_files()
     os._exit(code)
 
 
-def _flush_open_files() -> None:
-    """Flush stdout, stderr and every other open file object (what finalization does as it closes them)."""
+def _finish_open_files() -> None:
+    """Flush stdout, stderr and every other open file object, and close every open SQLite connection (what
+    finalization does as it frees them: a connection's close checkpoints its write-ahead log into the database
+    file, so that the file alone holds what was written)."""
     import gc
     import io
 
@@ -47,11 +50,16 @@ def _flush_open_files() -> None:
                 fh.flush()
         except (OSError, ValueError):  # a reader that went away, a closed stream: nothing more can be written
             pass
-    kinds = (io.BufferedWriter, io.BufferedRandom, io.TextIOWrapper)
+    files = (io.BufferedWriter, io.BufferedRandom, io.TextIOWrapper)
+    sqlite = sys.modules.get("sqlite3")
+    connection = sqlite.Connection if sqlite is not None else None
     for obj in gc.get_objects():  # by type(): isinstance would also ask each object for __class__ (1 s here)
-        if issubclass(type(obj), kinds):
-            try:
+        kind = type(obj)
+        try:
+            if issubclass(kind, files):
                 if not obj.closed and obj.writable():
                     obj.flush()
-            except (OSError, ValueError):
-                pass
+            elif connection is not None and issubclass(kind, connection):
+                obj.close()
+        except Exception:  # closed meanwhile, another thread's connection, a reader that went away: as finalization
+            pass

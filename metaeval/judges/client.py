@@ -87,6 +87,7 @@ class ChatClient:
             protect_loggers(key)  # httpx/httpcore/openai/anthropic DEBUG records print headers a server may fill
         self.backend = backend or make_backend(self.deployment, key)
         self.cache = ResponseCache(cache) if isinstance(cache, str) else cache
+        self._owns_cache = isinstance(cache, str)  # opened here from a path: closed by aclose()
         self.revision = getattr(self.deployment, "revision", None)
         check = getattr(self.cache, "check_endpoint", None)
         if check is not None:  # warn when this deployment name pointed at another server before
@@ -281,7 +282,11 @@ class ChatClient:
         raise CallFailed(error, trace)
 
     async def aclose(self) -> None:
+        """Close the backend, and the response cache when this client opened it from a path (closing its SQLite
+        connection checkpoints the write-ahead log into the cache file, so the file alone holds every reply)."""
         await self.backend.aclose()
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
 
     def warm(self) -> None:
         """Import what the first request would (``ChatBackend.warm``)."""

@@ -41,6 +41,28 @@ def test_status_atexit_logging_and_unclosed_files_are_kept(tmp_path):
     assert (tmp_path / "log.txt").read_text() == "the last line\n"
 
 
+def test_an_open_sqlite_connection_is_closed_so_the_database_file_alone_holds_its_rows(tmp_path):
+    """A write-ahead-log database holds new rows in ``-wal`` until a checkpoint; closing the connection (what
+    finalization does) checkpoints them.  A copy of the database file alone must read every row."""
+    import shutil
+    import sqlite3
+
+    res = run_script(tmp_path, """
+        import sqlite3, sys
+        from metaeval.quick_exit import exit_quickly
+
+        conn = sqlite3.connect(sys.argv[1] + "/db.sqlite", isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE t (x INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(100)])
+        exit_quickly(0)                                  # the connection is never closed by the script
+        """)
+    assert res.returncode == 0, res.stderr
+    shutil.copy(tmp_path / "db.sqlite", tmp_path / "alone.sqlite")
+    with sqlite3.connect(tmp_path / "alone.sqlite") as copy:
+        assert copy.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 100
+
+
 def test_a_running_worker_thread_gets_the_normal_exit(tmp_path):
     res = run_script(tmp_path, """
         import sys, threading, time
