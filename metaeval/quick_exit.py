@@ -1,7 +1,7 @@
 """``exit_quickly``: end the ``metaeval`` command without the interpreter's object-by-object teardown.
 
 A normal exit frees every object the process still holds, one deallocation at a time: after a sweep of the NIST
-workload (300 MB, about 210,000 container objects) that took 0.35 s of a 11.7 s process, time in which nothing
+workload (300 MB, about 210,000 container objects) that took 0.35 s of an 11.7 s process, time in which nothing
 happens that a user could see (``benchmarks/harness_at.sh 64``; ``os._exit`` instead: 0.02 s).  Large Python
 services skip it the same way (Instagram, "Dismissing Python Garbage Collection at Instagram", 2017:
 ``atexit.register(os._exit, 0)``).

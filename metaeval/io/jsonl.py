@@ -179,4 +179,3 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, os.PathLike):
         return str(obj)
     return str(obj)
-    return str(obj)
