@@ -36,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--latex", action="store_true",
                    help="also write the main tables as LaTeX (booktabs) files into RESULTS_DIR/report_latex/")
     p.add_argument("--metric", help="metric of the tables and plots (default: the thresholds' metric, v_strict)")
+    p.add_argument("--workers", default="auto", metavar="N",
+                   help="processes that draw the figures (default auto: the available CPUs; 1: this process; the "
+                   "figures are the same either way)")
     p.set_defaults(func=run)
 
 
@@ -49,8 +52,14 @@ def run(args: argparse.Namespace) -> int:
         metric = normalize_metric(args.metric)
         if metric not in METRICS:
             raise ConfigError(f"--metric {args.metric!r}: expected one of {', '.join(METRICS)}")
+    from metaeval.forked import resolve_workers
     from metaeval.io.outputs import OutputError, check_output
     from metaeval.report.write import write_report
+
+    try:
+        resolve_workers(args.workers, 1)  # a bad --workers: one line now, before anything is read
+    except ConfigError:
+        raise ConfigError(f"--workers {args.workers}: expected auto or a whole number >= 1") from None
 
     try:
         check_output(args.results_dir, kind="dir", option="RESULTS_DIR")  # read-only, a file, too long: one line
@@ -61,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
         from metaeval.report.build import build_report
         from metaeval.report.render_text import render_text
 
-        print(render_text(build_report(args.results_dir, thresholds=args.thresholds, metric=metric)))
+        print(render_text(build_report(args.results_dir, thresholds=args.thresholds, metric=metric,
+                                       workers=args.workers)))
         raise OutputError(f"{exc}; printed only, no report file written") from None
-    rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric, latex=args.latex)
+    rep, paths = write_report(args.results_dir, thresholds=args.thresholds, metric=metric, latex=args.latex,
+                              workers=args.workers)
     if args.print_:
         from metaeval.report.render_text import render_text
 
@@ -109,8 +120,9 @@ def report_after_study(layout, config: dict, summary: dict) -> list[str]:
             pass  # unreadable: rebuild it below
     from metaeval.report.write import write_report
 
+    workers = (config.get("calibration") or {}).get("workers", "auto")  # the study's processes draw the figures too
     try:
-        rep, paths = write_report(layout.root)
+        rep, paths = write_report(layout.root, workers=workers)
     except Exception as exc:  # noqa: BLE001 - the sweep's results stand without the report
         logging.getLogger("metaeval.report").warning("report for %s failed (run `metaeval report %s` to retry): %s: %s",
                                                       layout.root, layout.root, type(exc).__name__, exc)

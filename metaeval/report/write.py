@@ -40,10 +40,11 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
 
 
 def write_report(results_dir: str | Path, thresholds: Any = None, metric: str | None = None,
-                 latex: bool = False) -> tuple[Report, dict[str, Path]]:
+                 latex: bool = False, workers: int | str | None = "auto") -> tuple[Report, dict[str, Path]]:
     """Build the report of ``results_dir`` and write its three files there (and ``report_latex/`` when ``latex``);
-    returns (report, paths)."""
-    rep = build_report(results_dir, thresholds=thresholds, metric=metric)
+    ``workers``: processes that draw the figures (:func:`metaeval.report.build.build_report`).  Returns (report,
+    paths)."""
+    rep = build_report(results_dir, thresholds=thresholds, metric=metric, workers=workers)
     paths = write_outputs(rep, results_dir)
     if latex:
         from metaeval.report.latex import write_latex

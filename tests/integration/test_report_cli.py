@@ -257,6 +257,9 @@ def test_user_errors(results, tmp_path):
     res = report(str(tmp_path))
     assert res.returncode == 2 and "summary.json" in res.stderr
     assert "Traceback" not in res.stderr
+    res = report(str(results), "--workers", "0")
+    assert res.returncode == 2 and res.stderr.strip() == ("metaeval report: error: --workers 0: expected auto or a "
+                                                          "whole number >= 1")
 
 
 def test_a_report_failure_does_not_fail_the_sweep(tmp_path):
@@ -280,6 +283,7 @@ def test_figures_drawn_in_worker_processes_are_the_ones_one_process_draws(result
 
     one = build_report(results, workers=1)
     two = build_report(results, workers=2)
+    assert report(str(results), "--workers", "1", check=True).returncode == 0  # the command takes it too
     assert [f.name for f in one.figures] == [f.name for f in two.figures] and len(one.figures) >= 6
     for a, b in zip(one.figures, two.figures):
         assert isinstance(a.svg, str) and a.svg.startswith("<?xml") and a.svg == b.svg, a.name
