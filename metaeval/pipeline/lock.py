@@ -46,7 +46,7 @@ class RunLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _read(fd)
+            holder = _holder(fd)
             os.close(fd)
             who = (f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')}"
                    if holder else "another process")
@@ -101,6 +101,22 @@ class RunLock:
                 os.close(self._fd)
             except OSError:
                 pass
+
+
+#: how long a refused sweep waits for the holder to write its record (it takes the lock, then writes)
+HOLDER_WAIT_S = 1.0
+
+
+def _holder(fd: int) -> dict[str, Any]:
+    """The record of the process that holds the lock on ``fd``.  A sweep started at the same moment may find the
+    lock taken but the record not yet written (or half written): read again until it names a pid, for at most
+    :data:`HOLDER_WAIT_S`; an empty dict when it never does."""
+    deadline = time.monotonic() + HOLDER_WAIT_S
+    while True:
+        rec = _read(fd)
+        if rec.get("pid") is not None or time.monotonic() >= deadline:
+            return rec if rec.get("pid") is not None else {}
+        time.sleep(0.01)
 
 
 #: locks held by this process; at exit any still held belong to a run that did not finish (Ctrl-C, SIGTERM, an

@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import socket
+import time
 
 import pytest
 
@@ -127,6 +128,31 @@ def test_a_second_store_on_one_folder_is_refused_with_one_line_naming_the_holder
         proc.join(30)
     with ResultsStore(tmp_path) as store:  # released: the next one gets it, and finds no stale record
         assert store.lock.held and store.lock.stale is None
+
+
+def test_a_sweep_refused_before_the_holder_wrote_its_record_still_names_the_holder(tmp_path):
+    """Two sweeps started together: the loser may find the lock taken and the record not yet written (the holder
+    takes the lock, then writes).  It reads again until the record names the holder (at most HOLDER_WAIT_S)."""
+    import fcntl
+    import threading
+
+    path = tmp_path / ".lock"
+    path.write_text(json.dumps({"interrupted_runs": []}))  # what a clean release leaves: no holder named
+    fd = os.open(path, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the lock is taken; the record comes 0.2 s later
+
+    def write_record():
+        time.sleep(0.2)
+        os.pwrite(fd, json.dumps({"pid": 4242, "host": "the-holder", "started": "now"}).encode() + b" " * 8, 0)
+
+    writer = threading.Thread(target=write_record)
+    writer.start()
+    try:
+        with pytest.raises(RunLocked, match=r"in use by another sweep \(pid 4242 on the-holder, started now\)"):
+            RunLock(path).acquire()
+    finally:
+        writer.join()
+        os.close(fd)
 
 
 def test_a_stale_lock_from_a_killed_sweep_is_detected_and_taken_over(tmp_path, caplog):
