@@ -1,8 +1,7 @@
 """The Python API, in the style of ranx / ir_measures: plain functions over files, label sets and DataFrames.
 
-Everything here is also reachable as ``metaeval.<name>`` (imported lazily, so ``import metaeval`` stays fast)::
-
-    import metaeval
+Everything here is also reachable as ``metaeval.<name>`` after ``import metaeval`` (imported lazily, so that
+import stays fast)::
 
     nist = metaeval.load("../shared/data/trec-rag-2024/nugget_assignment.20241108.jl")     # a LabelSet
     per_answer = metaeval.score(nist)                                                       # one row per answer

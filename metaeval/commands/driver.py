@@ -98,7 +98,8 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     try:
         summary = study_sweep(outcome, settings.study, settings.document, t0)  # every figure, summary.json / .md
         if settings.report_enabled:
-            closing = report_after_study(outcome.layout, settings.document, summary)  # renders what the study wrote
+            closing = report_after_study(outcome.layout, settings.document, summary,  # renders what the study wrote
+                                         workers=settings.study.calibration.workers)
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
     return SweepRun(summary=summary, closing=closing)

@@ -103,9 +103,10 @@ def closing_lines(report_data: dict, html_path) -> list[str]:
     return lines
 
 
-def report_after_study(layout, config: dict, summary: dict) -> list[str]:
+def report_after_study(layout, config: dict, summary: dict, workers: int | str = "auto") -> list[str]:
     """The report at the end of ``metaeval sweep`` (unless ``report.enabled`` is false); skipped when the study was
-    reused and a report exists.  A failure is logged, not fatal: ``metaeval report DIR`` retries it.  Returns the
+    reused and a report exists.  ``workers``: processes that draw the figures (the sweep passes
+    ``calibration.workers``, so ``calibration.workers=1`` forks nothing).  A failure is logged, not fatal: ``metaeval report DIR`` retries it.  Returns the
     sweep's closing lines (:func:`closing_lines`; from ``report.json`` when the report was reused), or [] without
     a report."""
     import json
@@ -120,7 +121,6 @@ def report_after_study(layout, config: dict, summary: dict) -> list[str]:
             pass  # unreadable: rebuild it below
     from metaeval.report.write import write_report
 
-    workers = (config.get("calibration") or {}).get("workers", "auto")  # the study's processes draw the figures too
     try:
         rep, paths = write_report(layout.root, workers=workers)
     except Exception as exc:  # noqa: BLE001 - the sweep's results stand without the report
