@@ -115,7 +115,11 @@ def test_500_units_under_faults_none_lost_retries_traced_cache_and_no_key(nist_l
             srv.reset_counts()
             again, stats2 = run_units(judge_config(srv, cache), units)
             assert srv.counts["requests"] == sum(tr.retries + 1 for r in again for tr in r.traces if not tr.cache_hit)
-            assert stats2["cache_hits"] == 500 - failed_units
+            # a unit is served from the cache when its request got a reply in the first run, its own or an identical
+            # unit's (18 of the 500 windows repeat another: a failed unit's twin may have succeeded after it)
+            answered = {(t.text, a.text, tuple(n)) for (t, a, n), r in zip(units, results) if r.status == "ok"}
+            assert stats2["cache_hits"] == sum((t.text, a.text, tuple(n)) in answered for t, a, n in units)
+            assert stats2["cache_hits"] >= 500 - failed_units
             if failed_units == 0:
                 assert srv.counts["requests"] == 0
             for r1, r2 in zip(results, again):
