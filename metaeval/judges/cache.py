@@ -112,6 +112,25 @@ def _is_corruption(exc: BaseException) -> bool:
     return "malformed" in msg or "not a database" in msg
 
 
+#: SQLite's own limit on the length of a database file name (``SQLITE_MAX_PATHLEN`` on unix: 512 bytes)
+SQLITE_MAX_PATH = 512
+
+
+def check_cache_path(path: str) -> None:
+    """One-line ``OutputError`` when SQLite cannot open ``path`` (its absolute form over ``SQLITE_MAX_PATH``
+    bytes) or when it, or its ``-wal`` / ``-shm`` / ``-journal`` companions, is a symbolic link (SQLite would
+    write through it)."""
+    from metaeval.io.outputs import OutputError
+    from metaeval.layout import refuse_links
+
+    n = len(os.fsencode(os.path.abspath(path)))
+    if n >= SQLITE_MAX_PATH:
+        raise OutputError(f"cache.path={path[:60]}...: {n} bytes as an absolute path, over SQLite's limit of "
+                          f"{SQLITE_MAX_PATH - 1}; choose a shorter path")
+    for p in (path, path + "-wal", path + "-shm", path + "-journal"):
+        refuse_links(p)
+
+
 class ResponseCache:
     """``get(key) -> dict | None`` and ``put(key, record)`` over one SQLite file."""
 
@@ -121,6 +140,7 @@ class ResponseCache:
         self.path = str(path)
         if self.path != ":memory:":
             check_output(self.path, kind="file", option="cache.path")  # a folder, too long, read-only: one line
+            check_cache_path(self.path)
         with output_errors(self.path):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -128,7 +148,12 @@ class ResponseCache:
         self._pid = -1
         self.moved_to: str | None = None  # where a corrupt file was moved (this process)
         self.bad_rows = 0
-        self._connect()
+        try:
+            self._connect()
+        except sqlite3.DatabaseError as exc:  # disk full, no permission, a name SQLite refuses: one line
+            from metaeval.io.outputs import OutputError
+
+            raise OutputError(f"cache.path={self.path}: cannot open the response cache ({exc})") from None
 
     # ------------------------------------------------------------------ opening
     def _open(self) -> sqlite3.Connection:
