@@ -12,6 +12,7 @@ sweep judge=NAME``), with the sweep's client, cache and transcripts.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,13 @@ def check_outputs(args: argparse.Namespace) -> None:
     check_output(transcripts_path(args), kind="file", option="--transcripts")
     if getattr(args, "cache", None) and not getattr(args, "no_cache", False):
         check_output(args.cache, kind="file", option="--cache")
+    from metaeval.io.outputs import check_not_input
+
+    inputs = [*(getattr(args, "answers", None) or []), getattr(args, "nuggets", None), getattr(args, "pool", None),
+              getattr(args, "documents", None), getattr(args, "judge", None)]
+    inputs = [p for p in inputs if isinstance(p, str) and os.path.exists(p)]
+    for path, option in ((args.out, "--out"), (transcripts_path(args), "--transcripts")):
+        check_not_input(path, inputs, option=option, input_option="an input")
 
 
 def progress_callback(stage: str, total: int):
