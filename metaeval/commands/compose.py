@@ -69,6 +69,9 @@ class _Composer:
     def __enter__(self) -> "_Composer":
         from hydra import initialize_config_dir
 
+        from metaeval.security.secrets import install_env_recorder
+
+        install_env_recorder()  # every credential-like ${oc.env:VAR} resolved here becomes a known secret
         self._ctx = initialize_config_dir(config_dir=str(PACKAGE_CONF), version_base=None, job_name="metaeval")
         self._ctx.__enter__()
         _store_registry_judges([*self.dirs, PACKAGE_CONF])
@@ -220,6 +223,9 @@ def _compose_checked(overrides: Sequence[str], config_dir: Any = None, *, hydra:
         with open_dict(cfg):
             del cfg["hydra"]
         plain = _plain(cfg)
+    from metaeval.security.secrets import secret_in_config
+
+    secret_in_config(plain)  # a key's value in a name, path or parameter: one line, before any check prints it
     sections = check_sections(plain)
     if hydra:
         plain["_choices"] = {k: v for k, v in choices.items() if not k.startswith("hydra/")}
@@ -352,7 +358,11 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     cells = expand_grid(judges, prompts, list(strategies), sections["cache"].active_path, sections["sweep"].relevance)
     if not cells:
         raise ConfigError("the grid is empty")
+    one_server_per_deployment(judges)
     config["judges"] = {j.name: j.public_dict() for j in judges}
+    from metaeval.security.secrets import secret_in_config
+
+    secret_in_config(config)  # every grid judge's key known; none of them in any configured string
     config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid.") for o in overrides)
     config["_single"] = not (judge_names or optional) and not grid.prompts and not grid.strategies
     if not config["_single"]:  # only cells that can run here; what was left out is said once per judge
@@ -362,13 +372,37 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     return build_settings(config, sections, single=config["_single"]), cells
 
 
+def one_server_per_deployment(judges: Sequence[Any]) -> None:
+    """A deployment name names one server: two judges of one sweep whose deployments share a ``name`` (the
+    response-cache namespace with ``revision``; the URL is not in the cache key) but point at different
+    ``base_url``s would read each other's cached replies.  One line naming both judges and how to keep them apart."""
+    from metaeval.judges.cache import public_url
+
+    seen: dict[tuple[str, Any], tuple[str, str]] = {}
+    for j in judges:
+        dep = getattr(j, "deployment", None)
+        if dep is None:
+            continue
+        url = public_url(dep.base_url)
+        first = seen.setdefault((dep.name, getattr(dep, "revision", None)), (j.name, url))
+        if first[1] != url:
+            raise ConfigError(
+                f"judges {first[0]!r} and {j.name!r} share deployment name {dep.name!r} but point at different servers "
+                f"({first[1] or 'the SDK default URL'} and {url or 'the SDK default URL'}); a deployment name names one "
+                "server (it is the cache namespace): give each its own deployment.name, or each its own deployment.revision")
+
+
 def _compose_top(overrides: list[str], config_dir: Any):
     """``_compose_checked`` of the top-level config.  In a grid, ``judge.*`` overrides are for the grid's judges
     (applied to each in ``_group_node``), not for the top-level ``judge`` choice, which a grid does not run: when
     they fail on it, the config is composed without them, and if it then has no grid judges the first error
     stands (with how to aim an override at one judge)."""
+    from metaeval.security.secrets import SecretInConfig
+
     try:
         return _compose_checked(overrides, config_dir, hydra=True)
+    except SecretInConfig:
+        raise
     except ConfigError as first:
         judge_ovs = [o for o in overrides if o.split("=", 1)[0].lstrip("+~").startswith("judge.")]
         if not judge_ovs:

@@ -142,6 +142,9 @@ class Deployment:
             raise ConfigError(f"deployment {self.name!r}: mode 'batch' needs backend openai or anthropic, got {self.backend!r}")
         if not isinstance(self.batch, Mapping):
             raise ConfigError(f"deployment {self.name!r}: batch must be a mapping of batch settings")
+        from metaeval.security.secrets import refuse_credentials
+
+        refuse_credentials(self.base_url, self.params, f"deployment {self.name!r}")  # keys only via api_key_env
 
     @property
     def effective_prices(self) -> Prices:
