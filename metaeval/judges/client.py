@@ -101,6 +101,7 @@ class ChatClient:
         #: the most characters of one reply that are kept (``metaeval.security.redaction.MAX_REPLY_CHARS``)
         self.max_reply_chars = MAX_REPLY_CHARS
         self._rng = random.Random(seed)
+        self._prepared: Any = None  # the event loop whose backend client is built (``_within_deadline``)
         self._limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RateLimiter]" = weakref.WeakKeyDictionary()
         #: per event loop: cache key -> future done when the call holding that key finishes (single flight)
         self._inflight: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future]]" = weakref.WeakKeyDictionary()
@@ -194,6 +195,12 @@ class ChatClient:
         (connect, sending, every read): the SDK's own timeout is per read, so a server trickling one byte every
         half second (slowloris) would hold a call for minutes.  Past the deadline: a transient ``timeout``."""
         deadline = float(request.timeout_s)
+        loop = asyncio.get_running_loop()
+        if self._prepared is not loop:  # imports and the SDK client: before the clock starts
+            prepare = getattr(self.backend, "prepare", None)
+            if prepare is not None:
+                prepare()
+            self._prepared = loop
         try:
             async with asyncio.timeout(deadline):
                 return await self.backend.complete(request)
