@@ -64,14 +64,14 @@ def prepare_judge(args: argparse.Namespace, stages: tuple[str, ...]) -> tuple[An
 
 
 def _prompt_config(name: str, dirs: list) -> dict[str, str]:
-    import yaml
-
     from metaeval.errors import ConfigError
 
     for d in dirs:
         p = Path(d) / "prompt" / f"{name}.yaml"
         if p.is_file():
-            cfg = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+            from metaeval.io.yamlsafe import load_yaml, read_yaml_text
+
+            cfg = load_yaml(read_yaml_text(p), str(p)) or {}
             return {k: v for k, v in cfg.items() if k in ("relevance", "create", "importance", "assign") and v}
     raise ConfigError(f"--prompt {name}: no prompt/{name}.yaml in {', '.join(str(d) for d in dirs)}")
 

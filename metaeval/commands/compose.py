@@ -35,7 +35,35 @@ def overlay_dirs(config_dir: str | os.PathLike | Sequence[str | os.PathLike] | N
     for d in extra:
         if not Path(d).is_dir():
             raise ConfigError(f"--config-dir {d}: no such folder")
-    return [d for d in default_config_dirs(extra) if d != PACKAGE_CONF.resolve()]
+    dirs = [d for d in default_config_dirs(extra) if d != PACKAGE_CONF.resolve()]
+    for d in dirs:
+        check_overlay_files(d)
+    return dirs
+
+
+#: (file, size, mtime) already checked by ``check_overlay_files``
+_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def check_overlay_files(folder: Path) -> None:
+    """Every ``*.yaml`` of a user's config folder read within bounds before Hydra reads it
+    (``metaeval.io.yamlsafe``: UTF-8, size, alias expansion - a "billion laughs" judge file -, duplicated keys):
+    one line naming the file instead of a hang or a ``UnicodeDecodeError``.  Each file once per content."""
+    from metaeval.io.yamlsafe import check_yaml_file
+
+    try:
+        files = sorted(Path(folder).rglob("*.yaml"))
+    except OSError:
+        return
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        sig = (str(f), st.st_size, st.st_mtime_ns)
+        if sig not in _CHECKED:
+            check_yaml_file(f)
+            _CHECKED.add(sig)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -239,14 +239,17 @@ def load_config_file(path: str | os.PathLike) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file")
-    text = p.read_text(encoding="utf-8")
+    from metaeval.errors import FormatError
+    from metaeval.io.yamlsafe import load_yaml, read_yaml_text
+
+    text = read_yaml_text(p)  # size-checked UTF-8: one line otherwise
     try:
         if p.suffix == ".json":
             obj = json.loads(text)
         else:
-            import yaml
-
-            obj = yaml.safe_load(text)
+            obj = load_yaml(text, str(p))  # alias expansion bounded, duplicated keys refused
+    except FormatError:
+        raise
     except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError
         raise ConfigError(f"{p}: cannot parse config ({exc})") from exc
     if not isinstance(obj, dict):
