@@ -377,6 +377,7 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     overrides, per_judge = split_judge_overrides(list(overrides), config_dir)
     config, sections = _compose_top(overrides, config_dir)
     grid = sections["grid"]
+    check_grid_names(grid)
     ignored_choices(overrides, grid, str(config["_choices"].get("grid") or "grid"))
     judge_names = list(grid.judges or [])
     optional = [n for n in grid.optional_judges or [] if n not in judge_names]
@@ -398,6 +399,23 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     if config.get("name") in (None, ""):
         config["name"] = default_name(config, cells)
     return build_settings(config, sections, single=config["_single"]), cells
+
+
+def check_grid_names(grid: Any) -> None:
+    """Every entry of ``grid.judges`` / ``optional_judges`` / ``prompts`` / ``strategies`` is a name (a config
+    file or registry name): a mapping, list or number there is one line, not a ``TypeError``."""
+    for axis, what in (("judges", "a judge name"), ("optional_judges", "a judge name"), ("prompts", "a prompt name"),
+                       ("strategies", "a strategy name")):
+        values = getattr(grid, axis, None)
+        if values is None:
+            continue
+        if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+            raise ConfigError(f"grid.{axis}: expected a list of names, got {type(values).__name__} {values!r:.60}")
+        for i, v in enumerate(values):
+            if not isinstance(v, str) or not v.strip():
+                shown = repr(v)
+                raise ConfigError(f"grid.{axis}[{i}]: expected {what} (a config file of that group), got "
+                                  f"{type(v).__name__} {shown[:60]}")
 
 
 def one_server_per_deployment(judges: Sequence[Any]) -> None:
