@@ -207,6 +207,9 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
             swept[key] = [str(ov.value())]  # a single value: an axis of one (as meant), not the default grid
         else:
             out.append(raw)
+    for key, values in swept.items():  # `-m judge=` would run the default cell, not an axis the user typed
+        if not [v for v in values if v.strip()]:
+            raise ConfigError(f"-m {key}=: an empty axis; name at least one {key} (e.g. -m {key}=a,b)")
     if not swept:
         raise ConfigError(f"-m: nothing to sweep; name the axes, e.g. -m judge=lexical,lexical_strict "
                           f"strategy=human_auto (axes: {', '.join(SWEEPABLE)})")

@@ -24,6 +24,7 @@ the dataclass, so ``asdict(deployment)`` / ``public_dict()`` can go into traces 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -49,6 +50,15 @@ class Limits:
     jitter: float = 0.25
 
     def __post_init__(self) -> None:
+        for name in ("timeout_s", "backoff_base_s", "max_backoff_s", "jitter", "rpm", "tpm"):  # nan, inf, -1
+            val = getattr(self, name)
+            if val is not None and (isinstance(val, bool) or not isinstance(val, (int, float))
+                                    or not math.isfinite(val) or val < 0):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {val!r}")
+        for name in ("concurrency", "max_retries"):
+            val = getattr(self, name)
+            if isinstance(val, bool) or not isinstance(val, int):
+                raise ConfigError(f"{name} must be an integer, got {val!r}")
         if self.concurrency < 1:
             raise ConfigError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.max_retries < 0:
@@ -77,8 +87,8 @@ class Prices:
             val = getattr(self, name)
             if val is None and name.startswith("batch_"):
                 continue
-            if isinstance(val, bool) or not isinstance(val, (int, float)) or not val >= 0:
-                raise ConfigError(f"{name} must be >= 0, got {val!r}")  # a negative price defeats the budget
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or not val >= 0 or not math.isfinite(val):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {val!r}")  # a negative price defeats the budget
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_1m + output_tokens * self.output_per_1m) / 1e6

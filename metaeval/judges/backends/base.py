@@ -213,9 +213,34 @@ def sdk_reply(resp: Any, text: str, finish_reason: Any, input_key: str, output_k
     """The ``ChatReply`` of a provider SDK response: ``text``, token counts from ``resp.usage.<input_key>`` /
     ``<output_key>`` (0 when the response carries none), ``finish_reason`` and ``resp.model``."""
     usage = getattr(resp, "usage", None)
-    return ChatReply(text=text, input_tokens=int(getattr(usage, input_key, 0) or 0),
-                     output_tokens=int(getattr(usage, output_key, 0) or 0), finish_reason=finish_reason,
+    return ChatReply(text=text, input_tokens=usage_count(getattr(usage, input_key, 0), input_key),
+                     output_tokens=usage_count(getattr(usage, output_key, 0), output_key), finish_reason=finish_reason,
                      model=getattr(resp, "model", None))
+
+
+#: the most tokens one reply may claim (a count above is a server's error, not usage)
+MAX_USAGE_TOKENS = 10**9
+
+
+def usage_count(value: Any, what: str = "tokens") -> int:
+    """A token count a server reported, as a non-negative int: a negative, non-finite, non-numeric or absurd
+    (> ``MAX_USAGE_TOKENS``) count is a server's error and counts 0 (with a warning), never summed into the
+    run's usage and cost."""
+    import logging
+    import math
+
+    if value is None or value == "":
+        return 0
+    try:
+        f = float(value)
+        ok = not isinstance(value, bool) and math.isfinite(f) and 0 <= f <= MAX_USAGE_TOKENS
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        logging.getLogger(__name__).warning("the server reported usage %s=%.40r; not a token count: counted as 0",
+                                            what, value)
+        return 0
+    return int(f)
 
 
 @contextlib.contextmanager
