@@ -377,6 +377,7 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     from metaeval.commands.settings import build_settings
     from metaeval.pipeline.grid import expand_grid
 
+    judge_paths(overrides)
     overrides, per_judge = split_judge_overrides(list(overrides), config_dir)
     config, sections = _compose_top(overrides, config_dir)
     grid = sections["grid"]
@@ -402,6 +403,18 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     if config.get("name") in (None, ""):
         config["name"] = default_name(config, cells)
     return build_settings(config, sections, single=config["_single"]), cells
+
+
+def judge_paths(overrides: Sequence[str]) -> None:
+    """``judge=PATH`` (a file, not a name): Hydra takes group options by name only, so say how to use the file
+    (``assign --judge`` and ``judge check`` take a path; a sweep takes ``--config-dir``)."""
+    for raw in overrides:
+        key, eq, value = raw.partition("=")
+        if eq and key.lstrip("+~") == "judge" and ("/" in value or value.endswith((".yaml", ".yml"))):
+            p = Path(value)
+            raise ConfigError(f"{raw}: a sweep takes a judge name, not a path; put the file in DIR/judge/ and pass "
+                              f"--config-dir DIR judge={p.stem} (here: --config-dir {p.parent.parent} judge={p.stem} "
+                              f"when the file is in a judge/ folder)")
 
 
 def check_grid_names(grid: Any) -> None:

@@ -116,7 +116,22 @@ def load_yaml(text: str, where: str) -> Any:
     except _DuplicateKey as exc:
         raise FormatError(where, exc.line, exc.key, f"key {exc.key!r} appears twice in one mapping (first on line "
                           f"{exc.first}); remove one") from None
-    return yaml.load(text, Loader=_loader())
+    try:
+        return yaml.load(text, Loader=_loader())
+    except yaml.YAMLError as exc:
+        raise yaml_error(exc, where) from None
+
+
+def yaml_error(exc: Exception, where: str) -> FormatError:
+    """A PyYAML error (4-7 lines: context, problem, two marks) as one ``FormatError`` line naming the line and
+    column of the problem."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = (mark.line + 1) if mark is not None else 0
+    col = f" at column {mark.column + 1}" if mark is not None else ""
+    what = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    context = getattr(exc, "context", None)
+    ctx = f" ({' '.join(str(context).split())})" if context else ""
+    return FormatError(where, line, "", f"not valid YAML: {what}{col}{ctx}")
 
 
 def read_yaml_text(path: str | os.PathLike) -> str:

@@ -40,7 +40,7 @@ import time
 import weakref
 from typing import Any, Mapping, Sequence
 
-from metaeval.errors import MetaevalError
+from metaeval.errors import ConfigError, MetaevalError
 from metaeval.judges.backends import ChatBackend, ChatRequest, PermanentError, TransientError, make_backend
 from metaeval.judges.backends.base import redact
 from metaeval.judges.cache import ResponseCache, cache_key
@@ -87,6 +87,10 @@ class ChatClient:
             key = NO_KEY  # a replay sends nothing: it needs no key (TREC AutoJudge replays run without one)
         else:
             key = self.deployment.api_key()  # ConfigError now, before any work
+            if key != NO_KEY and not key.isascii():  # an HTTP header carries ASCII only: every call would fail
+                raise ConfigError(f"deployment {self.deployment.name!r}: environment variable "
+                                  f"{self.deployment.api_key_env} holds non-ASCII characters; an API key is ASCII "
+                                  "(a pasted quote or dash?): set it again")
         self._secret = key
         if key and key != NO_KEY:
             protect_loggers(key)  # httpx/httpcore/openai/anthropic DEBUG records print headers a server may fill

@@ -97,6 +97,24 @@ def _append(path: Path, folder: Path, text: bool = False) -> Any:
     return os.fdopen(fd, "a", encoding="utf-8") if text else os.fdopen(fd, "ab")
 
 
+def quarantine_reasons(bad: list[dict[str, Any]], shown: int = 10) -> str:
+    """The bad lines grouped by reason: ``line 3, 9: not JSON (...); line 5: no string field 'key'`` (each line
+    under its own reason, at most ``shown`` line numbers in all)."""
+    groups: dict[str, list[int]] = {}
+    for b in bad:
+        groups.setdefault(str(b.get("reason")), []).append(int(b.get("line") or 0))
+    parts, n = [], 0
+    for reason, lines in groups.items():
+        if n >= shown:
+            parts.append("...")
+            break
+        head = lines[: shown - n]
+        n += len(head)
+        more = " ..." if len(head) < len(lines) else ""
+        parts.append(f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, head))}{more}: {reason}")
+    return "; ".join(parts)
+
+
 class ResultsStore:
     """Job results keyed by ``JobSpec.key``.  Use as a context manager or call ``close()`` then ``release()``.
 
@@ -201,9 +219,8 @@ class ResultsStore:
                 if raw.strip():
                     fh.write(raw + b"\n")
         self.quarantined.extend(bad)
-        lines = ", ".join(str(b["line"]) for b in bad[:10]) + (" ..." if len(bad) > 10 else "")
-        log.warning("%s: %d unreadable line(s) (line %s: %s) moved to %s; their jobs will run again; %d record(s) kept",
-                    self.path, len(bad), lines, bad[0]["reason"], self.quarantine_path, self.lines_read)
+        log.warning("%s: %d unreadable line(s) (%s) moved to %s; their jobs will run again; %d record(s) kept",
+                    self.path, len(bad), quarantine_reasons(bad), self.quarantine_path, self.lines_read)
 
     def set_aside(self, key: str, reason: str) -> None:
         """Copy ``key``'s latest record to the quarantine file with ``reason`` and forget it, so its job runs again
