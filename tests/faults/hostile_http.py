@@ -79,10 +79,13 @@ class HostileServer:
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
                                  b"content-length: " + str(len(self._bomb)).encode() + b"\r\n\r\n" + self._bomb)
                     await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass
         finally:
-            writer.close()
+            try:
+                writer.close()
+            except RuntimeError:  # the loop is closing with the process
+                pass
 
     async def _main(self) -> None:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
