@@ -50,11 +50,12 @@ class Limits:
     jitter: float = 0.25
 
     def __post_init__(self) -> None:
-        for name in ("timeout_s", "backoff_base_s", "max_backoff_s", "jitter", "rpm", "tpm"):  # nan, inf, -1
+        for name in ("timeout_s", "backoff_base_s", "max_backoff_s", "jitter", "rpm", "tpm"):  # nan, inf, "x"
             val = getattr(self, name)
-            if val is not None and (isinstance(val, bool) or not isinstance(val, (int, float))
-                                    or not math.isfinite(val) or val < 0):
+            if val is not None and (isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val)):
                 raise ConfigError(f"{name} must be a finite number >= 0, got {val!r}")
+            if name in ("backoff_base_s", "max_backoff_s", "jitter") and val < 0:
+                raise ConfigError(f"{name} must be >= 0, got {val!r}")
         for name in ("concurrency", "max_retries"):
             val = getattr(self, name)
             if isinstance(val, bool) or not isinstance(val, int):
@@ -87,8 +88,10 @@ class Prices:
             val = getattr(self, name)
             if val is None and name.startswith("batch_"):
                 continue
-            if isinstance(val, bool) or not isinstance(val, (int, float)) or not val >= 0 or not math.isfinite(val):
-                raise ConfigError(f"{name} must be a finite number >= 0, got {val!r}")  # a negative price defeats the budget
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or not val >= 0:
+                raise ConfigError(f"{name} must be >= 0, got {val!r}")  # a negative price defeats the budget
+            if not math.isfinite(val):  # "$inf" in the summary, Infinity in the JSONL
+                raise ConfigError(f"{name} must be a finite number >= 0, got {val!r}")
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_1m + output_tokens * self.output_per_1m) / 1e6

@@ -222,7 +222,7 @@ def test_usage_counts(usage, expected):
 
 
 @pytest.mark.parametrize("field,value", [("timeout_s", float("nan")), ("timeout_s", float("inf")),
-                                         ("max_backoff_s", -1.0), ("jitter", float("nan")), ("rpm", float("inf"))])
+                                         ("jitter", float("nan")), ("rpm", float("inf"))])
 def test_limits_must_be_finite(field, value):
     from metaeval.judges.config import Limits
 
