@@ -179,17 +179,19 @@ class ChatClient:
             await asyncio.shield(pending)
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         inflight[key] = done
-        claim = getattr(self.cache, "claim", None)  # another process on this cache file may be sending it
+        # another process on this cache file may be sending it (a Ray cache actor proxy: its async pair)
+        leases = getattr(self.cache, "aclaim", None) is not None or getattr(self.cache, "claim", None) is not None
         try:
-            if claim is not None:
+            if leases:
                 waited = await self._claim(key, base, t0)
                 if waited is not None:
                     return waited
             try:
                 return await self._send(key, msgs, params, base, t0)
             finally:
-                if claim is not None:
-                    self.cache.release(key)
+                if leases:
+                    arelease = getattr(self.cache, "arelease", None)
+                    await arelease(key) if arelease is not None else self.cache.release(key)
         finally:
             inflight.pop(key, None)
             done.set_result(None)
@@ -237,11 +239,12 @@ class ChatClient:
         from metaeval.judges.cache import CLAIMED, HELD
 
         delay = 0.02
+        aclaim, aget = getattr(self.cache, "aclaim", None), getattr(self.cache, "aget", None)
         while True:
-            state = self.cache.claim(key, self.lease_s())
+            state = await aclaim(key, self.lease_s()) if aclaim is not None else self.cache.claim(key, self.lease_s())
             if state == CLAIMED:
                 return None
-            hit = self.cache.get(key)
+            hit = await aget(key) if aget is not None else self.cache.get(key)
             if hit is not None:
                 return self._hit_trace(hit, base, t0)
             if state != HELD:  # stored but unreadable: send it again
