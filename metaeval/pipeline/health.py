@@ -60,11 +60,12 @@ def failed_rate_problems(cells: Iterable[Mapping[str, Any]], max_rate: float = D
             out.append(f"cell {cell}: importance stage: {imp} of {labels} importance labels FAILED "
                        f"({imp / labels:.0%} > sweep.max_failed_rate={max_rate:g}); {tail}")
         rate = failed_rate(row)
-        if rate is not None and rate >= 1.0:  # every label FAILED: never a success, whatever max_failed_rate says
-            out.append(f"cell {cell}: every label FAILED ({labels} of {labels}): nothing usable; {tail}")
-        elif rate is not None and rate > max_rate:
+        if rate is not None and rate > max_rate:
             out.append(f"cell {cell}: {int(row.get('failed_labels') or 0)} of {labels} labels FAILED "
                        f"({rate:.0%} > sweep.max_failed_rate={max_rate:g}); {tail}")
+        elif rate is not None and rate >= 1.0:  # every label FAILED: never a success, whatever max_failed_rate says
+            out.append(f"cell {cell}: every label FAILED ({labels} of {labels}): nothing usable, whatever "
+                       f"sweep.max_failed_rate says; {tail}")
     ran = [row for row in cells if not row.get("skipped")]
     if ran and all(int(row.get("labels") or 0) == 0 for row in ran) and not any(_creates(row) for row in ran):
         out.append(f"nothing was judged: {len(ran)} cell(s), 0 labels (do the topics have nuggets? check "
