@@ -281,13 +281,20 @@ def _letter(k: int) -> str:
     return base[k] if k < 26 else base[k // 26 - 1] + base[k % 26]
 
 
+def _world(pw: PairwiseIntervals) -> np.ndarray:
+    """``theta_w = theta_hat + f (theta_hat* - theta_hat)``, ``f = sqrt(1 - n/N)``: replicates at the error's size."""
+    f = np.sqrt(1.0 - pw.n_labelled / pw.n_topics)
+    return pw.estimate[None, :] + f * (pw.replicates - pw.estimate[None, :])
+
+
 def bootstrap_rank_intervals(pw: PairwiseIntervals, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The *naive* per-run rank interval: the percentile interval of each run's rank over the replicates
-    (``theta*``), one run at a time (no simultaneity) - shown beside the rank-sets for comparison."""
+    """The *naive* per-run rank interval: the percentile interval of each run's rank over the replicates at the
+    error's size (``theta_w``, see :func:`track_tau`), one run at a time (no simultaneity) - shown beside the
+    rank-sets for comparison."""
     from metaeval.analysis.ranks import rank_array
 
     level = pw.level if level is None else level
-    rk = np.stack([rank_array(row) for row in pw.replicates])
+    rk = np.stack([rank_array(row) for row in _world(pw)])
     a = (1 - level) / 2
     return np.floor(np.quantile(rk, a, axis=0)).astype(int), np.ceil(np.quantile(rk, 1 - a, axis=0)).astype(int)
 
@@ -301,8 +308,7 @@ def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float 
     from metaeval.analysis.kendall import tau_b_batch
 
     level = pw.level if level is None else level
-    f = np.sqrt(1.0 - pw.n_labelled / pw.n_topics)
-    world = pw.estimate[None, :] + f * (pw.replicates - pw.estimate[None, :])   # theta_hat* at the error's size
+    world = _world(pw)
     if isinstance(shown, str):
         if shown != "estimate":
             raise ConfigError(f"track tau: shown {shown!r}: expected run scores or 'estimate'")

@@ -69,7 +69,10 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
                         "mean_naive_interval_size": float(np.mean(nhi - nlo + 1)), "groups": len(letter_columns(pw))},
             "note": (f"rank-sets, groups and A > B decisions: PPI++ run scores over all {pw.n_topics} topics, "
                      f"{level:.0%} simultaneous over all {len(pairs)} run pairs (max-t topic bootstrap, {n_boot} "
-                     f"resamples of the {pw.n_labelled} human-labelled topics), whatever point method the leaderboard shows"),
+                     f"resamples of the {pw.n_labelled} human-labelled topics), whatever point method the leaderboard shows"
+                     if pw.n_labelled < pw.n_topics else
+                     f"every one of the {pw.n_topics} topics is human-labelled: the human leaderboard is observed, so the "
+                     "rank-sets are its ranks (ties share a range) and A > B is the observed order"),
             "columns": {"rank_set": "ranks the run can hold at the stated simultaneous confidence (1 = best)",
                         "naive_rank_interval": "per-run percentile interval of the bootstrap rank (not simultaneous)",
                         "group": "runs sharing a letter cannot be told apart (compact letter display)",
