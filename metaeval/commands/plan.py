@@ -253,6 +253,9 @@ def _print(plan: dict, outs: list[str], plot_format: str = "svg") -> None:
     lines += _wrap("; ".join(f"{os.path.join(o, 'plan.json')}, plan.md, plan_curves.{plot_format}" for o in outs),
                    indent="  ", first="wrote ")
     lines += [""] + _wrap(plan["recommendation"])
+    sep = (plan.get("need") or {}).get(plan.get("metric"), {}).get("separate_line")
+    if sep:
+        lines += _wrap(sep, indent="  ")
     print("\n".join(lines))
 
 
