@@ -37,8 +37,9 @@ def rank_set_lines(block: dict[str, Any] | None, metric_name: str, top: int = 10
         t = (block.get("tau") or {}).get(key)
         if t and t.get("estimate") is not None:
             by = f" ({t['by']})" if t.get("by") else ""
-            lines.append(f"  tau-b of {label}{by} with the human leaderboard on all {block['topics']} topics: "
-                         f"{t['estimate']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] ({t['level']:.0%})")
+            lines += textwrap.wrap(f"tau-b of {label}{by} with the human leaderboard on all {block['topics']} "
+                                   f"topics: {t['estimate']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] ({t['level']:.0%})",
+                                   100, initial_indent="  ", subsequent_indent="    ")
     return lines
 
 
