@@ -10,8 +10,9 @@ from typing import Any
 
 def rank_set_lines(block: dict[str, Any] | None, metric_name: str, top: int = 10) -> list[str]:
     """The block as lines: what it is, the top ``top`` runs with rank-set, naive interval, group and decisions,
-    a summary, the A > B / A ~ B decisions of the top runs, and the tau with the human leaderboard."""
-    if not block:
+    a summary, the A > B / A ~ B decisions of the top runs, and the tau with the human leaderboard.  None when
+    every topic is human-labelled (the human leaderboard is observed: the leaderboard above is it)."""
+    if not block or (block.get("status") == "ok" and block["human_labelled_topics"] >= block["topics"]):
         return []
     if block.get("status") != "ok":
         return [f"rank-sets, {metric_name}: n/a ({block.get('reason')})"]
@@ -20,7 +21,8 @@ def rank_set_lines(block: dict[str, Any] | None, metric_name: str, top: int = 10
     lines = textwrap.wrap(f"which runs can be told apart, {metric_name}: {block['note']} (critical |t| "
                           f"{block['critical_value']:.2f})", 100, subsequent_indent="  ")
     if block["runs_left_out"]:
-        lines.append(f"  left out (no score on every topic): {', '.join(block['runs_left_out'])}")
+        lines += textwrap.wrap(f"left out (no score on every topic): {', '.join(block['runs_left_out'])}", 100,
+                               initial_indent="  ", subsequent_indent="    ")
     lines.append(f"{'rank':>4}  {'run':<40}{'estimate':>9}  {'rank-set':>8}  {'naive':>7}  {'group':<12}{'above/below':>12}")
     for r in block["rows"][:top]:
         g = r["group"] if len(r["group"]) <= 11 else r["group"][:10] + "+"
