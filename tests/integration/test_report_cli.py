@@ -171,7 +171,7 @@ def test_print_shows_verdict_table(results):
     assert "Verdict: FAIL - " in out and " fails: lower CI of run-level tau" in out and "pass/fail per grid cell" in out
     lines = [ln for ln in out.splitlines() if ln.startswith("lexical__human_auto ") and ("PASS" in ln or "FAIL" in ln)]
     assert lines, out[:3000]
-    assert "Kendall tau (b) on v_strict" in out and "Calibration (held-out, raw as a candidate)" in out
+    assert "Kendall tau (b) on V_strict" in out and "Calibration (held-out, raw as a candidate)" in out
 
 
 def test_latex_export_of_the_main_tables(results):
