@@ -73,12 +73,9 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from metaeval.errors import ConfigError
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import METRICS, canonical_metrics
 
-    metrics = [normalize_metric(m) for m in (args.metric or METRICS)]
-    bad = [m for m in metrics if m not in METRICS]
-    if bad:
-        raise ConfigError(f"--metric {bad[0]}: expected one of V_strict, A_strict, V, A, W_strict, W (any case)")
+    metrics = canonical_metrics(args.metric or METRICS, "--metric")  # unknown: one line naming the nearest measure
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
     from metaeval.io.outputs import check_output

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from metaeval.measures import DEFAULT_PRIMARY, display_name
+from metaeval.measures import DEFAULT_PRIMARY, display_name, normalize_metric
 
 
 def primary_metric(summary: dict[str, Any]) -> str:
-    """The metric the study reports first: the one it recorded (``analysis.primary_metric``); a summary written
-    before the field existed computed V_strict first."""
-    return str(summary.get("primary_metric") or DEFAULT_PRIMARY)
+    """The metric the study reports first: the one it recorded (``analysis.primary_metric``); for a summary written
+    before the field existed, the first of the ``analysis.metrics`` it echoes (else V_strict, the default)."""
+    if summary.get("primary_metric"):
+        return str(summary["primary_metric"])
+    echoed = ((summary.get("config") or {}).get("analysis") or {}).get("metrics") or [DEFAULT_PRIMARY]
+    return normalize_metric(str(echoed[0]))
 
 
 def missing_figures(summary: dict[str, Any]) -> list[str]:
