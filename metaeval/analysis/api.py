@@ -205,7 +205,7 @@ def _load(reference: Any, candidates: Any, names: Sequence[str] | None, policy: 
 
 def _common_metrics(inp: _Inputs, metrics: Sequence[str] | None) -> list[str]:
     """The metrics every side has (or the requested ones, matched case-insensitively; an absent one is an error)."""
-    from metaeval.scoring import normalize_metric
+    from metaeval.measures import normalize_metric
 
     cand_metrics = [{str(m).lower() for m in pd.unique(cl["metric"])} for cl in inp.cand_longs]
     common = [m for m in metrics_of(inp.ref_long) if all(str(m).lower() in have for have in cand_metrics)]

@@ -73,12 +73,9 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from metaeval.errors import ConfigError
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import METRICS, canonical_metrics
 
-    metrics = [normalize_metric(m) for m in (args.metric or METRICS)]
-    bad = [m for m in metrics if m not in METRICS]
-    if bad:
-        raise ConfigError(f"--metric {bad[0]}: expected one of V_strict, A_strict, V, A, W_strict, W (any case)")
+    metrics = canonical_metrics(args.metric or METRICS, "--metric")  # unknown: one line naming the nearest measure
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
     from metaeval.io.outputs import check_output
@@ -139,7 +136,7 @@ def _write_json(path: str, obj) -> None:
 
 def print_result(res: dict, top: int = 10) -> None:
     """The validation table (every metric), refusals, and the primary metric's leaderboard."""
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
 
     pr, st = res["pairing"], res["settings"]
     print(f"calibration of {res['judge']} against {res['reference']}: {pr['matched']} of "
@@ -163,7 +160,7 @@ def print_result(res: dict, top: int = 10) -> None:
             label = ("none (raw)" if name == "none" else name) + mark
             cover = (f"{_f2(h['coverage']):>7}{_f2(h['coverage_worst_run']):>7}{_f2(h['mean_ci_width']):>7}"
                      if h["coverage"] is not None else f"{'point estimates only':>21}")
-            print(f"{METRIC_NAMES.get(metric, metric):<10}{label:<22}{wins.get(name, 0):>5}{_pm(h['mae']):>16}{vs:>18}"
+            print(f"{display_name(metric):<10}{label:<22}{wins.get(name, 0):>5}{_pm(h['mae']):>16}{vs:>18}"
                   f"{_f4(h['bias']):>9}{cover}  {tau}")
         sel = block["selection"]
         print(f"{'':<10}nested (selection inside the folds){_pm(sel['nested_mae']):>23}"
@@ -174,7 +171,7 @@ def print_result(res: dict, top: int = 10) -> None:
           "difference of MAE, negative = better than raw; cover/worst = held-out coverage of the human run score, "
           "overall / worst run)")
     lb = res["leaderboard"]
-    metric = METRIC_NAMES.get(res["metric"], res["metric"])
+    metric = display_name(res["metric"])
     print(f"\nleaderboard, {metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} "
           f"topics (human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} "
           f"judge-only); intervals by {lb['estimated_by']} ({lb['intervals_why']})")
@@ -215,7 +212,7 @@ def _apply(args: argparse.Namespace, metrics) -> int:
 
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
     from metaeval.study.calibration import apply_model
 
     try:
@@ -238,7 +235,7 @@ def _apply(args: argparse.Namespace, metrics) -> int:
     _write_json(path, out)
     fitted = len(out["topics"]["fitted_on_and_applied"])
     for m, block in out["by_metric"].items():
-        print(f"{METRIC_NAMES.get(m, m)} by {block['method']}: {block['note']}"
+        print(f"{display_name(m)} by {block['method']}: {block['note']}"
               + (f" ({fitted} of these topics were in the fit: in-sample there)" if fitted else ""))
         for row in block["rows"][: args.top]:
             ci = row.get("human_estimate_ci")

@@ -47,13 +47,11 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import measure
 
     if args.reps < 2:
         raise ConfigError(f"--reps {args.reps}: need at least 2")
-    metric = normalize_metric(args.metric)
-    if metric not in METRICS:
-        raise ConfigError(f"--metric {args.metric}: expected one of V_strict, A_strict, V, A, W_strict, W")
+    metric = measure(args.metric, "--metric").name  # unknown: one line naming the nearest measure
     kinds = list(args.kind or JUDGE_KINDS)
     if "resampled" in kinds and not args.real_judge:
         if args.kind:

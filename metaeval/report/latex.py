@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from metaeval.io.latex import PREAMBLE, latex_table, latex_text, stack
+from metaeval.measures import DEFAULT_PRIMARY, find_measure
 from metaeval.report.model import Report
 
 #: where a cell's nuggets come from (the judge assigns them to the answers in every judged strategy)
@@ -31,9 +32,6 @@ NUGGET_SOURCE = {"auto_auto": "judge's own", "human_auto": "human", "human_judge
                  "human_human": "human (reference)"}
 METHOD_NAMES = {"none": "raw", "ppi": "PPI", "ppi_pp": "PPI++", "regression": "regression", "posterior": "posterior",
                 "matrix": "matrix", "matrix_unconstrained": "matrix (free)", "ordinal": "ordinal"}
-#: the metrics as they are typeset in the paper (V with subscript strict)
-METRIC_TEX = {"v_strict": "$V_{\\mathrm{strict}}$", "a_strict": "$A_{\\mathrm{strict}}$", "v": "$V$", "a": "$A$",
-              "w_strict": "$W_{\\mathrm{strict}}$", "w": "$W$"}
 #: short column heads of the verdict checks (the caption spells each out)
 CHECK_HEADS = {"min_run_tau_low": "run $\\tau$ low", "min_run_tau": "run $\\tau$", "min_topic_tau_low": "topic $\\tau$ low",
                "min_pooled_tau_low": "pooled $\\tau$ low", "max_failure_rate": "FAILED", "min_cohen_kappa": "$\\kappa$",
@@ -76,8 +74,9 @@ class _Paper:
 
     def __init__(self, data: Mapping[str, Any]):
         self.d = data
-        self.metric = str(data.get("metric") or "v_strict")
-        self.metric_tex = METRIC_TEX.get(self.metric) or latex_text(self.metric)
+        self.metric = str(data.get("metric") or DEFAULT_PRIMARY)  # report.json records the metric it rendered
+        known = find_measure(self.metric)  # as typeset in the paper (metaeval.measures: V with subscript strict)
+        self.metric_tex = known.latex if known is not None else latex_text(self.metric)
         self.cells = {r["cell"]: r for r in data.get("usage") or []}
         self.prompts = any((r.get("prompt") or "none") != "none" for r in self.cells.values())
         prov = data.get("provenance") or {}

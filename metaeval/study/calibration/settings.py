@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from metaeval.measures import DEFAULT_PRIMARY
+
 SCHEMA = "metaeval.calibration/3"
 MODEL_FORMAT = "metaeval-calibration-model"
 SCORE_LEVEL = ("none", "ppi", "ppi_pp", "regression")
@@ -13,16 +15,17 @@ ALL_METHODS = SCORE_LEVEL + LABEL_LEVEL
 FALLBACK = "ppi_pp"
 DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8, "min_topics": 10,
                             "methods": None,
-                            "metrics": None, "metric": "v_strict", "level": 0.95, "min_coverage": 0.95,
+                            "metrics": None, "metric": DEFAULT_PRIMARY, "level": 0.95, "min_coverage": 0.95,
                             "n_boot": 1000, "selection": "one_se", "options": {}, "workers": "auto"}
 
 
 def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
-    """Defaults filled in, method and metric names checked (metrics case-insensitive: ``V_strict`` works).
+    """Defaults filled in, method and metric names checked (any alias of ``metaeval.measures.measure``: ``V_strict``
+    works).  A sweep passes its ``analysis.metrics`` and primary metric; ``metric`` defaults to V_strict otherwise.
 
     ``none`` (raw) and ``ppi_pp`` (the interval fallback) are always candidates."""
     from metaeval.errors import ConfigError
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import METRICS, canonical_metrics
 
     s = {**DEFAULTS, **{k: v for k, v in (settings or {}).items() if v is not None}}
     methods = list(s["methods"] or ALL_METHODS)
@@ -32,13 +35,10 @@ def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
     bad = [m for m in methods if m not in ALL_METHODS]
     if bad:
         raise ConfigError(f"calibration.methods: unknown {', '.join(bad)}; expected {', '.join(ALL_METHODS)}")
-    metrics = [normalize_metric(m) for m in (s["metrics"] or METRICS)]
-    metric = normalize_metric(s["metric"])
+    metrics = canonical_metrics(s["metrics"] or METRICS, "calibration metric")  # unknown: the nearest name
+    metric = canonical_metrics([s["metric"]], "calibration metric")[0]
     if metric not in metrics:
         metrics.insert(0, metric)
-    bad = [m for m in metrics if m not in METRICS]
-    if bad:
-        raise ConfigError(f"calibration metric {bad[0]!r}; expected one of {', '.join(METRICS)} (any case)")
     if not 0 < float(s["level"]) < 1:
         raise ConfigError(f"calibration.level {s['level']}: expected a value between 0 and 1")
     if int(s["repeats"]) < 1:
