@@ -19,8 +19,17 @@ def sim(nist_labels):
 
 
 def test_registry_names():
-    assert {"posterior", "matrix", "matrix_unconstrained", "ordinal"} == set(REGISTRY)
-    with pytest.raises(ConfigError):
+    """One registry holds every method, score-level first (the order candidates are tried and listed)."""
+    from metaeval.calibration.methods import display_names, method_names
+
+    assert method_names() == ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained",
+                              "ordinal")
+    assert set(method_names("label")) == {"posterior", "matrix", "matrix_unconstrained", "ordinal"}
+    assert set(method_names()) == set(REGISTRY)
+    assert display_names(["none", "ppi_pp", "matrix_unconstrained"]) == {"none": "raw", "ppi_pp": "PPI++",
+                                                                       "matrix_unconstrained": "matrix (free)"}
+    assert get_method("ppi").gives_ci and get_method("ordinal").point_fit_options == {"covariance": False}
+    with pytest.raises(ConfigError, match="expected one of none, ppi, ppi_pp"):
         get_method("nope")
 
 
