@@ -75,10 +75,14 @@ def register_format(fmt: FileFormat) -> FileFormat:
     if fmt.role is not None and fmt.role not in ROLES:
         raise ConfigError(f"format {fmt.name!r}: role {fmt.role!r}; expected one of {', '.join(ROLES)} or None")
     old = REGISTRY.get(fmt.name)
-    if old is not None and old != fmt:
-        raise ConfigError(f"format {fmt.name!r} is already registered")
+    if old is not None and _origin(old.reader) != _origin(fmt.reader):  # the same module again (a reload) replaces it
+        raise ConfigError(f"format {fmt.name!r} is already registered (reader {_origin(old.reader)})")
     REGISTRY[fmt.name] = fmt
     return fmt
+
+
+def _origin(reader: "str | Callable[..., Any]") -> str:
+    return reader if isinstance(reader, str) else f"{reader.__module__}:{reader.__qualname__}"
 
 
 def format_names() -> tuple[str, ...]:
