@@ -31,8 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", required=True, help="judge assignment labels (same format)")
     p.add_argument("--model", help="calibration-model.json (apply)")
     p.add_argument("--method", action="append", metavar="NAME",
-                   help="candidate method, a registered calibration method: none, ppi, ppi_pp, regression, posterior, "
-                        "... (repeat; default all; 'none' = raw is always included)")
+                   help="candidate method: a registered calibration method, e.g. ppi_pp (repeat; default every "
+                        "registered one; 'none' = raw is always included; an unknown name lists them)")
     p.add_argument("--metric", action="append", type=str.lower,
                    help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
     p.add_argument("--folds", type=int, default=D["folds"], help="outer leave-topics-out folds (default %(default)s)")

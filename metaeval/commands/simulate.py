@@ -31,8 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reps", type=int, default=200, help="replications per kind (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--method", action="append", metavar="NAME",
-                   help="a registered calibration method (repeat; default all; raw always): none, ppi, ppi_pp, "
-                        "regression, posterior, ... (metaeval.calibration.methods.method_names)")
+                   help="a registered calibration method, e.g. ppi_pp (repeat; default every registered one; raw "
+                        "always; an unknown name lists them)")
     p.add_argument("--metric", default="v_strict", type=str.lower, help="metric, any case (default V_strict)")
     p.add_argument("--holdout", type=float, default=0.25, help="held-out share of topics (default 0.25)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")

@@ -9,7 +9,7 @@ The registry: a backend class registers itself with ``@register_backend`` (``met
 declares what the rest of the package asks of a provider - ``http`` (``replicas: auto`` may spread its calls over
 several Ray actors), ``structured_output`` (it accepts a per-call JSON schema), ``batch_backend`` (the registry name
 of its batch-API backend, for ``deployment.mode: batch``), ``batch_limits`` (a batch backend's request and byte
-caps), ``sdk_distributions`` (the SDK a results folder should record).  The built-in backends are imported on the
+caps).  The built-in backends are imported on the
 first look-up (their modules import no SDK until a request is made); a backend defined outside the package is
 registered when its module is imported.  Adding a provider is one new file (a ``ChatBackend`` subclass with
 ``@register_backend``) plus importing it.

@@ -17,7 +17,6 @@ from metaeval.judges.backends.base import (
 class AnthropicBackend(ChatBackend):
     name = "anthropic"
     SDK_MODULES = ("anthropic",)
-    sdk_distributions = ("anthropic",)
     http = True
     batch_backend = "anthropic_batch"  # no response_format: structured_output stays False
 

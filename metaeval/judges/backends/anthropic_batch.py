@@ -32,7 +32,6 @@ def message_params(request: ChatRequest) -> dict[str, Any]:
 class AnthropicBatchBackend(BatchBackend):
     name = "anthropic_batch"
     provider = "anthropic"
-    sdk_distributions = ("anthropic",)
     batch_limits = (100_000, 256 * 1024 * 1024)  # requests, bytes per batch
     _make_sdk_client = AnthropicBackend._make_sdk_client
 

@@ -141,14 +141,12 @@ class ChatBackend(ABC):
     """Holds one SDK client per event loop (SDK HTTP pools are bound to the loop that created them).
 
     A subclass registers itself with ``@register_backend`` under ``name`` and says, in class attributes, what the
-    catalog, the replica planner, the batch layer, the LLM judge and provenance ask of a provider (see
+    catalog, the replica planner, the batch layer and the LLM judge ask of a provider (see
     ``metaeval.judges.backends``)."""
 
     name = "base"
     #: modules the first request imports (the provider SDK): ``warm`` imports them ahead of it
     SDK_MODULES: tuple[str, ...] = ()
-    #: distributions whose versions describe this backend's calls (the provider SDK)
-    sdk_distributions: tuple[str, ...] = ()
     #: its calls go to a server over HTTP: ``replicas: auto`` may spread them over several actors (pipeline.replicas)
     http: bool = False
     #: it accepts a per-call JSON schema as ``response_format`` (``structured_output``: metaeval.judges.llm)

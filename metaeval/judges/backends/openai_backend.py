@@ -63,7 +63,6 @@ def _post_options(timeout_s: float) -> dict[str, Any]:
 class OpenAIBackend(ChatBackend):
     name = "openai"
     SDK_MODULES = ("openai", "openai.types.chat")
-    sdk_distributions = ("openai",)
     http = True
     structured_output = True  # OpenAI's json_schema (also vLLM) and llama.cpp's json_object schema
     batch_backend = "openai_batch"

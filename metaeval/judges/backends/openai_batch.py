@@ -26,7 +26,6 @@ ENDED = {"completed", "expired", "failed", "cancelled"}
 class OpenAIBatchBackend(BatchBackend):
     name = "openai_batch"
     provider = "openai"
-    sdk_distributions = ("openai",)
     batch_limits = (50_000, 200 * 1024 * 1024)  # requests, bytes per batch input file
     structured_output = True  # the body is the chat-completions body: response_format passes through
     _make_sdk_client = OpenAIBackend._make_sdk_client

@@ -13,7 +13,6 @@ from metaeval.judges.backends.base import ChatBackend, ChatReply, ChatRequest, T
 @register_backend
 class ToyHTTPBackend(ChatBackend):
     name = "toy_http"
-    sdk_distributions = ("aiohttp",)
     http = True  # calls a server over HTTP: replicas: auto may spread it over actors
 
     def _make_sdk_client(self) -> Any:
