@@ -71,7 +71,8 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
     with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
         from metaeval.layout import endpoint_changes
 
-        for line in endpoint_changes(layout, public_config(settings.document, with_judges=True)):  # once per deployment
+        urls = {c.judge.deployment.name: c.judge.deployment.base_url for c in cells if c.judge.deployment}
+        for line in endpoint_changes(layout, urls):  # once per deployment
             logging.getLogger("metaeval.sweep").warning(line)
         layout.check_fingerprint(dataset_fp, grid_fp, write=True)
         layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))

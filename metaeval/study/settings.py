@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from metaeval.errors import ConfigError
 from metaeval.schema import build_section, setting
 from metaeval.measures import METRICS
+from metaeval.study.calibration.settings import DEFAULTS as _CAL, SEED_DEFAULT as _CAL_SEED  # the one place
 
 #: the most topic-bootstrap replicates one setting may ask for (see the module docstring)
 MAX_BOOTSTRAP = 100_000
@@ -51,11 +52,11 @@ class CalibrationSettings:
     """``calibration.*``: out-of-fold calibration of every cell (``metaeval.study.calibration``)."""
 
     enabled: bool = setting(True, "bool")
-    methods: list | None = setting(None, "list", null=True, unique=True)
-    folds: int = setting(5, "int", ge=2, le=MAX_FOLDS)
-    seed: int = setting(0, "int", ge=0)
+    methods: list | None = setting(_CAL["methods"], "list", null=True, unique=True)
+    folds: int = setting(_CAL["folds"], "int", ge=2, le=MAX_FOLDS)
+    seed: int = setting(_CAL_SEED, "int", ge=0)
     #: processes for the repeats of the cross-fitting (auto: the available CPUs); no number depends on it
-    workers: int | str = setting("auto", "auto_int", ge=1)
+    workers: int | str = setting(_CAL["workers"], "auto_int", ge=1)
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,7 @@ def build_study_settings(analysis: Mapping[str, Any] | None = None, calibration:
         raise ConfigError(f"analysis.metrics must name at least one of {', '.join(METRICS)}")
     c = build_section("calibration", calibration, CalibrationSettings)
     if c.methods is not None:
-        from metaeval.study.calibration import ALL_METHODS
+        from metaeval.calibration.methods import check_names
 
-        bad = [m for m in c.methods if m not in ALL_METHODS]
-        if bad:
-            raise ConfigError(f"calibration.methods: unknown {', '.join(map(str, bad))}; expected {', '.join(ALL_METHODS)}")
+        check_names(c.methods)
     return StudySettings(analysis=a, calibration=c, report=None if report is None else dict(report))

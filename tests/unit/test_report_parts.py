@@ -253,6 +253,7 @@ def _cal(method: str, judge_only: int = 3) -> dict:
             "candidates": {"none": {"status": "ok", "held_out": held},
                            "ppi": {"status": "ok", "held_out": {**held, "mae": {"mean": 0.08, "se": 0.01}}},
                            "matrix": {"status": "refused", "reason": "label-level methods refused: 3 of 9 pairs"}},
+            "method_names": {"none": "raw", "ppi": "PPI", "matrix": "matrix"},  # the registry's display names
             "leaderboard": {"estimated_by": method, "human_labelled_topics": 7, "judge_only_topics": judge_only,
                             "intervals_why": "ppi's held-out coverage meets the nominal level", "rows": rows}}
 
