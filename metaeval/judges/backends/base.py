@@ -199,7 +199,8 @@ class ChatBackend(ABC):
         kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.deployment.limits.timeout_s}
         if self.deployment.base_url:
             kwargs["base_url"] = self.deployment.base_url
-        if getattr(self.deployment, "mode", "sync") != "batch" and self.SDK_MODULES:  # batch files may be large
+        batch = getattr(self, "is_batch", False) or getattr(self.deployment, "mode", "sync") == "batch"
+        if not batch and self.SDK_MODULES:  # batch result files may be large: not capped
             import importlib
 
             from metaeval.judges.backends.reading import capped_http_client
