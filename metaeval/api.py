@@ -62,6 +62,7 @@ def load(source: Any, *, name: str | None = None, run_map: Any = None, format: s
 def _load(source: Any, *, name: str | None, run_map: Any, format: str | None) -> Any:
     from metaeval.io.runmap import rename_runs
 
+    _check_source(source)
     obj = source
     if isinstance(source, (str, os.PathLike)):
         p = Path(source)
@@ -78,6 +79,41 @@ def _load(source: Any, *, name: str | None, run_map: Any, format: str | None) ->
         if name and hasattr(obj, "name"):
             obj.name = name
     return rename_runs(obj, _run_map(run_map))
+
+
+def _check_source(source: Any) -> None:
+    """What ``load`` takes: a path, a ``LabelSet`` or a score table (a pandas DataFrame); anything else
+    (``None``, a number) is a ``TypeError`` rather than passed back as if it were labels."""
+    if isinstance(source, (str, os.PathLike)):
+        if not str(source).strip():
+            raise TypeError("load() got an empty path")
+        return
+    from metaeval.types import LabelSet
+
+    if isinstance(source, LabelSet):
+        return
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        return
+    raise TypeError(f"load() takes a path, a LabelSet or a score DataFrame; got {type(source).__name__} {source!r:.60}")
+
+
+def check_count(func: str, keyword: str, value: Any, limit: int, what: str) -> None:
+    """``value`` of ``keyword`` an integer in ``0..limit`` (the cap the command line applies), else ``ValueError``
+    / ``TypeError`` naming it: ``analyze(n_boot=10**9)`` would need ~156 GiB."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import numpy as np
+
+            if isinstance(value, np.integer):
+                value = int(value)
+        except ImportError:  # pragma: no cover
+            pass
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{func}({keyword}=) takes an integer, got {type(value).__name__} {value!r:.40}")
+    if not 0 <= value <= limit:
+        raise ValueError(f"{func}({keyword}={value}): {what} must be between 0 and {limit:,} (the command line's cap)")
 
 
 def _has_assignment_file(folder: Path) -> bool:
@@ -137,6 +173,10 @@ def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: A
 
     _check_keywords("analyze", kwargs, [p for p in inspect.signature(_analyze).parameters if p not in
                                         ("reference", "candidates")])
+    from metaeval.study.settings import MAX_BOOTSTRAP
+
+    if "n_boot" in kwargs:
+        check_count("analyze", "n_boot", kwargs["n_boot"], MAX_BOOTSTRAP, "bootstrap replicates")
     cands = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
     names = kwargs.pop("names", None)
     if names is None:
@@ -198,6 +238,10 @@ def calibrate(reference: Any, judge: Any, *, seed: int = 0, run_map: Any = None,
 
     known = [k for k in DEFAULTS if k not in ("metric", "metrics")]
     _check_keywords("calibrate", settings, [*known, "judge_spec", "prompt_version", "metric"])
+    from metaeval.study.settings import MAX_BOOTSTRAP
+
+    if "n_boot" in settings:
+        check_count("calibrate", "n_boot", settings["n_boot"], MAX_BOOTSTRAP, "bootstrap replicates")
     primary = settings.pop("metric", None)
     if primary is not None:
         warnings.warn("calibrate(metric=) is deprecated; use metrics= (its first metric is the primary one, as in "
