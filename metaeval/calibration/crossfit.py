@@ -82,6 +82,8 @@ class Candidate:
     #: False when the caller uses this candidate's point estimates only: the outer folds then skip its intervals
     #: too (``fit_point``, ``want_ci=False``), which moves none of its point estimates
     intervals: bool = True
+    #: False only for raw: its whole-track score is the judge's everywhere, human labels included nowhere
+    uses_labels: bool = True
 
 
 @dataclass
@@ -196,3 +198,43 @@ def repeated_crossfit(cands: Sequence[Candidate], labelled: np.ndarray, truth_fn
         raise ConfigError(f"calibration.repeats={repeats}: need at least 1")
     return fork_map(lambda i: crossfit(cands, labelled, truth_fn, metrics, folds, inner_folds, rule, seed, repeat=i),
                     range(repeats), workers)
+
+
+# --------------------------------------------------------------------------- splits at the applied size
+def applied_split_sizes(n_labelled: int, n_applied: int, folds: int = 5) -> tuple[int, int]:
+    """(fit topics, held-out topics) of one split of ``n_labelled`` topics that mimics fitting on ``n_labelled``
+    and applying to ``n_applied``: the fit share is ``n_L / (n_L + n_U)`` (``1 - 1 / folds`` when nothing is
+    applied, i.e. every judge topic is human-labelled), rounded, kept within [2, n_L - 1]."""
+    from metaeval.errors import ConfigError
+
+    if n_labelled < 3:
+        raise ConfigError(f"{n_labelled} human-labelled topics: a split needs at least 3 (2 to fit, 1 to score)")
+    share = n_labelled / (n_labelled + n_applied) if n_applied > 0 else 1.0 - 1.0 / max(int(folds), 2)
+    a = int(min(max(int(round(n_labelled * share)), 2), n_labelled - 1))
+    return a, n_labelled - a
+
+
+def applied_splits(topics: np.ndarray, n_fit: int, n_splits: int,
+                   rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``n_splits`` random (fit, held-out) splits of ``topics``, ``n_fit`` topics to fit, the rest held out; each
+    split checked disjoint."""
+    topics = np.asarray(topics)
+    out = []
+    for _ in range(n_splits):
+        perm = rng.permutation(topics)
+        fit, held = np.sort(perm[:n_fit]), np.sort(perm[n_fit:])
+        check_disjoint(fit, held)
+        out.append((fit, held))
+    return out
+
+
+def corrected_resampled_se(d: np.ndarray, n_fit: int, n_held: int) -> float:
+    """SE of the mean of ``d`` over repeated random splits, corrected for their overlap (Nadeau & Bengio 2003,
+    "Inference for the generalization error", Machine Learning 52:239, the corrected resampled t):
+    ``sqrt((1 / S + n_held / n_fit) s^2_d)``.  The plain ``s_d / sqrt(S)`` treats overlapping splits as
+    independent and shrinks to zero as ``S`` grows; NaN with fewer than two finite values."""
+    d = np.asarray(d, dtype=float)
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return float("nan")
+    return float(np.sqrt((1.0 / d.size + n_held / max(n_fit, 1)) * d.var(ddof=1)))

@@ -141,7 +141,7 @@ def fit_score_method(method: str, H: np.ndarray, J: np.ndarray) -> dict:
         lam = power_tuned_lambda(Hm, Jm)
         mean, var, n, extra = _rectify(Hm - lam * Jm)
         return {"method": "ppi_pp", "lambda": lam, "rectifier": mean.tolist(), "var": var.tolist(), "n_l": n.tolist(),
-                "extra": extra.tolist()}
+                "extra": extra.tolist(), "resid": (Hm - lam * Jm).tolist()}
     if method == "regression":
         x, y = Jm[both], Hm[both]
         if x.size < 3 or np.var(x) == 0:
@@ -174,8 +174,12 @@ def power_tuned_lambda(H: np.ndarray, J: np.ndarray) -> float:
     return float(np.clip(cov / var, 0.0, 1.0)) if var > 0 else 1.0
 
 
-def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
-    """Apply a fitted model to judge scores of the applied topics (T_U, R)."""
+def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95, rng: np.random.Generator | None = None,
+                       n_boot: int = 999) -> RunEstimate:
+    """Apply a fitted model to judge scores of the applied topics (T_U, R).
+
+    With ``rng`` and a model that keeps its per-topic training differences (``ppi_pp``'s ``resid``), the interval
+    is the per-run bootstrap-t of :func:`bootstrap_t_bounds` instead of the t interval on the moderated variance."""
     n_u, jmean, jvar = _col_stats(J)
     method = model["method"]
     if method == "none":
@@ -197,7 +201,61 @@ def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95) -> RunEs
         se = np.sqrt(var * (1.0 / n_l + 1.0 / n_u) + extra)
     est = np.where(n_u > 0, est, np.nan)
     lo, hi = bounded(est, _t(level, n_l - 1) * se)
+    if rng is not None and model.get("resid") is not None:
+        resid = np.asarray(model["resid"], dtype=float)
+        lo, hi = bootstrap_t_bounds(resid, est, n_u, level, rng, n_boot, fallback=(lo, hi))
     return RunEstimate(est, se, lo, hi, answers)
+
+
+def bootstrap_t_bounds(resid: np.ndarray, est: np.ndarray, n_u: np.ndarray, level: float, rng: np.random.Generator,
+                       n_boot: int = 999, fallback: tuple[np.ndarray, np.ndarray] | None = None,
+                       floor: float = VAR_FLOOR) -> tuple[np.ndarray, np.ndarray]:
+    """Per-run bootstrap-t (studentized) interval for the human run score on ``n_u`` applied topics.
+
+    For run ``r`` with training differences ``D_1..D_n`` (``H - lambda J`` on the fitted topics) the estimate's
+    error is ``mean_L D - mean_U D``, studentized by ``se = s_D sqrt(1/n + 1/n_U)``.  Its distribution is taken
+    from the bootstrap world where both samples are drawn from the run's own ``D`` (Efron & Tibshirani 1993,
+    ch. 12; the two-sample pivot of ch. 16): ``T* = (mean L* - mean U*) / (s_{L*} sqrt(1/n + 1/n_U))`` with
+    ``L*`` ``n`` and ``U*`` ``n_U`` draws (multinomial counts, so the cost does not grow with ``n_U``), and the
+    interval is ``[est - q_{1-a/2} se, est - q_{a/2} se]``, intersected with [0, 1].  Each run uses its own
+    variance and its own (possibly skewed) ``T*`` quantiles: no pooling toward other runs' variances, so a
+    run with small differences is not widened to the pool and a skewed run gets an asymmetric, wider interval.
+    Variances are floored at ``floor`` (one point on a [0, 1] score) so a resample of equal values cannot divide
+    by zero; a run whose own differences are (near) constant (``s^2 <= floor``) or that has fewer than 3 of them
+    keeps ``fallback`` (the t interval on the moderated variance: its data cannot show its spread)."""
+    resid = np.asarray(resid, dtype=float)
+    est, n_u = np.asarray(est, dtype=float), np.asarray(n_u, dtype=float)
+    R = resid.shape[1]
+    lo = np.full(R, np.nan) if fallback is None else np.array(fallback[0], dtype=float)
+    hi = np.full(R, np.nan) if fallback is None else np.array(fallback[1], dtype=float)
+    a = (1.0 - level) / 2.0
+    groups: dict[tuple, list[int]] = {}
+    for r in range(R):  # runs with the same finite topics and the same n_U share one set of resamples
+        ok = np.flatnonzero(np.isfinite(resid[:, r]))
+        if ok.size >= 3 and n_u[r] > 0 and np.isfinite(est[r]):
+            groups.setdefault((tuple(ok.tolist()), int(n_u[r])), []).append(r)
+    for (ok, nu), cols in groups.items():
+        idx = np.asarray(ok)
+        D = resid[np.ix_(idx, cols)]                                   # (n, k)
+        n = len(idx)
+        s2 = D.var(axis=0, ddof=1)
+        use = s2 > floor
+        if not use.any():
+            continue
+        D = D[:, use]
+        cols = np.asarray(cols)[use]
+        p = np.full(n, 1.0 / n)
+        cl = rng.multinomial(n, p, size=n_boot).astype(float)          # (B, n) counts of L*
+        cu = rng.multinomial(nu, p, size=n_boot).astype(float)         # (B, n) counts of U*
+        mL, mU = cl @ D / n, cu @ D / nu                               # (B, k)
+        vL = np.maximum((cl @ (D ** 2) - n * mL ** 2) / (n - 1), floor)
+        f = np.sqrt(1.0 / n + 1.0 / nu)
+        T = (mL - mU) / (np.sqrt(vL) * f)
+        q_lo, q_hi = np.quantile(T, a, axis=0), np.quantile(T, 1.0 - a, axis=0)
+        se = np.sqrt(s2[use]) * f
+        lo[cols] = np.clip(est[cols] - q_hi * se, 0.0, 1.0)
+        hi[cols] = np.clip(est[cols] - q_lo * se, 0.0, 1.0)
+    return lo, hi
 
 
 # --------------------------------------------------------------------------- unclustered PPI (ppi-python parity)
