@@ -21,7 +21,10 @@ correlation inside a topic is kept - "topic-clustered"):
   residuals ``e`` (it assumes no per-run residual bias; the run-bias simulation shows what happens when that
   fails).
 
-Every per-run variance ``s^2`` above is guarded by :func:`moderated_variance` (never below the moderated pooled
+The calibrate workflow's PPI++ interval (``apply_score_method(..., rng=...)``) is instead the union of a t
+interval on the run's variance floored at the pooled within-run variance and the run's own bootstrap-t
+(:func:`bootstrap_t_bounds`; see :func:`apply_score_method`).  Otherwise every per-run variance ``s^2`` above is
+guarded by :func:`moderated_variance` (never below the moderated pooled
 estimate, so no interval has zero width when a run's differences happen to be constant on the labelled topics).
 Intervals use Student's t with ``n_L - 1`` degrees of freedom (``n_U - 1`` for raw) and are intersected with
 [0, 1]: every score lies in [0, 1], so the intersection never lowers coverage, and it keeps every printed

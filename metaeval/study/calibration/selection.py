@@ -27,7 +27,7 @@ import numpy as np
 
 from metaeval.study.calibration.settings import INTERVALS
 
-INTERVALS_NAME = "PPI++ per-run bootstrap-t"
+INTERVALS_NAME = "PPI++ (t on the pooled-floor variance, with the per-run bootstrap-t)"
 
 
 def coverage_tolerance(level: float, n_intervals: int) -> float:
