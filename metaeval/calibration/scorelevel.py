@@ -218,7 +218,7 @@ def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95, rng: np.
         d = np.maximum(n_r - 1.0, 0.0)
         ok = np.isfinite(s2) & (d > 0)
         s0 = float((d[ok] * s2[ok]).sum() / d[ok].sum()) if ok.any() else VAR_FLOOR
-        with np.errstate(invalid="ignore"):  # the run's variance, never below the pooled one (runs with n < 2: as fitted)
+        with np.errstate(invalid="ignore", divide="ignore"):  # never below the pooled variance (n < 2: as fitted)
             v = np.where(ok, np.maximum(np.maximum(s2, s0), VAR_FLOOR), var)
             se = np.sqrt(v * (1.0 / n_l + 1.0 / n_u) + extra)
         lo, hi = bounded(est, _t(level, n_l - 1) * se)
