@@ -1,21 +1,21 @@
-"""Coverage study of what ``metaeval calibrate`` recommends, through the CLI only, on NIST with several judges.
+"""Coverage study of the leaderboard ``metaeval calibrate`` shows, through the CLI only, on NIST with several judges.
 
-For each judge and design (share of the 21 NIST topics that keep their human labels: ``half`` = 10 topics,
-``quarter`` = 5) and split ``i = 0..S-1``:
+For each judge and design (how many of the 21 NIST topics keep their human labels: ``half`` = 10, ``quarter`` = 5,
+``n20`` = 20) and split ``i = 0..S-1``:
 
 1. draw the labelled topics at random without replacement (stream ``simulation.calibration_validity``, keys judge,
    design, i); write the NIST labels of those topics to a file;
-2. run ``metaeval calibrate --human <labelled> --judge <all judge labels> --metric V_strict --seed i`` (in-process
-   ``metaeval.cli.main``, default settings otherwise);
-3. read ``calibration.json``'s leaderboard (the one the tool recommends) and check, per run, whether
-   ``corrected_judge_only_ci`` holds the human run score on the judge-only topics, and whether
-   ``human_estimate_ci`` holds the human run score over all 21 topics (the leaderboard's estimand).
+2. run ``metaeval calibrate --human <labelled> --judge <all judge labels> --metric V_strict --seed i --workers 1``
+   (in-process ``metaeval.cli.main``, default settings otherwise, or the given ``--method`` list);
+3. read ``calibration.json``'s leaderboard (what the tool shows) and check, per run, whether ``human_estimate_ci``
+   holds the human run score over all 21 topics (and ``corrected_judge_only_ci`` the one on the judge-only topics);
+   the MAE and run-level Kendall tau of ``human_estimate`` against that human score, beside raw's (the judge's own
+   score over the 21 topics) and the composite's (human labels on the labelled topics, the raw judge elsewhere).
 
-Figures per judge x design: overall coverage (all runs x splits), worst-run coverage (the run with the lowest share
-over splits), mean width, zero-width intervals, and how often each verdict / method was recommended.  Writes
-``results/calibration_validity/coverage.json`` and prints a Markdown table.
+Per judge x design: coverage, worst run, widths, MAE and tau of shown / raw / composite with the paired differences
+(+- SE over splits), and which method was shown.  Writes ``--out`` (JSON) and prints a Markdown table.
 
-    .venv/bin/python experiments/calibration_validity/labels.py          # judge label files (seconds)
+    .venv/bin/python experiments/calibration_validity/labels.py          # judge label files
     .venv/bin/python experiments/calibration_validity/run.py --splits 40 # the table in README.md
 """
 
