@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 
-SCORE_METHODS: tuple[str, ...] = ("none", "ppi", "ppi_pp", "regression")
+from metaeval.calibration.methods.base import ScoreMethod, get_method, method_names, register
 
 
 @dataclass
@@ -132,20 +132,109 @@ def _rectify(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 def fit_score_method(method: str, H: np.ndarray, J: np.ndarray) -> dict:
-    """Fit on training (topic, run) matrices; returns a JSON-ready model (lists)."""
+    """Fit the registered score-level method ``method`` on training (topic, run) matrices; a JSON-ready model."""
+    return _score_method(method).fit_scores(H, J)
+
+
+def _score_method(name: str) -> ScoreMethod:
+    from metaeval.errors import ConfigError
+
+    m = get_method(name)
+    if m.level != "score":
+        raise ConfigError(f"unknown score-level method {name!r}; expected one of {', '.join(method_names('score'))}")
+    return m
+
+
+def _paired(H: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cells with both scores, H and J with NaN where either is missing)."""
     both = np.isfinite(H) & np.isfinite(J)
-    Hm, Jm = np.where(both, H, np.nan), np.where(both, J, np.nan)
-    if method == "none":
+    return both, np.where(both, H, np.nan), np.where(both, J, np.nan)
+
+
+class _Rectified(ScoreMethod):
+    """A score-level correction ``answers = corrected(model, J)`` with the per-run rectifier variance of the module
+    docstring: ``se = sqrt(var (1/n_L + 1/n_U) + extra)``, t interval on ``n_L - 1`` df inside [0, 1]."""
+
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def apply_scores(self, model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
+        n_u, jmean, jvar = _col_stats(J)
+        var, n_l, extra = (np.asarray(model[k], dtype=float) for k in ("var", "n_l", "extra"))
+        answers = self.corrected(model, J)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ans_ok = np.isfinite(J) & np.isfinite(answers)
+            est = np.where(ans_ok, answers, 0.0).sum(axis=0) / np.maximum(ans_ok.sum(axis=0), 1)
+            se = np.sqrt(var * (1.0 / n_l + 1.0 / n_u) + extra)
+        est = np.where(n_u > 0, est, np.nan)
+        lo, hi = bounded(est, _t(level, n_l - 1) * se)
+        return RunEstimate(est, se, lo, hi, answers)
+
+
+@register
+class RawScores(ScoreMethod):
+    """``none``: the judge's own scores, with the judge's topic-sampling t interval."""
+
+    name = "none"
+    display = "raw"
+    description = "the judge's own scores (raw); its interval is the judge's topic sampling error only"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
         return {"method": "none"}
-    if method == "ppi":
+
+    def apply_scores(self, model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
+        n_u, jmean, jvar = _col_stats(J)
+        half = _t(level, n_u - 1) * np.sqrt(jvar / n_u)
+        lo, hi = bounded(jmean, half)
+        return RunEstimate(jmean, np.sqrt(jvar / n_u), lo, hi, J.copy())
+
+
+@register
+class PPI(_Rectified):
+    """``ppi``: the judge's scores plus the per-run mean reference-minus-judge difference on the training topics."""
+
+    name = "ppi"
+    display = "PPI"
+    description = "prediction-powered inference: judge score + mean (human - judge) on the labelled topics"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
+        _, Hm, Jm = _paired(H, J)
         mean, var, n, extra = _rectify(Hm - Jm)
         return {"method": "ppi", "rectifier": mean.tolist(), "var": var.tolist(), "n_l": n.tolist(), "extra": extra.tolist()}
-    if method == "ppi_pp":
+
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:
+        return J + np.asarray(model["rectifier"], dtype=float)[None, :]
+
+
+@register
+class PPIPlusPlus(_Rectified):
+    """``ppi_pp``: PPI with the power-tuned ``lambda`` (:func:`power_tuned_lambda`)."""
+
+    name = "ppi_pp"
+    display = "PPI++"
+    description = "power-tuned PPI: lambda judge score + mean (human - lambda judge), one lambda per cell"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
+        _, Hm, Jm = _paired(H, J)
         lam = power_tuned_lambda(Hm, Jm)
         mean, var, n, extra = _rectify(Hm - lam * Jm)
         return {"method": "ppi_pp", "lambda": lam, "rectifier": mean.tolist(), "var": var.tolist(), "n_l": n.tolist(),
                 "extra": extra.tolist(), "resid": (Hm - lam * Jm).tolist()}
-    if method == "regression":
+
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:
+        return model["lambda"] * J + np.asarray(model["rectifier"], dtype=float)[None, :]
+
+
+@register
+class RegressionCalibration(_Rectified):
+    """``regression``: one OLS line ``H = a + b J`` over the training cells, answers ``clip(a + b J, 0, 1)``."""
+
+    name = "regression"
+    display = "regression"
+    description = "regression calibration: clip(a + b judge, 0, 1) from one OLS line over the labelled cells"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
+        both, Hm, Jm = _paired(H, J)
         x, y = Jm[both], Hm[both]
         if x.size < 3 or np.var(x) == 0:
             a, b = float(np.mean(y)) if y.size else 0.0, 0.0
@@ -156,9 +245,9 @@ def fit_score_method(method: str, H: np.ndarray, J: np.ndarray) -> dict:
         _, var, n, extra = _rectify(resid)
         return {"method": "regression", "intercept": a, "slope": b, "var": var.tolist(), "n_l": n.tolist(),
                 "extra": extra.tolist()}
-    from metaeval.errors import ConfigError
 
-    raise ConfigError(f"unknown score-level method {method!r}; expected one of {', '.join(SCORE_METHODS)}")
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:
+        return np.clip(model["intercept"] + model["slope"] * J, 0.0, 1.0)
 
 
 def power_tuned_lambda(H: np.ndarray, J: np.ndarray) -> float:
@@ -179,7 +268,8 @@ def power_tuned_lambda(H: np.ndarray, J: np.ndarray) -> float:
 
 def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95, rng: np.random.Generator | None = None,
                        n_boot: int = 999) -> RunEstimate:
-    """Apply a fitted model to judge scores of the applied topics (T_U, R).
+    """Apply a fitted model (its ``method`` names the registered score-level method) to judge scores of the applied
+    topics (T_U, R).
 
     With ``rng`` and a model that keeps its per-topic training differences (``ppi_pp``'s ``resid``), the interval
     is the union of (a) the t interval on the run's variance floored at the pooled within-run variance,
@@ -191,40 +281,22 @@ def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95, rng: np.
     and a heteroscedastic judge (300 splits) the moderated variance of :func:`moderated_variance` (4 prior df)
     left the worst run at 0.76-0.82 and this floor at 0.86-0.95, at 15% more mean width; runs with small
     differences are over-covered (the price of (a)).  The union covers at least as often as either part."""
-    n_u, jmean, jvar = _col_stats(J)
-    method = model["method"]
-    if method == "none":
-        half = _t(level, n_u - 1) * np.sqrt(jvar / n_u)
-        lo, hi = bounded(jmean, half)
-        return RunEstimate(jmean, np.sqrt(jvar / n_u), lo, hi, J.copy())
-    var, n_l, extra = (np.asarray(model[k], dtype=float) for k in ("var", "n_l", "extra"))
-    if method == "ppi":
-        rect = np.asarray(model["rectifier"], dtype=float)
-        answers = J + rect[None, :]
-    elif method == "ppi_pp":
-        rect = np.asarray(model["rectifier"], dtype=float)
-        answers = model["lambda"] * J + rect[None, :]
-    else:
-        answers = np.clip(model["intercept"] + model["slope"] * J, 0.0, 1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ans_ok = np.isfinite(J) & np.isfinite(answers)
-        est = np.where(ans_ok, answers, 0.0).sum(axis=0) / np.maximum(ans_ok.sum(axis=0), 1)
-        se = np.sqrt(var * (1.0 / n_l + 1.0 / n_u) + extra)
-    est = np.where(n_u > 0, est, np.nan)
-    lo, hi = bounded(est, _t(level, n_l - 1) * se)
-    if rng is not None and model.get("resid") is not None:
-        resid = np.asarray(model["resid"], dtype=float)
-        n_r, _, s2 = _col_stats(resid)
-        d = np.maximum(n_r - 1.0, 0.0)
-        ok = np.isfinite(s2) & (d > 0)
-        s0 = float((d[ok] * s2[ok]).sum() / d[ok].sum()) if ok.any() else VAR_FLOOR
-        with np.errstate(invalid="ignore", divide="ignore"):  # never below the pooled variance (n < 2: as fitted)
-            v = np.where(ok, np.maximum(np.maximum(s2, s0), VAR_FLOOR), var)
-            se = np.sqrt(v * (1.0 / n_l + 1.0 / n_u) + extra)
-        lo, hi = bounded(est, _t(level, n_l - 1) * se)
-        b_lo, b_hi = bootstrap_t_bounds(resid, est, n_u, level, rng, n_boot)
-        lo, hi = np.fmin(lo, b_lo), np.fmax(hi, b_hi)
-    return RunEstimate(est, se, lo, hi, answers)
+    r = _score_method(model["method"]).apply_scores(model, J, level)
+    if rng is None or model.get("resid") is None:
+        return r
+    n_u = np.isfinite(J).sum(axis=0).astype(float)
+    n_l, extra = (np.asarray(model[k], dtype=float) for k in ("n_l", "extra"))
+    resid = np.asarray(model["resid"], dtype=float)
+    n_r, _, s2 = _col_stats(resid)
+    d = np.maximum(n_r - 1.0, 0.0)
+    ok = np.isfinite(s2) & (d > 0)
+    s0 = float((d[ok] * s2[ok]).sum() / d[ok].sum()) if ok.any() else VAR_FLOOR
+    with np.errstate(invalid="ignore", divide="ignore"):  # never below the pooled variance (n < 2: as fitted)
+        v = np.where(ok, np.maximum(np.maximum(s2, s0), VAR_FLOOR), np.asarray(model["var"], dtype=float))
+        se = np.sqrt(v * (1.0 / n_l + 1.0 / n_u) + extra)
+    lo, hi = bounded(r.est, _t(level, n_l - 1) * se)
+    b_lo, b_hi = bootstrap_t_bounds(resid, r.est, n_u, level, rng, n_boot)
+    return RunEstimate(r.est, se, np.fmin(lo, b_lo), np.fmax(hi, b_hi), r.answers)
 
 
 def bootstrap_t_bounds(resid: np.ndarray, est: np.ndarray, n_u: np.ndarray, level: float, rng: np.random.Generator,

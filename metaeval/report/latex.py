@@ -10,6 +10,9 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
   some topics have no human labels, the calibrated estimate of the human score over every topic with its interval;
 * ``calibration`` - per cell the method used, the verdict of the repeated cross-fitting, the held-out error of raw
   and of that method and the nested error of the whole selection; ``calibration_<cell>`` - every candidate method;
+* ``ranksets_<cell>`` - per run the PPI++ estimate of the human score over all topics with its group letters as
+  superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
+  runs it is above / below;
 * ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4.
 
 Cells are named by judge, prompt (when any judge has one) and where the nuggets come from, never by the internal
@@ -24,23 +27,27 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from metaeval.io.latex import PREAMBLE, latex_table, latex_text, stack
+from metaeval.measures import DEFAULT_PRIMARY, find_measure
 from metaeval.report.model import Report
 
 #: where a cell's nuggets come from (the judge assigns them to the answers in every judged strategy)
 NUGGET_SOURCE = {"auto_auto": "judge's own", "human_auto": "human", "human_judge_importance": "human, judge importance",
                  "human_human": "human (reference)"}
-METHOD_NAMES = {"none": "raw", "ppi": "PPI", "ppi_pp": "PPI++", "regression": "regression", "posterior": "posterior",
-                "matrix": "matrix", "matrix_unconstrained": "matrix (free)", "ordinal": "ordinal"}
-#: the metrics as they are typeset in the paper (V with subscript strict)
-METRIC_TEX = {"v_strict": "$V_{\\mathrm{strict}}$", "a_strict": "$A_{\\mathrm{strict}}$", "v": "$V$", "a": "$A$",
-              "w_strict": "$W_{\\mathrm{strict}}$", "w": "$W$"}
 #: short column heads of the verdict checks (the caption spells each out)
 CHECK_HEADS = {"min_run_tau_low": "run $\\tau$ low", "min_run_tau": "run $\\tau$", "min_topic_tau_low": "topic $\\tau$ low",
                "min_pooled_tau_low": "pooled $\\tau$ low", "max_failure_rate": "FAILED", "min_cohen_kappa": "$\\kappa$",
                "max_abs_strictness": "$|$strictness$|$", "max_cost_usd": "cost (USD)"}
 #: above this many runs a leaderboard puts each interval beside its estimate (one line a run, both columns)
 STACK_MAX_ROWS = 24
+#: above this many letter groups the rank-set table leaves the superscripts out (the caption says so)
+LETTERS_MAX = 12
 LEVEL_NAMES = {"run": "run", "topic_avg": "per topic", "pooled": "pooled"}
+
+
+def method_name(cal: Mapping[str, Any], method: str) -> str:
+    """A calibration method as tables print it (``PPI++``): the display name the calibration recorded from the method
+    registry (``method_names``), else the name itself."""
+    return str((cal.get("method_names") or {}).get(method, method))
 
 
 def _n(x: Any, digits: int = 3, signed: bool = False) -> str:
@@ -76,8 +83,9 @@ class _Paper:
 
     def __init__(self, data: Mapping[str, Any]):
         self.d = data
-        self.metric = str(data.get("metric") or "v_strict")
-        self.metric_tex = METRIC_TEX.get(self.metric) or latex_text(self.metric)
+        self.metric = str(data.get("metric") or DEFAULT_PRIMARY)  # report.json records the metric it rendered
+        known = find_measure(self.metric)  # as typeset in the paper (metaeval.measures: V with subscript strict)
+        self.metric_tex = known.latex if known is not None else latex_text(self.metric)
         self.cells = {r["cell"]: r for r in data.get("usage") or []}
         self.prompts = any((r.get("prompt") or "none") != "none" for r in self.cells.values())
         prov = data.get("provenance") or {}
@@ -193,7 +201,7 @@ class _Paper:
                  _est_ci(r.get("judge_score"), r.get("judge_score_ci"), stacked=stacked)]
                 + ([_est_ci(r.get("human_estimate"), r.get("human_estimate_ci"), stacked=stacked)] if estimate else [])
                 for r in rows_in]
-        by = latex_text(METHOD_NAMES.get(clb.get("estimated_by") or "", clb.get("estimated_by") or "?"))
+        by = latex_text(method_name(cal, clb.get("estimated_by") or "?"))
         what = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the {n_lab} "
                 f"labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95\\% interval "
                 f"({latex_text(clb.get('intervals_why') or '')})." if estimate else
@@ -228,7 +236,7 @@ class _Paper:
             sel = cal["selection"]
             m = sel["method"]
             verdict = "stable" if sel.get("verdict") == "stable" else "within noise"
-            rows.append(self.name_cols(cell) + [f"{latex_text(METHOD_NAMES.get(m, m))} ({verdict})",
+            rows.append(self.name_cols(cell) + [f"{latex_text(method_name(cal, m))} ({verdict})",
                                                 _pm(sel.get("raw_mae")), _pm(sel.get("held_out_mae")),
                                                 _pm(sel.get("nested_mae"))])
             out[f"calibration_{cell}"] = self._candidates(cell, cal)
@@ -255,7 +263,7 @@ class _Paper:
             c = cands.get(m)
             if c is None:
                 continue
-            name = latex_text(METHOD_NAMES.get(m, m))
+            name = latex_text(method_name(cal, m))
             if sel.get("method") == m:
                 name = f"\\textbf{{{name}}}"
             if c.get("status") != "ok":
@@ -278,6 +286,37 @@ class _Paper:
                "width (n/a: point estimates only). In bold: the method used." + why)
         return self._table(["method", "wins", "MAE", "vs raw", "cover", "width"], rows,
                            [False, True, True, True, True, True], cap, f"calibration_{cell}")
+
+    def rank_sets(self) -> dict[str, str]:
+        """Per cell with rank-sets: runs by estimate, the estimate with its group letters as superscripts (as papers
+        mark indistinguishable runs), the rank-set and above / below."""
+        out = {}
+        for cell, cal in (self.d.get("calibration") or {}).items():
+            rs = (cal or {}).get("rank_sets") or {}
+            if rs.get("status") != "ok" or rs.get("metric", self.metric) != self.metric:
+                continue
+            s = rs["summary"]
+            letters = s["groups"] <= LETTERS_MAX
+            rows = [[latex_text(r["run_id"], breakable=True),
+                     f"{r['estimate']:.3f}" + (f"$^{{\\mathrm{{{r['group']}}}}}$" if letters else ""),
+                     str(r["rank_set"][0]) if r["rank_set"][0] == r["rank_set"][1] else
+                     f"{r['rank_set'][0]}--{r['rank_set'][1]}", f"{r['beats']} / {r['beaten_by']}"] for r in rs["rows"]]
+            mark = ("runs sharing a superscript letter cannot be told apart" if letters else
+                    f"{s['groups']} groups of runs that cannot be told apart (too many for letters: calibration.json)")
+            if rs["human_labelled_topics"] >= rs["topics"]:
+                how = (f"every one of the {rs['topics']} topics is human-labelled, so this is the human leaderboard "
+                       "itself: the rank-set is the observed rank, and only tied runs cannot be told apart.")
+            else:
+                how = (f"PPI++ estimate of the human score over all {rs['topics']} topics ({rs['human_labelled_topics']} "
+                       f"human-labelled); {mark}; rank-set = the ranks a run can hold, all runs at once; above / below = "
+                       f"runs it beats / that beat it. All at {rs['level'] * 100:.0f}\\% simultaneous confidence over the "
+                       f"{s['pairs']} run pairs (max-$t$ bootstrap of the {rs['human_labelled_topics']} labelled topics, "
+                       f"{rs['n_boot']} resamples); {s['decided_pairs']} pairs decided, mean rank-set size "
+                       f"{s['mean_rank_set_size']:.1f} of {rs['runs']} runs.")
+            cap = f"Which runs can be told apart on {self.metric_tex}, {self.cell_phrase(cell)}, on {self.data_phrase}: {how}"
+            out[f"ranksets_{cell}"] = self._table(["run", "estimate", "rank-set", "above / below"], rows,
+                                                  [False, True, True, True], cap, f"ranksets_{cell}")
+        return out
 
     def bias(self) -> str | None:
         per = self.d.get("bias") or {}
@@ -329,9 +368,9 @@ class _Paper:
 
     def all(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        builders: list[Callable[[], Any]] = [self.verdict, self.tau, self.calibration, self.leaderboards, self.bias,
-                                             self.strictness, self.descriptive]
-        names = ["verdict", "tau", None, None, "bias", "strictness", "descriptive"]
+        builders: list[Callable[[], Any]] = [self.verdict, self.tau, self.calibration, self.leaderboards, self.rank_sets,
+                                             self.bias, self.strictness, self.descriptive]
+        names = ["verdict", "tau", None, None, None, "bias", "strictness", "descriptive"]
         for name, build in zip(names, builders):
             got = build()
             if isinstance(got, dict):

@@ -155,9 +155,9 @@ def shown_name(method: str) -> str:
 def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any]) -> str:
     """One line: what is shown (the one decision), why, the held-out error and tau of what is shown vs raw, the
     nested error of the procedure, and the held-out coverage of the intervals shown."""
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
 
-    name = METRIC_NAMES.get(metric, metric)
+    name = display_name(metric)
     m = sel["method"]
     head = f"{name}: leaderboard by {shown_name(m)}; intervals by {INTERVALS_NAME}"
     if m != INTERVALS:

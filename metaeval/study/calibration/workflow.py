@@ -59,12 +59,14 @@ class FullFits:
 def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str, Any] | None, *, seed: int,
                     analysis_seed: int = 0) -> dict[str, Any]:
     """Calibrate ``judge`` against ``reference`` (see the module docstring); JSON-ready dict."""
+    from metaeval.calibration.methods import display_names
     from metaeval.errors import ConfigError
     from metaeval.io.jsonl import to_jsonable
     from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
     from metaeval.study.calibration.model import fit_model
     from metaeval.study.calibration.procedure import nested, run_procedure
     from metaeval.study.leaderboard import raw_leaderboards
+    from metaeval.study.ranksets import rank_sets_block
 
     s = resolve_settings(settings)
     metrics = s["metrics"]
@@ -99,9 +101,10 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
                                           "level", "min_coverage", "n_boot", "n_boot_t")}
            | {"folds_used": decision.n_fit, "splits": s["repeats"], "fit_topics": decision.n_fit,
               "held_out_topics": decision.n_held},
-           "pairing": pairing, "topics": topics,
+           "pairing": pairing, "topics": topics, "method_names": display_names(s["methods"]),
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
            "by_metric": by_metric, "model": model}
+    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=analysis_seed)
     return to_jsonable(out)
 
 
