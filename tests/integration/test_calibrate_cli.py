@@ -33,7 +33,7 @@ def test_calibrate_validate_and_apply(files, capsys):
     res = json.loads((out / "calibration.json").read_text())
     assert "model" not in res and res["metric"] == "v_strict" and set(res["by_metric"]) == {"v_strict", "a_strict"}
     assert len(res["topics"]["human_labelled"]) == 12 and len(res["topics"]["judge_only"]) == 9
-    assert set(res["candidates"]) == {"none", "ppi", "ppi_pp", "matrix"}  # raw and the PPI++ fallback always
+    assert set(res["candidates"]) == {"raw", "composite", "ppi", "ppi_pp", "matrix"}  # raw, composite, PPI++ always
     assert res["settings"]["repeats"] == 3 and sum(res["selection"]["wins"].values()) == 3
     lb = res["leaderboard"]
     assert lb["judge_only_topics"] == 9 and "mae_vs_reference" not in lb

@@ -122,7 +122,7 @@ def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir
     assert isinstance(cal, metaeval.CalibrationResult) and cal.metric == "v_strict" and cal.recommendation
     assert set(cal.json["by_metric"]) == {"v_strict", "a_strict"} and "model" not in cal.json and cal.json["pairing"]
     assert cal.model["format"] == "metaeval-calibration-model"
-    assert {"none", "ppi_pp"} <= set(cal.candidates["method"]) and set(cal.selection["metric"]) == {"v_strict",
+    assert {"raw", "composite", "ppi_pp"} <= set(cal.candidates["method"]) and set(cal.selection["metric"]) == {"v_strict",
                                                                                                  "a_strict"}
     lb = cal.leaderboard[cal.leaderboard["metric"] == "v_strict"]
     assert len(lb) == len(ref.run_ids) and {"judge_score", "human_estimate", "judge_score_lo"} <= set(lb.columns)
