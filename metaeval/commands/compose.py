@@ -184,7 +184,9 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
             out.append(f"grid.{SWEEPABLE[group]}=null")
     for group, values in swept.items():
         out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
-    out.append("grid.optional_judges=[]")  # exactly the product asked for (no default grid's optional judges)
+    # exactly the product asked for (no default grid's optional judges); ++ because a grid file may lack the key
+    # (grid=single has only judges, prompts, strategies: a plain override was "not a setting", issue 32)
+    out.append("++grid.optional_judges=[]")
     return out
 
 
