@@ -10,7 +10,8 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
   some topics have no human labels, the calibrated estimate of the human score over every topic with its interval;
 * ``calibration`` - per cell the method used, the verdict of the repeated cross-fitting, the held-out error of raw
   and of that method and the nested error of the whole selection; ``calibration_<cell>`` - every candidate method;
-* ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4.
+* ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4;
+* ``compare`` - the paired differences between configurations (``metaeval.report.compare_section``).
 
 Cells are named by judge, prompt (when any judge has one) and where the nuggets come from, never by the internal
 cell id.  Every caption says what is estimated, on which data and with which interval, so a table stands alone.
@@ -343,7 +344,9 @@ class _Paper:
 
 def paper_tables(data: Mapping[str, Any]) -> dict[str, str]:
     """``{file stem: LaTeX table}`` for a report's data (``Report.data`` or a ``report.json``), in paper order."""
-    return _Paper(data).all()
+    from metaeval.report.compare_section import compare_latex  # the paired comparisons between cells (issue 32)
+
+    return {**_Paper(data).all(), **compare_latex(data)}
 
 
 def standalone(names: list[str]) -> str:
