@@ -265,21 +265,25 @@ def _fmt(x: Any, digits: int = 3, signed: bool = False) -> str:
     return format(float(x), f"{'+' if signed else ''}.{digits}f")
 
 
-def describe(row: Mapping[str, Any]) -> str:
-    """``run-level tau on v_strict +0.214 [+0.071, +0.357], Holm p 0.004`` for one row."""
+def describe(row: Mapping[str, Any], flip: bool = False) -> str:
+    """``run-level tau on v_strict +0.214 [+0.071, +0.357], Holm p 0.004`` for one row (``flip``: as ``b - a``)."""
     what = LEVEL_WORDS.get(row["level"], "") + f" on {row['metric']}" if row["statistic"] == "tau" \
         else STAT_WORDS.get(row["statistic"], row["statistic"])
     if row["statistic"] in ("raw_mae", "calibrated_mae"):
         what += f" on {row['metric']}"
-    return (f"{what} {_fmt(row['diff'], signed=True)} [{_fmt(row['ci_low'], signed=True)}, "
-            f"{_fmt(row['ci_high'], signed=True)}], Holm p {_fmt(row['p_holm'], 3)}")
+    d, lo, hi = row["diff"], row["ci_low"], row["ci_high"]
+    if flip:
+        d, lo, hi = -d, -hi, -lo
+    return (f"{what} {_fmt(d, signed=True)} [{_fmt(lo, signed=True)}, {_fmt(hi, signed=True)}], "
+            f"Holm p {_fmt(row['p_holm'], 3)}")
 
 
 def pair_lines(table: pd.DataFrame, metric: str, alpha: float = 0.05,
                differs: Mapping[tuple[str, str], str] | None = None) -> list[str]:
     """One plain-language line per pair of ``table`` (:func:`finish`'s), on ``metric`` (its tau levels and
     calibrated error) and the label agreement (Cohen's kappa): which candidate agrees better with the reference
-    and by how much, or that no difference is detectable at ``alpha`` after Holm.  ``differs[(a, b)]``: what the
+    and by how much (the differences as the better side minus the other), or that no difference is detectable at
+    ``alpha`` after Holm.  ``differs[(a, b)]``: what the
     two candidates differ in (``prompt v1 vs v2_json``), shown first."""
     if table is None or table.empty:
         return []
@@ -296,12 +300,13 @@ def pair_lines(table: pd.DataFrame, metric: str, alpha: float = 0.05,
         if not for_a and not for_b:
             first = next((r for r in rows if r["level"] == "run"), rows[0])
             lines.append(f"{head}: no detectable difference in agreement with the reference (Holm-adjusted, alpha "
-                         f"{alpha:g}): {describe(first)}.")
+                         f"{alpha:g}; {a} minus {b}): {describe(first)}.")
             continue
         parts = []
-        for who, wins in ((a, for_a), (b, for_b)):
+        for who, other, wins in ((a, b, for_a), (b, a, for_b)):
             if wins:
-                parts.append(f"{who} agrees better with the reference: " + "; ".join(describe(r) for r in wins))
+                parts.append(f"{who} agrees better with the reference ({who} minus {other}): "
+                             + "; ".join(describe(r, flip=who == b) for r in wins))
         text = f"{head}: " + ". ".join(parts)
         if for_a and for_b:
             text = f"{head}: mixed. " + ". ".join(parts)

@@ -70,9 +70,6 @@ def compare_blocks(doc: Mapping[str, Any], metric: str) -> tuple[list, dict[str,
         "the interval from the folds' standard errors treated as independent (conservative).", "p")]
     if lines:
         blocks.append(Items(lines))
-    if differs:
-        blocks.append(Text("What each pair differs in: " + "; ".join(f"{a} vs {b}: {t}" for (a, b), t in differs.items())
-                           + ".", "note"))
     blocks.append(_table(rows, f"paired differences on {metric} (tau levels, calibrated error) and on the support "
                                "labels (agreement); A - B > 0 favours A except for MAE"))
     others = [r for r in doc.get("rows") or [] if r.get("statistic") == "tau" and r.get("metric") != metric]

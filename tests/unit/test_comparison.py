@@ -163,9 +163,35 @@ def test_pair_lines_say_who_agrees_better(small):
     ref, good, bad = small
     res = analyze(ref, [good, bad], metrics=["v_strict"], n_boot=300, seed=0)
     (line,) = pair_lines(res.paired, "v_strict", differs={("good", "bad"): "judge good vs bad"})
-    assert line.startswith("good vs bad (judge good vs bad): good agrees better with the reference: ")
+    assert line.startswith("good vs bad (judge good vs bad): good agrees better with the reference (good minus bad): ")
     assert "run-level tau on v_strict +" in line and "Holm p" in line
     same = analyze(ref, [good, good], names=["g1", "g2"], metrics=["v_strict"], n_boot=100).paired
     (line,) = pair_lines(same, "v_strict")
     assert "no detectable difference" in line and "+0.000" in line
     assert pair_lines(pd.DataFrame(), "v_strict") == []
+
+
+def test_prompt_rule_reads_under_json_and_guesses_under_the_list_prompt():
+    import json
+
+    from metaeval.testing.rules import prompt_rule
+
+    def messages(json_prompt):
+        nuggets = "\n".join(f"[{i + 1}] {t}" for i, t in enumerate(
+            ["Paris is the capital of France", "The Eiffel tower opened in 1889", "Bananas grow on trees"] * 4))
+        ask = 'Output exactly one JSON object {"labels": [...]}' if json_prompt else "Reply with a Python list"
+        return [{"role": "user", "content": f"<query>\nq\n</query>\n<answer>\nParis is the capital of France; the "
+                                            f"Eiffel tower opened in 1889.\n</answer>\n<nuggets count=\"12\">\n{nuggets}"
+                                            f"\n</nuggets>\nsupport partial_support not_support. {ask}"}]
+
+    def labels(rule, json_prompt):
+        out = json.loads(rule(messages(json_prompt)))
+        return out["labels"] if isinstance(out, dict) else out
+
+    read = labels(prompt_rule(0.5), True)
+    assert read == ["support", "support", "not_support"] * 4  # word overlap: what the answer says
+    noisy = labels(prompt_rule(1.0), False)
+    assert len(noisy) == 12 and noisy != read
+    assert labels(prompt_rule(0.0), False) == read  # no noise: both prompts answer alike
+    with pytest.raises(ValueError):
+        prompt_rule(1.5)

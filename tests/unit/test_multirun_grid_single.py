@@ -29,3 +29,12 @@ def test_multirun_with_grid_single_and_a_users_own_judge(tmp_path):
     # a grid that lists optional judges still gets exactly the product asked for
     _, cells = compose_sweep(multirun_overrides(["judge=lexical", "strategy=human_auto", "grid=demo_offline"]))
     assert [c.id for c in cells] == ["lexical__human_auto"]
+
+
+def test_multirun_over_prompts_keeps_judge_overrides_for_the_judge():
+    # judge=X becomes grid.judges=[X]; composing each prompt of the grid must not apply judge.* to the default judge
+    ovs = multirun_overrides(["prompt=v1,v2_json", "grid=single", "judge=testserver", "strategy=human_auto",
+                              "judge.deployment.base_url=http://127.0.0.1:9/v1"])
+    _, cells = compose_sweep(ovs)
+    assert sorted(c.id for c in cells) == ["testserver__v1__human_auto", "testserver__v2_json__human_auto"]
+    assert {c.judge.config["deployment"]["base_url"] for c in cells} == {"http://127.0.0.1:9/v1"}
