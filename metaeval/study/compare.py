@@ -77,7 +77,9 @@ def study_comparison(lay: Any, inp: Any, paired: Any, calibration: Mapping[str, 
     ``analysis/paired.csv``; returns the document (None without a pair)."""
     from metaeval.analysis.comparison import calibration_rows, finish
 
-    if paired is None or paired.empty:
+    stale = lay.analysis_dir / COMPARE_FILE
+    if paired is None or paired.empty:  # no pair (or no bootstrap): no comparison, and none of an earlier study
+        stale.unlink(missing_ok=True)
         return None
     a = inp.settings.analysis
     pairs = list(dict.fromkeys(zip(paired["candidate_a"], paired["candidate_b"])))

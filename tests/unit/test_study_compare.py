@@ -40,3 +40,20 @@ def test_study_writes_the_neighbours_comparison(nist_labels, tmp_path):
     assert line.startswith(f"j__v1__human_auto vs j__v2__human_auto (prompt v1 vs v2): {kappa['better']} agrees better")
     paired = lay.read_table(lay.analysis_dir / "paired.csv")
     assert len(paired) == len(doc["rows"])
+
+
+def test_a_study_without_pairs_leaves_no_comparison(nist_labels, tmp_path):
+    from metaeval.layout import ResultsLayout
+    from metaeval.study.run import StudyInput, run_study
+    from metaeval.study.settings import build_study_settings
+    from metaeval.testing.relabel import judge_like
+
+    ref = nist_labels.subset(qids=nist_labels.qids[:6])
+    lay = ResultsLayout(tmp_path, "one")
+    (lay.analysis_dir).mkdir(parents=True)
+    (lay.analysis_dir / "compare.json").write_text('{"rows": [{"stale": 1}]}')  # from an earlier study
+    settings = build_study_settings({"bootstrap": 0, "metrics": ["v_strict"]}, {"enabled": False})
+    cells = {"a__v1__h": judge_like(ref, "a"), "a__v2__h": judge_like(ref, "b")}
+    rows = [{"cell": c, "judge": "a", "prompt": c.split("__")[1], "strategy": "h"} for c in cells]
+    run_study(StudyInput(layout=lay, label_sets=cells, reference=ref, settings=settings, cells=rows))
+    assert not (lay.analysis_dir / "compare.json").exists()  # bootstrap 0: no paired replicates, no comparison
