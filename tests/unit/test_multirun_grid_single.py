@@ -37,4 +37,4 @@ def test_multirun_over_prompts_keeps_judge_overrides_for_the_judge():
                               "judge.deployment.base_url=http://127.0.0.1:9/v1"])
     _, cells = compose_sweep(ovs)
     assert sorted(c.id for c in cells) == ["testserver__v1__human_auto", "testserver__v2_json__human_auto"]
-    assert {c.judge.config["deployment"]["base_url"] for c in cells} == {"http://127.0.0.1:9/v1"}
+    assert {c.judge.config["deployment"].base_url for c in cells} == {"http://127.0.0.1:9/v1"}
