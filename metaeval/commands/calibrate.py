@@ -147,6 +147,7 @@ def _write_json(path: str, obj) -> None:
 
 def print_result(res: dict, top: int = 10) -> None:
     """The validation table (every metric), refusals, and the primary metric's leaderboard."""
+    from metaeval.commands.rankset_text import rank_set_lines
     from metaeval.measures import display_name
 
     pr, st = res["pairing"], res["settings"]
@@ -192,6 +193,9 @@ def print_result(res: dict, top: int = 10) -> None:
         iv = f"[{_f4(ci[0])}, {_f4(ci[1])}]" if ci else "(all labelled)"
         print(f"{row['human_estimate_rank']:>4}  {row['run_id'][:43]:<44}{_f4(row['human_estimate']):>11}  {iv:<18}"
               f"{_f4(row['human_labelled']):>13}{_f4(row['judge_score']):>12}")
+    rank_lines = rank_set_lines(res.get("rank_sets"), metric, top)
+    if rank_lines:
+        print("\n" + "\n".join(rank_lines))
     for m, block in res["by_metric"].items():
         if m != res["metric"]:
             print(f"also: {block['recommendation']}")

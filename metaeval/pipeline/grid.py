@@ -37,8 +37,8 @@ class Cell:
 
     @property
     def judge_config(self) -> dict[str, Any]:
-        """The judge's plain config (read-only view for provenance)."""
-        return self.judge.config
+        """The judge's config as plain data, its deployment written down (``JudgeSpec.public_dict``: provenance)."""
+        return self.judge.public_dict()
 
     @property
     def worker_id(self) -> str:

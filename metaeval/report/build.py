@@ -19,7 +19,7 @@ from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
 from metaeval.report import (agreement_section, calibration_section, compare_section, consistency_section,
                              disagreement_section,
                              injection_section, plan_section, plots, provenance_section, ranking_section,
-                             verdict_section)
+                             rankset_section, verdict_section)
 from metaeval.report import verdict as verdict_mod
 from metaeval.report.context import FORMAT, Context
 from metaeval.report.load import load_results
@@ -34,7 +34,8 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     verdict_section.summary, verdict_section.verdict, ranking_section.tau, compare_section.section,
     consistency_section.section,
     ranking_section.bias, ranking_section.scatter, agreement_section.agreement, agreement_section.descriptive,
-    ranking_section.leaderboards, calibration_section.section, disagreement_section.disagreements,
+    ranking_section.leaderboards, calibration_section.section, rankset_section.section,
+    disagreement_section.disagreements,
     verdict_section.usage, injection_section.injection, plan_section.section, provenance_section.provenance,
 )
 

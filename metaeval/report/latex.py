@@ -10,6 +10,9 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
   some topics have no human labels, the calibrated estimate of the human score over every topic with its interval;
 * ``calibration`` - per cell the method used, the verdict of the repeated cross-fitting, the held-out error of raw
   and of that method and the nested error of the whole selection; ``calibration_<cell>`` - every candidate method;
+* ``ranksets_<cell>`` - per run the PPI++ estimate of the human score over all topics with its group letters as
+  superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
+  runs it is above / below;
 * ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4;
 * ``compare`` - the paired differences between configurations (``metaeval.report.compare_section``).
 
@@ -37,6 +40,8 @@ CHECK_HEADS = {"min_run_tau_low": "run $\\tau$ low", "min_run_tau": "run $\\tau$
                "max_abs_strictness": "$|$strictness$|$", "max_cost_usd": "cost (USD)"}
 #: above this many runs a leaderboard puts each interval beside its estimate (one line a run, both columns)
 STACK_MAX_ROWS = 24
+#: above this many letter groups the rank-set table leaves the superscripts out (the caption says so)
+LETTERS_MAX = 12
 LEVEL_NAMES = {"run": "run", "topic_avg": "per topic", "pooled": "pooled"}
 
 
@@ -283,6 +288,37 @@ class _Paper:
         return self._table(["method", "wins", "MAE", "vs raw", "cover", "width"], rows,
                            [False, True, True, True, True, True], cap, f"calibration_{cell}")
 
+    def rank_sets(self) -> dict[str, str]:
+        """Per cell with rank-sets: runs by estimate, the estimate with its group letters as superscripts (as papers
+        mark indistinguishable runs), the rank-set and above / below."""
+        out = {}
+        for cell, cal in (self.d.get("calibration") or {}).items():
+            rs = (cal or {}).get("rank_sets") or {}
+            if rs.get("status") != "ok" or rs.get("metric", self.metric) != self.metric:
+                continue
+            s = rs["summary"]
+            letters = s["groups"] <= LETTERS_MAX
+            rows = [[latex_text(r["run_id"], breakable=True),
+                     f"{r['estimate']:.3f}" + (f"$^{{\\mathrm{{{r['group']}}}}}$" if letters else ""),
+                     str(r["rank_set"][0]) if r["rank_set"][0] == r["rank_set"][1] else
+                     f"{r['rank_set'][0]}--{r['rank_set'][1]}", f"{r['beats']} / {r['beaten_by']}"] for r in rs["rows"]]
+            mark = ("runs sharing a superscript letter cannot be told apart" if letters else
+                    f"{s['groups']} groups of runs that cannot be told apart (too many for letters: calibration.json)")
+            if rs["human_labelled_topics"] >= rs["topics"]:
+                how = (f"every one of the {rs['topics']} topics is human-labelled, so this is the human leaderboard "
+                       "itself: the rank-set is the observed rank, and only tied runs cannot be told apart.")
+            else:
+                how = (f"PPI++ estimate of the human score over all {rs['topics']} topics ({rs['human_labelled_topics']} "
+                       f"human-labelled); {mark}; rank-set = the ranks a run can hold, all runs at once; above / below = "
+                       f"runs it beats / that beat it. All at {rs['level'] * 100:.0f}\\% simultaneous confidence over the "
+                       f"{s['pairs']} run pairs (max-$t$ bootstrap of the {rs['human_labelled_topics']} labelled topics, "
+                       f"{rs['n_boot']} resamples); {s['decided_pairs']} pairs decided, mean rank-set size "
+                       f"{s['mean_rank_set_size']:.1f} of {rs['runs']} runs.")
+            cap = f"Which runs can be told apart on {self.metric_tex}, {self.cell_phrase(cell)}, on {self.data_phrase}: {how}"
+            out[f"ranksets_{cell}"] = self._table(["run", "estimate", "rank-set", "above / below"], rows,
+                                                  [False, True, True, True], cap, f"ranksets_{cell}")
+        return out
+
     def bias(self) -> str | None:
         per = self.d.get("bias") or {}
         rows = []
@@ -333,9 +369,9 @@ class _Paper:
 
     def all(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        builders: list[Callable[[], Any]] = [self.verdict, self.tau, self.calibration, self.leaderboards, self.bias,
-                                             self.strictness, self.descriptive]
-        names = ["verdict", "tau", None, None, "bias", "strictness", "descriptive"]
+        builders: list[Callable[[], Any]] = [self.verdict, self.tau, self.calibration, self.leaderboards, self.rank_sets,
+                                             self.bias, self.strictness, self.descriptive]
+        names = ["verdict", "tau", None, None, None, "bias", "strictness", "descriptive"]
         for name, build in zip(names, builders):
             got = build()
             if isinstance(got, dict):

@@ -170,7 +170,7 @@ def test_per_judge_override_in_a_mixed_grid_is_one_step():
     _, cells = compose_sweep(multirun_overrides(["judge=lexical,vllm", "strategy=human_auto",
                                                  f"judge.vllm.deployment.base_url={url}"]))
     by = {c.judge_name: c for c in cells}
-    assert by["vllm"].judge.deployment.base_url == url and by["vllm"].judge.config["deployment"]["base_url"] == url
+    assert by["vllm"].judge.deployment.base_url == url and by["vllm"].judge_config["deployment"]["base_url"] == url
     assert "deployment" not in by["lexical"].judge.config
     # the same for the single top-level judge
     _, (cell,) = compose_sweep(["grid=single", "judge=vllm", f"judge.vllm.deployment.base_url={url}"])

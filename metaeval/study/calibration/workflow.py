@@ -67,6 +67,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
     from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
     from metaeval.study.calibration.model import fit_model
     from metaeval.study.leaderboard import raw_leaderboards
+    from metaeval.study.ranksets import rank_sets_block
 
     s = resolve_settings(settings)
     metrics = s["metrics"]
@@ -101,6 +102,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
            "pairing": pairing, "topics": topics, "method_names": display_names(s["methods"]),
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
            "by_metric": by_metric, "model": model}
+    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=analysis_seed)
     return to_jsonable(out)
 
 
