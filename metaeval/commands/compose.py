@@ -218,7 +218,9 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
             out.append(f"grid.{SWEEPABLE[group]}=null")
     for group, values in swept.items():
         out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
-    out.append("grid.optional_judges=[]")  # exactly the product asked for (no default grid's optional judges)
+    # exactly the product asked for (no default grid's optional judges); ++ because a grid file may lack the key
+    # (grid=single has only judges, prompts, strategies: a plain override was "not a setting", issue 32)
+    out.append("++grid.optional_judges=[]")
     return out
 
 
@@ -539,7 +541,10 @@ def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[
         nodes = _JudgeNodes(c, overrides)  # a judge with judge.NAME.* overrides of its own is composed in full
         judge_cfgs = {n: _group_node(c, [*overrides, *per_judge[n]], "judge", n) if n in per_judge else nodes.node(n)
                       for n in names}
-        prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
+        # a prompt node does not read the judge: judge.* overrides (for the grid's judges, not the top-level
+        # default judge) would fail on it (-m prompt=v1,v2_json judge=testserver judge.deployment.base_url=URL)
+        not_judge = [o for o in overrides if not o.split("=", 1)[0].lstrip("+~").startswith("judge.")]
+        prompts = {n: _group_node(c, not_judge, "prompt", n) for n in prompt_names}
         if single in per_judge:
             config["judge"] = _group_node(c, [*overrides, *per_judge[single]], "judge", single)
     if not grid.judges:

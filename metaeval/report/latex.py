@@ -13,7 +13,8 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
 * ``ranksets_<cell>`` - per run the PPI++ estimate of the human score over all topics with its group letters as
   superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
   runs it is above / below;
-* ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4.
+* ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4;
+* ``compare`` - the paired differences between configurations (``metaeval.report.compare_section``).
 
 Cells are named by judge, prompt (when any judge has one) and where the nuggets come from, never by the internal
 cell id.  Every caption says what is estimated, on which data and with which interval, so a table stands alone.
@@ -382,7 +383,9 @@ class _Paper:
 
 def paper_tables(data: Mapping[str, Any]) -> dict[str, str]:
     """``{file stem: LaTeX table}`` for a report's data (``Report.data`` or a ``report.json``), in paper order."""
-    return _Paper(data).all()
+    from metaeval.report.compare_section import compare_latex  # the paired comparisons between cells (issue 32)
+
+    return {**_Paper(data).all(), **compare_latex(data)}
 
 
 def standalone(names: list[str]) -> str:
