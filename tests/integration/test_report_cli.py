@@ -179,8 +179,10 @@ def test_latex_export_of_the_main_tables(results):
     folder = results / "report_latex"
     assert "report_latex" in res.stdout
     names = {p.stem for p in folder.glob("*.tex")}
-    assert {"tables", "preamble", "standalone", "verdict", "tau", "calibration", "bias", "strictness",
+    assert {"tables", "preamble", "standalone", "tau", "bias", "strictness",
             "descriptive", "leaderboard_lexical__human_auto", "calibration_lexical__human_auto"} <= names
+    assert "verdict" not in names and "calibration" not in names  # the verdict is in README.md, not a paper table
+    assert (folder / "README.md").exists() and (folder / "metaeval.bib").exists()
     tex = (folder / "tau.tex").read_text(encoding="utf-8")
     assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex and "\\begin{tabularx}{\\linewidth}" in tex
     summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
