@@ -292,3 +292,24 @@ def test_figures_drawn_in_worker_processes_are_the_ones_one_process_draws(result
     if can_fork():  # the drawing really left this process
         pids = plots.draw_all([plots.later(os.getpid) for _ in range(2)], workers=2)
         assert os.getpid() not in pids
+
+
+def test_a_plan_anywhere_in_the_results_folder_is_in_the_report_and_in_latex(results, tmp_path, nist_file):
+    """The README's recipe writes the plan with ``--results``; a plan written with ``--out RESULTS/plan`` sits in
+    the results folder too: both are rendered (the section, its curves, and ``plan.tex``)."""
+    import shutil
+
+    res = tmp_path / "demo"
+    shutil.copytree(results, res)
+    plan = subprocess.run([sys.executable, "-m", "metaeval", "plan", "--reference", str(nist_file), "--simulate-judge",
+                           "paper-fig6-edits", "--reps", "20", "--replay-reps", "0", "--metric", "v_strict",
+                           "--out", str(res / "plan")], capture_output=True, text=True, timeout=300)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    report(str(res), "--latex", check=True)
+    recommendation = json.loads((res / "plan" / "plan.json").read_text(encoding="utf-8"))["recommendation"]
+    md = (res / "report.md").read_text(encoding="utf-8")
+    assert "## Assessor plan" in md and recommendation in md and "](plan/plan_curves.svg)" in md
+    assert recommendation in (res / "report.html").read_text(encoding="utf-8")
+    tex = (res / "report_latex" / "plan.tex").read_text(encoding="utf-8")
+    assert "\\caption{Human-labelled topics needed" in tex and "\\input{plan}" in \
+        (res / "report_latex" / "tables.tex").read_text(encoding="utf-8")
