@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,7 +21,7 @@ def results(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("report")
     cmd = [sys.executable, "-m", "metaeval", "sweep", "--no-progress", "runtime=serial", "grid.optional_judges=[]",
            "analysis.bootstrap=200", f"results_dir={root}", "name=demo"]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"})
     assert res.returncode == 0, res.stderr[-3000:]
     (root / "sweep.stdout").write_text(res.stdout, encoding="utf-8")
     return root / "demo"
@@ -35,6 +36,15 @@ def test_the_sweep_ends_with_the_verdict_and_the_report_path(results):
     assert any(line.startswith("**Synthetic data:** ILLUSTRATIVE DEMO DATA") for line in out)  # summary.md, on top
     md = (results / "summary.md").read_text(encoding="utf-8")
     assert md.index("**Synthetic data:**") < md.index("| cell |")
+    # the terminal gets the same table aligned to its 100 columns (summary.md keeps the Markdown), numbers whole
+    assert all(len(line) <= 100 for line in out), max(out, key=len)
+    assert not any(line.startswith("| ") for line in out)
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    text = "\n".join(out)
+    for c in summary["cells"]:
+        run = c["analysis"]["metrics"]["v_strict"]["run"]
+        assert f"{run['tau']:.3f} [{run['ci'][0]:.2f}, {run['ci'][1]:.2f}]" in text
+        assert f"| {c['cell']} |" in md
 
 
 def report(*args: str, check: bool = False) -> subprocess.CompletedProcess:

@@ -124,7 +124,10 @@ def test_markdown_and_text_rendering():
     assert "a\\|b &lt;b&gt;" in md and "](report_files/f1.png)" in md and "| a\\|b |" in md
     t = text_table(Table(["name", "value"], [["x", "1.5"], ["long-name", "10.25"]], "cap", [False, True]))
     lines = t.splitlines()
-    assert lines[0] == "cap" and lines[2].startswith("---------") and lines[3].endswith("  1.5") and lines[4].endswith("10.25")
+    assert lines[0] == "cap" and lines[2].startswith("─────") and lines[3].endswith("  1.5") and lines[4].endswith("10.25")
+    # nothing clipped: a long run id stays whole (the old text table cut it at 60 characters)
+    long = "Enhanced_Iterative_Fact_Refinement_and_Prioritization_with_a_very_long_suffix"
+    assert long in text_table(Table(["run", "tau"], [[long, "0.5"]], "", [False, True]), width=100)
     assert "VERDICT: FAIL" in render_text(_report("z"), sections=("s1",))
 
 

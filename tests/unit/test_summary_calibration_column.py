@@ -10,17 +10,26 @@ def _sel(**kw):
 
 def test_unstable_or_too_few_topics_is_not_shown_as_a_recommendation():
     got = _best_calibration(_sel(verdict="unstable: methods within noise", beats_raw=False), "v_strict")
-    assert got == "none recommended (unstable: methods within noise); ppi_pp intervals: raw 0.087, ppi_pp 0.104"
+    # the errors are called MAEs (not "intervals"); the interval method is named as that, apart from them
+    assert got == "raw kept (unstable: methods within noise); MAE raw 0.087, ppi_pp 0.104; intervals by ppi_pp"
 
 
 def test_a_method_that_beats_raw_is_shown_with_its_error():
     got = _best_calibration(_sel(method="ppi", verdict="use ppi", beats_raw=True, held_out_mae={"mean": 0.066},
                                  raw_mae={"mean": 0.116}), "v_strict")
-    assert got == "ppi: 0.116 -> 0.066"
+    assert got == "ppi recommended; MAE raw 0.116 -> 0.066"
 
 
 def test_raw_kept():
-    assert _best_calibration(_sel(method="none"), "v_strict") == "none (raw kept): 0.087"
+    assert _best_calibration(_sel(method="none"), "v_strict") == "raw kept; MAE raw 0.087"
+
+
+def test_the_column_says_the_errors_are_held_out_run_maes():
+    from metaeval.study.summary import SUMMARY_COLUMNS, summary_markdown
+
+    assert SUMMARY_COLUMNS[-1] == "calibration (held-out run MAE)"
+    md = summary_markdown({"cells": [{"cell": "c", "stats": {}, "calibration": _sel(method="none")}]})
+    assert "| calibration (held-out run MAE) |" in md and "| raw kept; MAE raw 0.087 |" in md
 
 
 def test_sweep_result_row_says_whether_the_method_is_recommended():
