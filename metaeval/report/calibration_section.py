@@ -69,14 +69,23 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
         h = c["held_out"]
         chosen = name == cal["selection"]["method"]
         wins = (cal["selection"].get("wins") or {}).get(name, 0)
-        rows.append([("none (raw)" if name == "none" else name) + (" (chosen)" if chosen else ""), c["level"], str(wins),
+        if cal["selection"].get("beats_raw") is False:  # nothing recommended: raw stays, the method gives intervals
+            mark = " (kept)" if name == "none" else (" (intervals only)" if chosen else "")
+        else:
+            mark = " (chosen)" if chosen else ""
+        rows.append([("none (raw)" if name == "none" else name) + mark, c["level"], str(wins),
                      _pm(h["mae"]), "-" if name == "none" else _pm(h["diff_vs_raw"], signed=True), _f(h["bias"], "+.4f"),
                      _f(h["coverage"], ".2f"), _f(h["coverage_worst_run"], ".2f"), _f(h["mean_ci_width"], ".3f"),
                      "/".join(_f((h.get("tau") or {}).get(k), ".3f") for k in ("run", "topic_avg", "pooled"))])
+    n_fold = max(1, round(n_lab / max(int(st["folds_used"]), 1)))
     blocks.append(Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
-                         "mean CI width", "tau run/topic/pooled"], rows,
-                        caption=f"{metric}: held-out (out-of-fold) errors; coverage of {int(100 * st['level'])}% "
-                                "intervals for the human run score beside their width ('-': point estimates only)",
+                         "mean CI width", "held-out tau run/topic/pooled"], rows,
+                        caption=f"{metric}: held-out (out-of-fold) errors, ± = standard error over the folds; coverage "
+                                f"of {int(100 * st['level'])}% intervals for the human run score beside their width "
+                                "('-': point estimates only); held-out tau = Kendall's tau between the method's and the "
+                                f"human run scores on each held-out fold's ~{n_fold} topics, averaged over the folds "
+                                "(lower than the headline tau, which ranks runs by their means over all "
+                                f"{n_lab} topics)",
                         numeric=[False, False] + [True] * 8))
     by_reason: dict[str, list[str]] = {}  # one note per reason: the label-level methods share theirs
     for name, reason in refused:
