@@ -55,7 +55,8 @@ def load_input(path: str | os.PathLike) -> Any:
             from metaeval.io.metrics import read_metrics_long
 
             return read_metrics_long(p)
-        raise FormatError(str(p), 0, "", f"is a {fmt} file; analyze needs labels (assignments) or scores")
+        raise FormatError(str(p), 0, "", f"holds {fmt} (detected format {fmt!r}), not labels; analyze needs an "
+                          "assignments (labels) or scores file")
     if p.suffix in (".jl", ".jsonl") and '"nuggets"' in p.open(encoding="utf-8").readline():
         from metaeval.io.assignments import read_assignments
 

@@ -63,9 +63,17 @@ def load_dataset(name_or_path: str | os.PathLike) -> Dataset:
         from metaeval.io import detect_format
 
         fmt = detect_format(p)
-        ds = _load_nist(p.name.split(".")[0], {p.name: p}) if fmt == "assignments" else _load_files(p.name, {p.name: (p, fmt)})
+        name = _registered_name(p.name) or p.name.split(".")[0]
+        ds = _load_nist(name, {p.name: p}) if fmt == "assignments" else _load_files(p.name, {p.name: (p, fmt)})
     ds.provenance = _provenance(_paths_of(p), source=str(p.resolve()))
     return ds
+
+
+def _registered_name(filename: str) -> str | None:
+    """The registered dataset whose file this is (``nugget_assignment.20241108.jl`` -> ``trec-rag-2024``), so that a
+    copy loaded by path (``dataset.source=...``) keeps the dataset's name; None when no entry (or several) list it."""
+    names = [e.name for e in REGISTRY.values() if any(f.filename == filename for f in e.files)]
+    return names[0] if len(set(names)) == 1 else None
 
 
 def _load_registered(entry: DatasetEntry) -> Dataset:

@@ -1,0 +1,39 @@
+"""Small wording fixes a new user met (issue 32, item 9): each message reads as English and names what to do."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from metaeval.errors import FormatError
+
+
+def test_an_answers_file_given_to_analyze_is_named_plainly(tmp_path):
+    from metaeval.analysis.api import load_input
+
+    p = tmp_path / "answers.jsonl"
+    p.write_text(json.dumps({"run_id": "r", "topic_id": "q", "answer": [{"text": "x"}]}) + "\n", encoding="utf-8")
+    with pytest.raises(FormatError) as exc:
+        load_input(p)
+    msg = str(exc.value)
+    assert "is a answers" not in msg and "holds answers (detected format 'answers'), not labels" in msg
+    assert str(p) in msg
+
+
+def test_a_registered_file_loaded_by_path_keeps_the_dataset_name(nist_file):
+    """``dataset=trec-rag-2024 dataset.source=.../nugget_assignment.20241108.jl``: the summary said "Dataset
+    nugget_assignment" (the file's stem); the file is the registry's trec-rag-2024 file, so that is its name."""
+    from metaeval.data.dataset import load_dataset
+
+    assert load_dataset(nist_file).name == "trec-rag-2024"
+
+
+def test_an_unregistered_file_is_named_by_its_stem(tmp_path, nist_file):
+    import shutil
+
+    from metaeval.data.dataset import load_dataset
+
+    copy = tmp_path / "my_labels.jl"
+    shutil.copy(nist_file, copy)
+    assert load_dataset(copy).name == "my_labels"
