@@ -86,7 +86,9 @@ def _load_registered(entry: DatasetEntry) -> Dataset:
         raise ConfigError(f"dataset {entry.name}: {', '.join(corrupt)} in {st.directory} fail their checksum; run: metaeval data fetch {entry.name} --force --from PATH_OR_URL")
     if missing:
         how = f"metaeval data fetch {entry.name}" + ("" if all(f.url for f in entry.files) else " --from PATH")
-        raise ConfigError(f"dataset {entry.name} is not fully fetched ({', '.join(missing)} missing in {st.directory}); run: {how}")
+        raise ConfigError(f"dataset {entry.name} is not fully fetched ({', '.join(missing)} missing in {st.directory}); "
+                          f"with a copy of the file, point at it: dataset={entry.name} dataset.source=PATH (a sweep) "
+                          f"or fetch it once: {how}")
     files = {f.filename: f.path for f in st.files}
     loader = LOADERS[entry.kind]
     if entry.kind == "files":

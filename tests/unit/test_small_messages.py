@@ -37,3 +37,15 @@ def test_an_unregistered_file_is_named_by_its_stem(tmp_path, nist_file):
     copy = tmp_path / "my_labels.jl"
     shutil.copy(nist_file, copy)
     assert load_dataset(copy).name == "my_labels"
+
+
+def test_a_dataset_not_fetched_says_dataset_source_first(tmp_path, monkeypatch):
+    """The sweep user has a copy of the file: the error names ``dataset.source=PATH``, then ``data fetch``."""
+    from metaeval.data.dataset import load_dataset
+    from metaeval.errors import ConfigError
+
+    monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(ConfigError) as exc:
+        load_dataset("trec-rag-2024")
+    msg = str(exc.value)
+    assert "dataset=trec-rag-2024 dataset.source=PATH" in msg and msg.index("dataset.source=") < msg.index("data fetch")
