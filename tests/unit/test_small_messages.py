@@ -49,3 +49,23 @@ def test_a_dataset_not_fetched_says_dataset_source_first(tmp_path, monkeypatch):
         load_dataset("trec-rag-2024")
     msg = str(exc.value)
     assert "dataset=trec-rag-2024 dataset.source=PATH" in msg and msg.index("dataset.source=") < msg.index("data fetch")
+
+
+def _sweep_error(tmp_path, capsys, *overrides: str) -> str:
+    from metaeval.cli import main
+
+    assert main(["sweep", "--dry-run", "grid=single", "strategy=human_auto", f"results_dir={tmp_path}",
+                 *overrides]) == 2
+    return capsys.readouterr().err
+
+
+def test_a_judge_without_a_deployment_says_so_instead_of_suggesting_plus(tmp_path, capsys):
+    err = _sweep_error(tmp_path, capsys, "judge=lexical", "judge.deployment.model=foo")
+    assert "judge lexical has no deployment setting" in err and "+judge.deployment" not in err
+    assert "known: judge, name, support_threshold" in err
+
+
+def test_a_misspelt_judge_gets_the_nearest_option(tmp_path, capsys):
+    err = _sweep_error(tmp_path, capsys, "judge=lexcial")
+    assert "judge=lexcial: no such judge; did you mean lexical?" in err and "Config search path" not in err
+    assert "./conf/judge/lexcial.yaml" in err
