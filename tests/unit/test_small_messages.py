@@ -74,11 +74,12 @@ def test_a_misspelt_judge_gets_the_nearest_option(tmp_path, capsys):
 def test_calibration_interval_columns_are_float_with_nan_for_a_missing_bound():
     from metaeval.api_results import CalibrationResult
 
+    # every topic human-labelled: no interval for the human estimate on any run (the NIST study's case)
     rows = [{"run_id": "a", "human_estimate": 0.5, "human_estimate_ci": None, "judge_score": 0.4,
              "judge_score_ci": [0.3, 0.5]},
-            {"run_id": "b", "human_estimate": 0.6, "human_estimate_ci": [0.5, 0.7], "judge_score": 0.5,
+            {"run_id": "b", "human_estimate": 0.6, "human_estimate_ci": None, "judge_score": 0.5,
              "judge_score_ci": [0.4, 0.6]}]
     res = CalibrationResult.from_json({"metric": "v_strict", "leaderboard": {"rows": rows}, "selection": {}})
     lb = res.leaderboard
     assert lb["human_estimate_lo"].dtype == float and lb["human_estimate_hi"].dtype == float
-    assert lb["human_estimate_lo"].isna().tolist() == [True, False] and lb["judge_score_hi"].tolist() == [0.5, 0.6]
+    assert lb["human_estimate_lo"].isna().all() and lb["judge_score_hi"].tolist() == [0.5, 0.6]
