@@ -297,7 +297,8 @@ class _Paper:
                 rows.append([name, "refused", "", "", "", ""])
                 continue
             h = c.get("held_out") or {}
-            rows.append([name, str(wins.get(m, 0)), _pm(h.get("mae")), _pm(h.get("diff_vs_raw"), signed=True),
+            rows.append([name, str(wins.get(m, 0)), _pm(h.get("mae")),
+                         "--" if m == "none" else _pm(h.get("diff_vs_raw"), signed=True),
                          _n(h.get("coverage"), 2), _n(h.get("mean_ci_width"), 2)])
         st = cal.get("settings") or {}
         reps, folds = st.get("repeats", sel.get("repeats", 1)), st.get("folds_used", st.get("folds", "?"))
@@ -447,9 +448,12 @@ def bibliography() -> str:
     return resources.files("metaeval.report").joinpath(BIB_NAME).read_text(encoding="utf-8")
 
 
-def standalone(names: list[str]) -> str:
+def standalone(names: list[str], wide: set[str] | None = None) -> str:
     """An 11pt two-column article that ``\\input``s the tables and their bibliography (compiles as it is; copy the
-    preamble into your paper)."""
+    preamble into your paper); the ``wide`` ones (``table*``) last, so that the one-column tables fill the first
+    page's two columns (floats keep their order)."""
+    wide = wide or set()
+    names = [n for n in names if n not in wide] + [n for n in names if n in wide]
     return ("\\documentclass[11pt,twocolumn]{article}\n\\input{preamble}\n\\begin{document}\n"
             "% metaeval report --latex: every table of this folder, as it prints in a two-column paper\n"
             + "".join(f"\\input{{{n}}}\n" for n in names)
@@ -473,7 +477,8 @@ def write_latex(rep: Report, layout) -> Path:
     layout.write_text(folder / "preamble.tex", "% packages the metaeval tables need\n" + PREAMBLE + CITE_PREAMBLE)
     layout.write_text(folder / "tables.tex", "% \\input this file (preamble: preamble.tex)\n"
                       + "".join(f"\\input{{{n}}}\n" for n in tables))
-    layout.write_text(folder / "standalone.tex", standalone(list(tables)))
+    layout.write_text(folder / "standalone.tex",
+                      standalone(list(tables), {n for n, tex in tables.items() if "\\begin{table*}" in tex}))
     layout.write_text(folder / BIB_NAME, bibliography())
     layout.write_text(folder / "README.md", paper.readme(list(tables)))
     return folder
