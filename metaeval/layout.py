@@ -33,7 +33,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from metaeval.errors import ConfigError, FormatError
 
@@ -178,12 +178,19 @@ class ResultsLayout:
         """Atomic bytes write of ``path`` (which must lie inside the folder)."""
         return self._write(path, "wb", data)
 
-    def _write(self, path: Path, mode: str, content: str | bytes) -> Path:
+    def write_lines(self, path: Path, lines: Iterable[str]) -> Path:
+        """Atomic text write of ``path`` from an iterable of lines (each with its newline), written as they come."""
+        return self._write(path, "w", lines)
+
+    def _write(self, path: Path, mode: str, content: str | bytes | Iterable[str]) -> Path:
         from metaeval.io.atomic import atomic_open
 
         _inside(self._base, path, "write")
         with atomic_open(path, mode) as fh:
-            fh.write(content)
+            if isinstance(content, (str, bytes)):
+                fh.write(content)
+            else:
+                fh.writelines(content)
         return path
 
     def write_json(self, path: Path, obj: Any, indent: int | None = 2) -> Path:
@@ -254,8 +261,9 @@ class ResultsLayout:
 
         p = self.sample_labels(cid, sample) if sample else self.labels(cid)
         p.parent.mkdir(parents=True, exist_ok=True)
-        body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in assignment_records(labels))
-        return self.write_text(p, body)
+        # streamed record by record into the atomic file: the whole file is never one string in memory (it set
+        # the study's peak RSS: 1.2 GB at 64x NIST, issue 34)
+        return self.write_lines(p, (json.dumps(r, ensure_ascii=False) + "\n" for r in assignment_records(labels)))
 
     def read_samples(self, cid: Any) -> "list[LabelSet]":
         """The cell's k draws (``labels.jsonl`` then ``samples/labels.s1..``), or [] without sample files."""
