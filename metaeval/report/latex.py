@@ -8,7 +8,7 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
 * ``leaderboard_<cell>`` - per run: the reference (human) score, the judge's raw score with its interval and, when
   some topics have no human labels, the calibrated estimate of the human score over every topic with its interval;
   up to :data:`STACK_MAX_ROWS` runs it is one column wide, a longer one is set in two halves side by side across
-  both columns (45 runs: 23 lines) instead of a page-high float;
+  both columns (45 runs: 23 lines in \\scriptsize, 0.7 of the text height) instead of a page-high float;
 * ``calibration_<cell>`` - one table per judge configuration: every candidate method's held-out error, its wins over
   the repeated cross-fitting, the difference to raw, coverage and width, and the verdict of the selection;
 * ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4;
@@ -219,7 +219,7 @@ class _Paper:
         left, right = rows[:half], rows[half:] + [[""] * len(head)] * (2 * half - len(rows))
         return self._table(head + head, [a + b for a, b in zip(left, right)], numeric + numeric, caption, name,
                            details + f" Set in two halves side by side: ranks 1-{half} on the left, "
-                                     f"{half + 1}-{len(rows)} on the right.", wide=True, size="\\footnotesize")
+                                     f"{half + 1}-{len(rows)} on the right.", wide=True, size="\\scriptsize")
 
     def _calibrated_leaderboard(self, cell: str, clb: Mapping[str, Any]) -> str:
         """Per run: the human score on the human-labelled topics, the judge's raw score, and - when some topics have
