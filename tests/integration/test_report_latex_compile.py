@@ -13,8 +13,9 @@ Both must compile with ``pdflatex -halt-on-error`` with no overfull box wider th
 undefined reference or citation.  Measured in the 11pt article: every caption at most three lines (TeX's own line
 count, ``\\prevgraf``, of the caption set at the float's width) and the 45-run leaderboard in two halves side by
 side under three quarters of the text height (0.70 measured; a one-column float of 45 runs would not fit a
-page).  The tables carry no raw ``>=``/``<=``/``->``/``+-`` (OT1 prints them as inverted punctuation), no internal cell id, no pass/fail table, one calibration table per judge configuration, a caption each,
-and the study's own numbers.
+page).  The tables carry no raw ``>=``/``<=``/``->``/``+-`` (OT1 prints them as inverted punctuation), no
+internal cell id, no pass/fail table, one calibration table per judge configuration, a caption each, and the
+study's own numbers.
 
 Needs TeX Live (``bash scripts/ci_docs.sh`` installs it: texlive-latex-base, -recommended, -extra, -publishers).
 """
