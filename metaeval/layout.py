@@ -33,7 +33,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from metaeval.errors import ConfigError, FormatError
 
@@ -352,7 +352,8 @@ class ResultsLayout:
 
 
 def deployment_urls(config: Any) -> dict[str, str]:
-    """deployment name -> base_url ('' for the SDK default) of every judge in a saved or composed config."""
+    """deployment name -> base_url ('' for the SDK default) of every judge in a results folder's saved
+    ``config.yaml`` (a stored document: the typed deployments written down by ``JudgeSpec.public_dict``)."""
     out: dict[str, str] = {}
     for j in ((config or {}).get("judges") or {}).values() if isinstance(config, dict) else ():
         dep = j.get("deployment") if isinstance(j, dict) else None
@@ -361,8 +362,9 @@ def deployment_urls(config: Any) -> dict[str, str]:
     return out
 
 
-def endpoint_changes(layout: ResultsLayout, config: dict[str, Any]) -> list[str]:
-    """One line per deployment whose ``base_url`` differs from the one in the folder's saved ``config.yaml``,
+def endpoint_changes(layout: ResultsLayout, urls: Mapping[str, str | None]) -> list[str]:
+    """One line per deployment (``urls``: name -> base_url of this sweep's typed deployments, None for the SDK
+    default) whose ``base_url`` differs from the one in the folder's saved ``config.yaml``,
     when the folder holds results: its stored jobs are reused as they are (the URL is not part of a job's
     identity or of the response cache key, so a replay at another URL reproduces a run); ``deployment.revision``
     keeps two servers' results apart.  [] for a new folder or unchanged URLs."""
@@ -374,7 +376,7 @@ def endpoint_changes(layout: ResultsLayout, config: dict[str, Any]) -> list[str]
         old = yaml.safe_load(layout.config_yaml.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return []
-    before, now = deployment_urls(old), deployment_urls(config)
+    before, now = deployment_urls(old), {str(k): str(v or "") for k, v in urls.items()}
     return [f"deployment {name!r}: the stored jobs in {layout.root} were made against {before[name] or 'the SDK default URL'}; "
             f"this sweep points at {url or 'the SDK default URL'}: they are reused as they are (the URL is not part of "
             f"a job's identity); set the deployment's revision to judge again on the new server"

@@ -11,6 +11,9 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
   both columns (45 runs: 23 lines in \\scriptsize, 0.7 of the text height) instead of a page-high float;
 * ``calibration_<cell>`` - one table per judge configuration: every candidate method's held-out error, its wins over
   the repeated cross-fitting, the difference to raw, coverage and width, and the verdict of the selection;
+* ``ranksets_<cell>`` - per run the PPI++ estimate of the human score over all topics with its group letters as
+  superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
+  runs it is above / below;
 * ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4;
 * ``plan`` - when the results folder holds the assessor plan (``study/plan.json``): precision of the calibrated
   leaderboard against the number of human-labelled topics, with assessor hours.
@@ -31,19 +34,17 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from metaeval.io.latex import PREAMBLE, latex_table, latex_text, stack
+from metaeval.measures import DEFAULT_PRIMARY, find_measure
 from metaeval.report.model import Report
 
 #: where a cell's nuggets come from (the judge assigns them to the answers in every judged strategy)
 NUGGET_SOURCE = {"auto_auto": "judge's own", "human_auto": "human", "human_judge_importance": "human, judge importance",
                  "human_human": "human (reference)"}
-METHOD_NAMES = {"none": "raw", "ppi": "PPI", "ppi_pp": "PPI++", "regression": "regression", "posterior": "posterior",
-                "matrix": "matrix", "matrix_unconstrained": "matrix (free)", "ordinal": "ordinal"}
-#: the metrics as they are typeset in the paper (V with subscript strict)
-METRIC_TEX = {"v_strict": "$V_{\\mathrm{strict}}$", "a_strict": "$A_{\\mathrm{strict}}$", "v": "$V$", "a": "$A$",
-              "w_strict": "$W_{\\mathrm{strict}}$", "w": "$W$"}
 #: up to this many runs a leaderboard is one column wide (each interval below its estimate); a longer one is set in
 #: two halves side by side across both columns
 STACK_MAX_ROWS = 24
+#: above this many letter groups the rank-set table leaves the superscripts out (the caption says so)
+LETTERS_MAX = 12
 LEVEL_NAMES = {"run": "run", "topic_avg": "topic", "pooled": "pooled"}
 #: BibTeX keys of ``metaeval.bib`` (shipped beside the tables)
 CITE_NUGGETS, CITE_PPI, CITE_PPI_PP, CITE_KENDALL = ("pradeep2025greatnuggetrecall", "angelopoulos2023ppi",
@@ -51,6 +52,12 @@ CITE_NUGGETS, CITE_PPI, CITE_PPI_PP, CITE_KENDALL = ("pradeep2025greatnuggetreca
 BIB_NAME = "metaeval.bib"
 #: the extra package the tables' citations need (``\\citep``); acmart and most ACL/IEEE templates load it already
 CITE_PREAMBLE = "\\usepackage{natbib}\n"
+
+
+def method_name(cal: Mapping[str, Any], method: str) -> str:
+    """A calibration method as tables print it (``PPI++``): the display name the calibration recorded from the method
+    registry (``method_names``), else the name itself."""
+    return str((cal.get("method_names") or {}).get(method, method))
 
 
 def _n(x: Any, digits: int = 3, signed: bool = False) -> str:
@@ -92,9 +99,10 @@ class _Paper:
 
     def __init__(self, data: Mapping[str, Any]):
         self.d = data
-        self.metric = str(data.get("metric") or "v_strict")
-        self.metric_tex = METRIC_TEX.get(self.metric) or latex_text(self.metric)
-        self.metric_plain = {"v_strict": "V_strict", "a_strict": "A_strict"}.get(self.metric, self.metric)
+        self.metric = str(data.get("metric") or DEFAULT_PRIMARY)  # report.json records the metric it rendered
+        known = find_measure(self.metric)  # as typeset in the paper (metaeval.measures: V with subscript strict)
+        self.metric_tex = known.latex if known is not None else latex_text(self.metric)
+        self.metric_plain = getattr(known, "display", None) or self.metric
         self.cells = {r["cell"]: r for r in data.get("usage") or []}
         self.prompts = any((r.get("prompt") or "none") != "none" for r in self.cells.values())
         prov = data.get("provenance") or {}
@@ -203,16 +211,17 @@ class _Paper:
             cal = cals.get(cell) or {}
             clb = cal.get("leaderboard") if cal.get("metric", self.metric) == self.metric else None
             if clb and clb.get("rows"):
-                out[f"leaderboard_{cell}"] = self._calibrated_leaderboard(cell, clb)
+                out[f"leaderboard_{cell}"] = self._calibrated_leaderboard(cell, cal, clb)
             elif lb.get("rows"):
                 out[f"leaderboard_{cell}"] = self._raw_leaderboard(cell, lb)
         return out
 
-    def _board(self, cell: str, head: list[str], rows: list[list[str]], caption: str, details: str) -> str:
+    def _board(self, cell: str, head: list[str], rows: list[list[str]], caption: str, details: str,
+               name: str | None = None) -> str:
         """A leaderboard float: one column up to :data:`STACK_MAX_ROWS` runs, else two halves side by side across
         both columns (first half on the left), in footnote size."""
         numeric = [False] + [True] * (len(head) - 1)
-        name = f"leaderboard_{cell}"
+        name = name or f"leaderboard_{cell}"
         if len(rows) <= STACK_MAX_ROWS:
             return self._table(head, rows, numeric, caption, name, details, wide=False)
         half = (len(rows) + 1) // 2
@@ -221,7 +230,7 @@ class _Paper:
                            details + f" Set in two halves side by side: ranks 1-{half} on the left, "
                                      f"{half + 1}-{len(rows)} on the right.", wide=True, size="\\scriptsize")
 
-    def _calibrated_leaderboard(self, cell: str, clb: Mapping[str, Any]) -> str:
+    def _calibrated_leaderboard(self, cell: str, cal: Mapping[str, Any], clb: Mapping[str, Any]) -> str:
         """Per run: the human score on the human-labelled topics, the judge's raw score, and - when some topics have
         no human labels - the calibrated estimate of the human score over every topic, each with its interval."""
         rows_in = sorted(clb["rows"], key=lambda r: (r.get("human_labelled") is None, -(r.get("human_labelled") or 0)))
@@ -234,7 +243,7 @@ class _Paper:
                 + ([_est_ci(r.get("human_estimate"), r.get("human_estimate_ci"), stacked=stacked)] if estimate else [])
                 for r in rows_in]
         m = clb.get("estimated_by") or "?"
-        by = METHOD_NAMES.get(m, m)
+        by = method_name(cal, m)
         cite = {"ppi": CITE_PPI, "ppi_pp": CITE_PPI_PP}.get(m)
         where = "below" if stacked else "beside"
         if estimate:
@@ -287,7 +296,7 @@ class _Paper:
             c = cands.get(m)
             if c is None:
                 continue
-            name = latex_text(METHOD_NAMES.get(m, m))
+            name = latex_text(method_name(cal, m))
             if (recommended and m == chosen) or (not recommended and m == "none"):
                 name = f"\\textbf{{{name}}}"
             elif not recommended and m == (sel.get("intervals_by") or chosen):
@@ -303,10 +312,10 @@ class _Paper:
         st = cal.get("settings") or {}
         reps, folds = st.get("repeats", sel.get("repeats", 1)), st.get("folds_used", st.get("folds", "?"))
         level = 100 * float(st.get("level", 0.95))
-        ib = METHOD_NAMES.get(sel.get("intervals_by") or chosen or "", sel.get("intervals_by") or chosen or "")
+        ib = method_name(cal, sel.get("intervals_by") or chosen or "")
         if recommended:
             verdict, verdict_plain = "bold: the method used", \
-                f"in bold the method used ({METHOD_NAMES.get(chosen, chosen)}, verdict {sel.get('verdict')})"
+                f"in bold the method used ({method_name(cal, chosen)}, verdict {sel.get('verdict')})"
         else:
             verdict = "bold: raw kept (none beats it), $^\\dagger$: intervals"
             verdict_plain = (f"no method beats raw reliably ({sel.get('verdict') or 'not better than raw'}): raw scores "
@@ -329,6 +338,40 @@ class _Paper:
                f"{_plain(nested.get('mean'))} +- {_plain(nested.get('se'))} (standard error)." + why)
         return self._table(["method", "wins", "MAE", "vs raw", "cover", "width"], rows,
                            [False, True, True, True, True, True], cap, f"calibration_{cell}", det)
+
+    def rank_sets(self) -> dict[str, str]:
+        """Per cell with rank-sets: runs by estimate, the estimate with its group letters as superscripts (as papers
+        mark indistinguishable runs), the rank-set and above / below."""
+        out = {}
+        for cell, cal in (self.d.get("calibration") or {}).items():
+            rs = (cal or {}).get("rank_sets") or {}
+            if rs.get("status") != "ok" or rs.get("metric", self.metric) != self.metric:
+                continue
+            s = rs["summary"]
+            letters = s["groups"] <= LETTERS_MAX
+            rows = [[latex_text(r["run_id"], breakable=True),
+                     f"{r['estimate']:.3f}" + (f"$^{{\\mathrm{{{r['group']}}}}}$" if letters else ""),
+                     str(r["rank_set"][0]) if r["rank_set"][0] == r["rank_set"][1] else
+                     f"{r['rank_set'][0]}--{r['rank_set'][1]}", f"{r['beats']} / {r['beaten_by']}"] for r in rs["rows"]]
+            mark = ("runs sharing a superscript letter cannot be told apart" if letters else
+                    f"{s['groups']} groups of runs that cannot be told apart (too many for letters: calibration.json)")
+            if rs["human_labelled_topics"] >= rs["topics"]:
+                how = (f"every one of the {rs['topics']} topics is human-labelled, so this is the human leaderboard "
+                       "itself: the rank-set is the observed rank, and only tied runs cannot be told apart.")
+            else:
+                how = (f"PPI++ estimate of the human score over all {rs['topics']} topics ({rs['human_labelled_topics']} "
+                       f"human-labelled); {mark}; rank-set = the ranks a run can hold, all runs at once; above / below = "
+                       f"runs it beats / that beat it. All at {rs['level'] * 100:.0f}\\% simultaneous confidence over the "
+                       f"{s['pairs']} run pairs (max-$t$ bootstrap of the {rs['human_labelled_topics']} labelled topics, "
+                       f"{rs['n_boot']} resamples); {s['decided_pairs']} pairs decided, mean rank-set size "
+                       f"{s['mean_rank_set_size']:.1f} of {rs['runs']} runs.")
+            cap = (f"Which runs can be told apart on {self.metric_tex}, {self.cell_phrase(cell)}, {self.data_phrase} "
+                   f"({rs['level'] * 100:.0f}\\% simultaneous; details in README).")
+            det = (f"Rank-sets on {self.metric_plain}, {self.cell_plain(cell)}, on {self.data_plain}: "
+                   + how.replace("\\%", "%").replace("$t$", "t"))
+            out[f"ranksets_{cell}"] = self._board(cell, ["run", "estimate", "rank-set", "above / below"], rows, cap,
+                                                  det, name=f"ranksets_{cell}")
+        return out
 
     def bias(self) -> str | None:
         per = self.d.get("bias") or {}
@@ -397,7 +440,8 @@ class _Paper:
             return None
         rows = [[str(r["n"]), f"{r['hours']:.0f}", _n(r["analytic_half"]["median"]),
                  _n(r["empirical_half"]["median"]), _n(r["plugin_coverage"]["median"], 2)] for r in rows_in]
-        metric = METRIC_TEX.get(str(plan["metric"]).lower()) or latex_text(plan.get("metric_name") or plan["metric"])
+        known = find_measure(str(plan["metric"]))
+        metric = known.latex if known is not None else latex_text(plan.get("metric_name") or plan["metric"])
         cap = (f"Human-labelled topics needed: {100 * level:g}\\% half-width of the PPI \\citep{{{CITE_PPI}}} {metric} "
                f"run mean over {pilot['total_topics']} topics.")
         det = (f"Assessor plan (metaeval plan): for each number of human-labelled topics, the assessor hours, the "
@@ -411,9 +455,9 @@ class _Paper:
 
     def all(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        builders: list[Callable[[], Any]] = [self.tau, self.calibration, self.leaderboards, self.bias,
-                                             self.strictness, self.descriptive, self.plan]
-        names = ["tau", None, None, "bias", "strictness", "descriptive", "plan"]
+        builders: list[Callable[[], Any]] = [self.tau, self.calibration, self.leaderboards, self.rank_sets,
+                                             self.bias, self.strictness, self.descriptive, self.plan]
+        names = ["tau", None, None, None, "bias", "strictness", "descriptive", "plan"]
         for name, build in zip(names, builders):
             got = build()
             if isinstance(got, dict):

@@ -55,11 +55,18 @@ def _budget_line(plan: dict[str, Any]) -> str:
 PLOT = "study/plan_curves.svg"  # where ``metaeval plan --results`` draws it, relative to the results folder
 
 
+def _separate(plan: dict[str, Any]) -> str:
+    """The line on how many topics tell the best pilot runs apart ('' for a plan written before it existed)."""
+    return str((plan.get("need") or {}).get(plan.get("metric"), {}).get("separate_line") or "")
+
+
 def render_markdown(plan: dict[str, Any], heading: bool = False, plot: str | None = PLOT) -> str:
     """The plan section as Markdown (``heading``: start with "## Assessor plan"; ``plot``: relative link to the
     curves drawn by :func:`write_plot`, None for none)."""
     out = (["## Assessor plan", ""] if heading else []) + [f"**{plan['recommendation']}**", "", _what(plan), "",
                                                           _budget_line(plan), ""]
+    if _separate(plan):
+        out += [_separate(plan), ""]
     if plot:
         out += [f"![labelled topics vs half-width]({plot})", ""]
     head, rows = curve_table(plan)
@@ -100,6 +107,8 @@ def render_html(plan: dict[str, Any], heading: bool = False, plot: str | None = 
     parts = ["<section id='plan'>" + ("<h2>Assessor plan</h2>" if heading else ""),
              f"<p><strong>{e(plan['recommendation'])}</strong></p>", f"<p>{e(_what(plan))}</p>",
              f"<p>{e(_budget_line(plan))}</p>"]
+    if _separate(plan):
+        parts.append(f"<p>{e(_separate(plan))}</p>")
     if plot:
         parts.append(f"<p><img src='{e(plot)}' alt='labelled topics vs half-width' style='max-width:100%'></p>")
     head, rows = curve_table(plan)

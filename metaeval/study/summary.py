@@ -1,8 +1,41 @@
-"""``summary.md``: one table per study, readable in a terminal and on GitHub (the report has every figure)."""
+"""``summary.md``: one table per study, readable in a terminal and on GitHub (the report has every figure).
+
+The table reports the study's primary metric (``summary["primary_metric"]``, the first of ``analysis.metrics``);
+:func:`missing_figures` says which judged cells lack the figures the study was asked for (the sweep then does not
+exit 0).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from metaeval.measures import DEFAULT_PRIMARY, display_name, normalize_metric
+
+
+def primary_metric(summary: dict[str, Any]) -> str:
+    """The metric the study reports first: the one it recorded (``analysis.primary_metric``); for a summary written
+    before the field existed, the first of the ``analysis.metrics`` it echoes (else V_strict, the default)."""
+    if summary.get("primary_metric"):
+        return str(summary["primary_metric"])
+    echoed = ((summary.get("config") or {}).get("analysis") or {}).get("metrics") or [DEFAULT_PRIMARY]
+    return normalize_metric(str(echoed[0]))
+
+
+def missing_figures(summary: dict[str, Any]) -> list[str]:
+    """One line per judged cell (not skipped, not withheld) without the primary metric's run-level tau although the
+    study compared cells with a reference (some cell has an analysis): the study was asked for figures it did not
+    produce.  A sweep without a reference (no cell analysed) asks for none."""
+    metric = primary_metric(summary)
+    judged = [c for c in summary.get("cells", []) if not c.get("skipped") and not c.get("withheld")]
+    if not any(c.get("analysis") for c in judged):
+        return []
+    out = []
+    for c in judged:
+        block = ((c.get("analysis") or {}).get("metrics") or {}).get(metric) or {}
+        if not block.get("run"):
+            why = "its analysis has no such metric" if c.get("analysis") else "it has no analysis"
+            out.append(f"{c.get('cell')}: no {display_name(metric)} tau ({why})")
+    return out
 
 
 def _tau(block: dict[str, Any] | None, metric: str, level: str) -> str:
@@ -23,9 +56,10 @@ SUMMARY_COLUMNS = ("cell", "judge calls", "model requests", "cache hits", "faile
 SUMMARY_NUMERIC = (False, True, True, True, True, True, True, True, True, False)
 
 
-def summary_table(summary: dict[str, Any], metric: str = "v_strict") -> tuple[list[str], list[list[str]], list[bool]]:
-    """Header, rows and alignment of the sweep's table, one row per cell (a skipped or withheld cell: its reason in
-    the second column, the others empty)."""
+def summary_table(summary: dict[str, Any], metric: str | None = None) -> tuple[list[str], list[list[str]], list[bool]]:
+    """Header, rows and alignment of the sweep's table on ``metric`` (default: the study's primary metric), one row
+    per cell (a skipped or withheld cell: its reason in the second column, the others empty)."""
+    metric = metric or primary_metric(summary)
     rows = []
     for c in summary.get("cells", []):
         if c.get("skipped") or c.get("withheld"):  # withheld: no figures were computed (study.run.withheld_cells)
@@ -42,10 +76,12 @@ def summary_table(summary: dict[str, Any], metric: str = "v_strict") -> tuple[li
     return list(SUMMARY_COLUMNS), rows, list(SUMMARY_NUMERIC)
 
 
-def summary_markdown(summary: dict[str, Any], metric: str = "v_strict",
+def summary_markdown(summary: dict[str, Any], metric: str | None = None,
                      table: Callable[[list[str], list[list[str]], list[bool]], str] | None = None) -> str:
-    """``summary.md``; ``table`` renders the table from (header, rows, right-aligned) instead of Markdown (the
-    terminal: :func:`metaeval.report.render_text.fit_table`)."""
+    """``summary.md``, the summary table on ``metric`` (default: the study's primary metric); ``table`` renders the
+    table from (header, rows, right-aligned) instead of Markdown (the terminal:
+    :func:`metaeval.report.render_text.fit_table`)."""
+    metric = metric or primary_metric(summary)
     ds = summary.get("dataset", {})
     lines = [
         f"# Sweep `{summary.get('experiment')}`",
@@ -76,7 +112,7 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict",
         lines += [f"Model requests, tokens and cost are lower bounds: {interrupted} earlier run(s) of this folder were "
                   "killed or interrupted, and the requests they had in flight are not counted.", ""]
     lines += [
-        f"Kendall's tau (tau-b) on {metric.upper() if metric != 'v_strict' else 'V_strict'} with 95% topic-bootstrap CIs:",
+        f"Kendall's tau (tau-b) on {display_name(metric)} with 95% topic-bootstrap CIs:",
         "",
     ]
     head, rows, numeric = summary_table(summary, metric)
