@@ -129,7 +129,8 @@ class _Composer:
         try:
             return compose(config_name="config", overrides=[*overrides, *self._fallback], return_hydra_config=hydra)
         except (HydraException, OmegaConfBaseException, yaml.YAMLError) as exc:  # a broken user file too
-            raise self._unknown_key(overrides, exc) or ConfigError(f"config: {_one_line(exc)}") from None
+            raise (self._unknown_key(overrides, exc) or _unknown_option(exc)
+                   or ConfigError(f"config: {_one_line(exc)}")) from None
 
     def _unknown_key(self, overrides: list[str], exc: BaseException) -> ConfigError | None:
         """Hydra's "Could not override 'a.b'. To append ... use +a.b" for a key that is not in the config, turned
@@ -145,11 +146,35 @@ class _Composer:
             from hydra import compose
             from omegaconf import OmegaConf
 
-            parent = OmegaConf.select(compose(config_name="config", overrides=[*rest, *self._fallback]),
-                                      path.rsplit(".", 1)[0])
+            cfg = compose(config_name="config", overrides=[*rest, *self._fallback])
+            parent = OmegaConf.select(cfg, path.rsplit(".", 1)[0])
+            while parent is None and path.count(".") > 1:  # judge.deployment.model: judge has no deployment
+                path = path.rsplit(".", 1)[0]
+                parent = OmegaConf.select(cfg, path.rsplit(".", 1)[0])
         except Exception:  # noqa: BLE001 - the original message stands
             return None
-        return _not_a_setting(path, parent)
+        err = _not_a_setting(path, parent)
+        if err is not None and path.startswith("judge.") and OmegaConf.is_dict(parent) and parent.get("judge"):
+            # a judge without that block (an offline judge has no deployment): say so, not Hydra's '+key'
+            err = ConfigError(f"judge {parent.get('name') or parent.get('judge')} has no {path.split('.')[1]} "
+                              f"setting; {err}")
+        return err
+
+
+def _unknown_option(exc: BaseException) -> ConfigError | None:
+    """Hydra's "Could not find 'judge/lexcial' ... Available options in 'judge': ..." as one line with the nearest
+    option (``judge=lexcial: no such judge; did you mean lexical? (options: ...)``); None for another message."""
+    import re
+
+    from metaeval.schema import nearest
+
+    m = re.search(r"Could not find '([\w-]+)/([^']+)'\s*Available options in '[\w-]+':\s*(.+)", str(exc), re.S)
+    if m is None:
+        return None
+    group, value = m.group(1), m.group(2)
+    options = [o for o in m.group(3).split("Config search path")[0].split() if re.fullmatch(r"[\w.-]+", o)]
+    return ConfigError(f"{group}={value}: no such {group}{nearest(value, options)} (options: {', '.join(options)}; "
+                       f"a file of your own goes in ./conf/{group}/{value}.yaml)")
 
 
 def _not_overridable(exc: BaseException) -> str | None:

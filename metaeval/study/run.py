@@ -340,10 +340,11 @@ def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str) -> str
         return None
     from metaeval.errors import MetaevalError
     from metaeval.io.transcripts import read_transcripts
-    from metaeval.study.transcript_view import transcript_view
+    from metaeval.study.transcript_view import answer_index, transcript_view
 
     try:
-        view = transcript_view(read_transcripts(path), inp.reference, cid, queries=inp.topics)
+        view = transcript_view(read_transcripts(path), inp.reference, cid, queries=inp.topics,
+                               answers=answer_index(inp.label_sets.get(cid), inp.reference))
     except MetaevalError as exc:  # the figures stand without the viewer; say why it is missing
         log.warning("no transcript viewer for %s: %s", cid, exc)
         return None
