@@ -129,7 +129,8 @@ class _Composer:
         try:
             return compose(config_name="config", overrides=[*overrides, *self._fallback], return_hydra_config=hydra)
         except (HydraException, OmegaConfBaseException, yaml.YAMLError) as exc:  # a broken user file too
-            raise self._unknown_key(overrides, exc) or ConfigError(f"config: {_one_line(exc)}") from None
+            raise (self._unknown_key(overrides, exc) or _unknown_option(exc)
+                   or ConfigError(f"config: {_one_line(exc)}")) from None
 
     def _unknown_key(self, overrides: list[str], exc: BaseException) -> ConfigError | None:
         """Hydra's "Could not override 'a.b'. To append ... use +a.b" for a key that is not in the config, turned
@@ -145,11 +146,35 @@ class _Composer:
             from hydra import compose
             from omegaconf import OmegaConf
 
-            parent = OmegaConf.select(compose(config_name="config", overrides=[*rest, *self._fallback]),
-                                      path.rsplit(".", 1)[0])
+            cfg = compose(config_name="config", overrides=[*rest, *self._fallback])
+            parent = OmegaConf.select(cfg, path.rsplit(".", 1)[0])
+            while parent is None and path.count(".") > 1:  # judge.deployment.model: judge has no deployment
+                path = path.rsplit(".", 1)[0]
+                parent = OmegaConf.select(cfg, path.rsplit(".", 1)[0])
         except Exception:  # noqa: BLE001 - the original message stands
             return None
-        return _not_a_setting(path, parent)
+        err = _not_a_setting(path, parent)
+        if err is not None and path.startswith("judge.") and OmegaConf.is_dict(parent) and parent.get("judge"):
+            # a judge without that block (an offline judge has no deployment): say so, not Hydra's '+key'
+            err = ConfigError(f"judge {parent.get('name') or parent.get('judge')} has no {path.split('.')[1]} "
+                              f"setting; {err}")
+        return err
+
+
+def _unknown_option(exc: BaseException) -> ConfigError | None:
+    """Hydra's "Could not find 'judge/lexcial' ... Available options in 'judge': ..." as one line with the nearest
+    option (``judge=lexcial: no such judge; did you mean lexical? (options: ...)``); None for another message."""
+    import re
+
+    from metaeval.schema import nearest
+
+    m = re.search(r"Could not find '([\w-]+)/([^']+)'\s*Available options in '[\w-]+':\s*(.+)", str(exc), re.S)
+    if m is None:
+        return None
+    group, value = m.group(1), m.group(2)
+    options = [o for o in m.group(3).split("Config search path")[0].split() if re.fullmatch(r"[\w.-]+", o)]
+    return ConfigError(f"{group}={value}: no such {group}{nearest(value, options)} (options: {', '.join(options)}; "
+                       f"a file of your own goes in ./conf/{group}/{value}.yaml)")
 
 
 def _not_overridable(exc: BaseException) -> str | None:
@@ -218,7 +243,9 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
             out.append(f"grid.{SWEEPABLE[group]}=null")
     for group, values in swept.items():
         out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
-    out.append("grid.optional_judges=[]")  # exactly the product asked for (no default grid's optional judges)
+    # exactly the product asked for (no default grid's optional judges); ++ because a grid file may lack the key
+    # (grid=single has only judges, prompts, strategies: a plain override was "not a setting", issue 32)
+    out.append("++grid.optional_judges=[]")
     return out
 
 
@@ -539,7 +566,10 @@ def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[
         nodes = _JudgeNodes(c, overrides)  # a judge with judge.NAME.* overrides of its own is composed in full
         judge_cfgs = {n: _group_node(c, [*overrides, *per_judge[n]], "judge", n) if n in per_judge else nodes.node(n)
                       for n in names}
-        prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
+        # a prompt node does not read the judge: judge.* overrides (for the grid's judges, not the top-level
+        # default judge) would fail on it (-m prompt=v1,v2_json judge=testserver judge.deployment.base_url=URL)
+        not_judge = [o for o in overrides if not o.split("=", 1)[0].lstrip("+~").startswith("judge.")]
+        prompts = {n: _group_node(c, not_judge, "prompt", n) for n in prompt_names}
         if single in per_judge:
             config["judge"] = _group_node(c, [*overrides, *per_judge[single]], "judge", single)
     if not grid.judges:
