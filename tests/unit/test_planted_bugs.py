@@ -19,6 +19,7 @@ import pytest
 from scipy.stats import norm
 
 from metaeval.errors import ConfigError
+from tests.helpers.crossfit_stubs import fold, pred
 
 
 # ------------------------------------------------------------------ analysis/resample.py: BCa's p0 with ties
@@ -53,24 +54,6 @@ def test_importance_agreement_counts_each_nugget_once_not_once_per_run():
 
 
 # ------------------------------------------------------------------ study/calibration/selection.py: coverage tolerance
-def _fold(name_preds: dict, truth: np.ndarray, topics) -> "object":
-    from metaeval.calibration.crossfit import FoldResult
-
-    return FoldResult(fold=0, topics=np.asarray(topics), truth={"v_strict": truth},
-                      n_topics={"v_strict": np.ones_like(truth)}, preds={k: {"v_strict": v} for k, v in name_preds.items()})
-
-
-def _pred(est, half=None):
-    from metaeval.calibration.crossfit import Prediction
-
-    est = np.asarray(est, dtype=float)
-    if half is None:
-        nan = np.full_like(est, np.nan)
-        return Prediction(est=est, lo=nan, hi=nan, se=nan)
-    half = np.asarray(half, dtype=float)
-    return Prediction(est=est, lo=est - half, hi=est + half, se=half / 2)
-
-
 def _coverage_repeats(hit_rows: list[list[list[bool]]]):
     """Repeats x folds x runs of hit/miss: an interval of half-width 0.1 around 0.5, truth 0.55 (hit) or 0.7 (miss)."""
     repeats = []
@@ -79,9 +62,7 @@ def _coverage_repeats(hit_rows: list[list[list[bool]]]):
         for k, hits in enumerate(folds):
             truth = np.where(np.array(hits), 0.55, 0.7)
             est = np.full(len(hits), 0.5)
-            fr = _fold({"none": _pred(est), "ppi": _pred(est, np.full(len(hits), 0.1))}, truth, [k])
-            fr.repeat = r
-            out.append(fr)
+            out.append(fold({"none": pred(est), "ppi": pred(est, 0.1)}, truth, [k], repeat=r))
         repeats.append(out)
     return repeats
 
