@@ -7,8 +7,8 @@ operators are the bugs a reviewer misses: a comparison moved by one (``<`` <-> `
 <-> ``!=``), an arithmetic sign or operator swapped (``+`` <-> ``-``, ``*`` <-> ``/``), a number changed (an int
 ``n`` -> ``n + 1``, a float ``x`` -> ``2x`` or ``0.5`` for 0), ``and`` <-> ``or``, a ``not`` dropped, a unary
 minus dropped, and one element dropped from a list or set literal of two or more items (a field missed from a
-key: ``content_hash([...])``, the ``ignored`` fields of ``judge_identity``).  Docstrings, log and error text and
-type annotations are not mutated.
+key: ``content_hash([...])``, the ``ignored`` fields of ``judge_identity``).  Docstrings, log and error text, ``__all__``
+and type annotations are not mutated.
 
 Each module names the functions mutated (empty: the whole module) and the tests run for it (``-n 0 -x``: one
 process, stop at the first failure).  Mutants are enumerated in source order; with more than ``--max-per-module``
@@ -95,7 +95,7 @@ class Mutant:
 
 
 def _skip_ids(tree: ast.AST) -> set[int]:
-    """Nodes never mutated: docstrings, annotations, f-strings, arguments of logging/exception calls."""
+    """Nodes never mutated: docstrings, annotations, ``__all__``, f-strings, arguments of logging/exception calls."""
     skip: set[int] = set()
 
     def mark(node):
@@ -115,6 +115,8 @@ def _skip_ids(tree: ast.AST) -> set[int]:
                     mark(a.annotation)
         if isinstance(node, ast.AnnAssign):
             mark(node.annotation)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            mark(node)  # the export list: names, not behaviour
         if isinstance(node, ast.JoinedStr):
             mark(node)
         if isinstance(node, ast.Call):
