@@ -14,6 +14,8 @@ Each module names the functions mutated (empty: the whole module) and the tests 
 process, stop at the first failure).  Mutants are enumerated in source order; with more than ``--max-per-module``
 a seeded sample is taken, so a run is bounded and repeatable (same seed, same mutants).  The module is rewritten
 in place (``ast.unparse`` of the mutated tree, bytecode off) and restored after every mutant, also on Ctrl-C.
+Each mutant's tests run in a forked child of this process, which has numpy/pandas/scipy/pytest imported but not
+metaeval (so the child imports the mutated module afresh): the interpreter start-up is paid once, not per mutant.
 
     .venv/bin/python scripts/mutation_check.py                       # every module, <= 15 mutants each (seed 35)
     .venv/bin/python scripts/mutation_check.py --module verdict --max-per-module 0   # one module, every mutant
@@ -228,16 +230,61 @@ def choose(mutants: list[Mutant], limit: int, seed: int) -> list[Mutant]:
     return [mutants[i] for i in sorted(picked)]
 
 
-def run_tests(tests: tuple[str, ...], timeout: float) -> tuple[str, float]:
-    """'passed', 'failed' or 'timeout', and the seconds taken."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-m", "not heavy", *tests]
+#: imported once by the parent and inherited by every forked test run (never ``metaeval``: each child imports the
+#: mutated module afresh)
+PRELOAD = ("numpy", "pandas", "scipy.stats", "scipy.special", "scipy.optimize", "statsmodels.api", "yaml", "pytest",
+           "xdist", "pytest_timeout")
+
+
+def preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    assert not any(m == "metaeval" or m.startswith("metaeval.") for m in sys.modules), "metaeval preloaded"
+
+
+def run_tests(tests: tuple[str, ...], timeout: float, fork: bool = True) -> tuple[str, float]:
+    """'passed', 'failed' (a test failed), 'error' (collection/usage error), 'timeout' or 'exit N', and the seconds.  ``fork``: a forked child of this process (which
+    has the heavy libraries imported, not metaeval) runs ``pytest.main``; else a fresh interpreter."""
+    args = ["-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-m", "not heavy", *tests]
     t0 = time.perf_counter()
-    try:
-        r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return "timeout", time.perf_counter() - t0
-    return ("passed" if r.returncode == 0 else "failed"), time.perf_counter() - t0
+    if not fork:
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            r = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env, capture_output=True,
+                               text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "timeout", time.perf_counter() - t0
+        return {0: "passed", 1: "failed", 2: "error"}.get(r.returncode, f"exit {r.returncode}"), time.perf_counter() - t0
+    pid = os.fork()
+    if pid == 0:  # child: quiet, fresh metaeval, exit with pytest's code
+        rc = 3
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            os.chdir(ROOT)
+            sys.dont_write_bytecode = True
+            sys.path.insert(0, str(ROOT))
+            import pytest
+
+            rc = int(pytest.main(args))
+        finally:
+            os._exit(rc)
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            return {0: "passed", 1: "failed", 2: "error"}.get(code, f"exit {code}"), time.perf_counter() - t0
+        if time.perf_counter() - t0 > timeout:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout", time.perf_counter() - t0
+        time.sleep(0.05)
 
 
 def _drop_bytecode(path: Path) -> None:
@@ -245,13 +292,13 @@ def _drop_bytecode(path: Path) -> None:
         pyc.unlink(missing_ok=True)
 
 
-def check_target(target: Target, limit: int, seed: int, timeout_factor: float, log) -> dict:
+def check_target(target: Target, limit: int, seed: int, timeout_factor: float, log, fork: bool = True) -> dict:
     path = ROOT / target.path
     original = path.read_text(encoding="utf-8")
     tree = ast.parse(original)
     every = enumerate_mutants(target, original)
     picked = choose(every, limit, seed)
-    status, base_s = run_tests(target.tests, timeout=900)
+    status, base_s = run_tests(target.tests, timeout=900, fork=fork)
     if status != "passed":
         raise SystemExit(f"{target.name}: its tests do not pass on the unmutated code ({status}); fix that first")
     log(f"{target.name}: {len(picked)} of {len(every)} mutants; tests pass unmutated in {base_s:.1f} s")
@@ -267,8 +314,11 @@ def check_target(target: Target, limit: int, seed: int, timeout_factor: float, l
         for m in picked:
             path.write_text(ast.unparse(apply_mutation(tree, m.index, target.functions)) + "\n", encoding="utf-8")
             _drop_bytecode(path)
-            outcome, secs = run_tests(target.tests, timeout=max(60.0, timeout_factor * base_s))
-            state = {"failed": "killed", "timeout": "killed (timeout)", "passed": "SURVIVED"}[outcome]
+            outcome, secs = run_tests(target.tests, timeout=max(60.0, timeout_factor * base_s), fork=fork)
+            # a test failed: killed; collection/import error (pytest exit 2): killed, said so; a hang: killed (timeout);
+            # anything else (pytest's internal error, a crash) is not counted as a kill
+            state = {"failed": "killed", "error": "killed (error)", "timeout": "killed (timeout)",
+                     "passed": "SURVIVED"}.get(outcome, f"not run ({outcome})")
             results.append({**asdict(m), "result": state, "seconds": round(secs, 1)})
             log(f"  {state:16s} {target.path}:{m.line} {m.function}: {m.kind} {m.original} -> {m.mutated}")
             restore()
@@ -277,7 +327,7 @@ def check_target(target: Target, limit: int, seed: int, timeout_factor: float, l
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
     assert path.read_text(encoding="utf-8") == original
-    killed = sum(r["result"] != "SURVIVED" for r in results)
+    killed = sum(r["result"].startswith("killed") for r in results)
     return {"target": target.name, "path": target.path, "tests": list(target.tests), "functions": list(target.functions),
             "mutants_total": len(every), "mutants_run": len(results), "killed": killed, "baseline_s": round(base_s, 1),
             "results": results}
@@ -292,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout-factor", type=float, default=5.0, help="a mutant's tests time out at this x baseline")
     ap.add_argument("--json", type=Path, help="write every mutant's result here")
     ap.add_argument("--list", action="store_true", help="list the mutants that would run, run nothing")
+    ap.add_argument("--no-fork", action="store_true", help="run each mutant's tests in a fresh interpreter (slower)")
     args = ap.parse_args(argv)
     targets = [t for t in TARGETS if not args.module or t.name in args.module]
     log = lambda s: print(s, flush=True)  # noqa: E731 - a script's output
@@ -302,13 +353,19 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{t.path}:{m.line} {m.function}: {m.kind} {m.original} -> {m.mutated}")
         return 0
     t0 = time.perf_counter()
-    reports = [check_target(t, args.max_per_module, args.seed, args.timeout_factor, log) for t in targets]
+    fork = not args.no_fork and hasattr(os, "fork")
+    if fork:
+        preload()
+    reports = [check_target(t, args.max_per_module, args.seed, args.timeout_factor, log, fork) for t in targets]
     log("\nmodule         killed / run   (mutation points in scope)")
     for r in reports:
         log(f"{r['target']:14s} {r['killed']:4d} / {r['mutants_run']:<4d}   ({r['mutants_total']})")
     k, n = sum(r["killed"] for r in reports), sum(r["mutants_run"] for r in reports)
     log(f"{'total':14s} {k:4d} / {n:<4d}   in {time.perf_counter() - t0:.0f} s")
     survivors = [x for r in reports for x in r["results"] if x["result"] == "SURVIVED"]
+    odd = [x for r in reports for x in r["results"] if x["result"].startswith("not run")]
+    if odd:
+        log(f"{len(odd)} mutant(s) not run (pytest crashed): " + "; ".join(f"{x['target']}:{x['line']}" for x in odd))
     if survivors:
         log("\nsurvivors:")
         for s in survivors:
