@@ -115,3 +115,16 @@ def test_judge_identity_changes_with_model_params_and_judge():
     for other in ({**cfg, "judge": "lexical"}, {**cfg, "deployment": {**cfg["deployment"], "model": "m2"}},
                   {**cfg, "deployment": {**cfg["deployment"], "params": {"temperature": 1}}}):
         assert judge_identity(other) != base
+
+
+def test_payloads_carry_what_the_worker_reads():
+    """The payload is the job's input as the worker reads it (the key covers the same values)."""
+    docs = [["d1", "Rayleigh scattering", "Sky"], ["d2", "Mie scattering", "Clouds"]]
+    topic = ["q1", "why is the sky blue"]
+    assert relevance_job("j", "p", TOPIC, DOCS, S)[1] == {"topic": topic, "documents": docs, "batch": 10}
+    assert create_job("j", "p", TOPIC, DOCS, S)[1] == {"topic": topic, "documents": docs, "window": 10, "max_nuggets": 30}
+    assert importance_job("j", "p", TOPIC, NUGGETS, DOCS, S)[1] == {"topic": topic, "nuggets": NUGGETS, "batch": 10,
+                                                                   "documents": docs}
+    assert assign_job("j", "p", TOPIC, ANSWER, PAIRS, S)[1] == {
+        "topic": topic, "answer": {"run_id": "run1", "qid": "q1", "text": ANSWER.text, "sentences": list(ANSWER.sentences)},
+        "nuggets": [list(p) for p in PAIRS], "batch": 10}
