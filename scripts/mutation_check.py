@@ -53,16 +53,16 @@ class Target:
 
 TARGETS: tuple[Target, ...] = (
     Target("kendall", "metaeval/analysis/kendall.py",
-           ("tests/unit/test_analysis_kendall.py", "tests/unit/test_analysis_levels.py")),
+           ("tests/unit/test_analysis_kendall.py", "tests/unit/test_analysis_levels.py", "tests/unit/test_mutation_survivors.py")),
     Target("resample", "metaeval/analysis/resample.py",
            ("tests/unit/test_analysis_resample.py", "tests/unit/test_analysis_bootstrap.py",
             "tests/unit/test_planted_bugs.py::test_bca_counts_replicates_tied_with_the_estimate_as_half")),
     Target("levels", "metaeval/analysis/levels.py",
-           ("tests/unit/test_analysis_levels.py", "tests/unit/test_mutation_audit.py")),
+           ("tests/unit/test_analysis_levels.py", "tests/unit/test_mutation_audit.py", "tests/unit/test_mutation_survivors.py")),
     Target("pooled", "metaeval/analysis/pooled.py",
            ("tests/unit/test_analysis_levels.py", "tests/unit/test_analysis_kendall.py")),
     Target("selection", "metaeval/study/calibration/selection.py",
-           ("tests/unit/test_calibration_decision.py",
+           ("tests/unit/test_calibration_decision.py", "tests/unit/test_mutation_survivors.py",
             "tests/unit/test_planted_bugs.py::test_coverage_tolerance_is_two_monte_carlo_ses_of_one_repeats_intervals",
             "tests/unit/test_planted_bugs.py::test_a_method_winning_exactly_the_win_share_of_repeats_is_chosen")),
     Target("stages_keys", "metaeval/pipeline/stages.py",
@@ -72,7 +72,7 @@ TARGETS: tuple[Target, ...] = (
            ("key", "as_dict", "judge_identity")),
     Target("verdict", "metaeval/report/verdict.py",
            ("tests/unit/test_verdict_thresholds.py", "tests/unit/test_report_parts.py",
-            "tests/unit/test_planted_bugs.py::test_verdict_strictness_check_uses_the_absolute_index"),
+            "tests/unit/test_planted_bugs.py::test_verdict_strictness_check_uses_the_absolute_index", "tests/unit/test_mutation_survivors.py"),
            ("_tau", "_labels", "_abs_strictness", "load_thresholds", "evaluate", "reasons", "headline")),
 )
 
