@@ -65,18 +65,16 @@ def _load(source: Any, *, name: str | None, run_map: Any, format: str | None) ->
     obj = source
     if isinstance(source, (str, os.PathLike)):
         p = Path(source)
-        if format == "assignments" or (p.is_dir() and (p / "labels.jsonl").exists()):
+        if p.is_dir() and (p / "labels.jsonl").exists():  # a sweep cell's folder
             from metaeval.io import load_labels
 
             obj = load_labels(p, format=format, name=name)
         elif p.is_dir() and _has_assignment_file(p):  # a track folder as published: its human labels
             obj = load_dataset(p).labels
-        elif format == "metrics":
-            from metaeval.io.metrics import read_metrics_long
+        else:  # a file, by the format registry's one dispatcher; a folder of trec_eval files
+            from metaeval.analysis.api import load_input
 
-            obj = read_metrics_long(p)
-        else:
-            obj = _load_input(p)
+            obj = load_input(p, format)
         if name and hasattr(obj, "name"):
             obj.name = name
     return rename_runs(obj, _run_map(run_map))
@@ -94,18 +92,6 @@ def _has_assignment_file(folder: Path) -> bool:
             except FormatError:
                 continue
     return False
-
-
-def _load_input(p: Path) -> Any:
-    from metaeval.io import detect_format
-
-    if p.is_file() and detect_format(p) == "metrics":
-        from metaeval.io.metrics import read_metrics_long
-
-        return read_metrics_long(p)
-    from metaeval.analysis.api import load_input
-
-    return load_input(p)
 
 
 def load_dataset(name_or_path: str | os.PathLike) -> Any:
@@ -300,7 +286,8 @@ def sweep(overrides: Sequence[str] = (), *, judges: Mapping[str, Any] | None = N
     root = Path(settings.pipeline.results_dir) / settings.pipeline.name
     if run.summary is None:
         return SweepResult.from_dry_run(str(settings.pipeline.name), root, run.dry_run_cells or [])
-    return SweepResult.from_json(run.summary, root, closing=run.closing)
+    missing = [f"missing figures: {line}" for line in run.missing]  # what the CLI's exit status 5 says
+    return SweepResult.from_json(run.summary, root, closing=[*run.closing, *missing])
 
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from metaeval.measures import DEFAULT_PRIMARY
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -46,7 +48,7 @@ class CalibrationResult:
 
         doc = dict(doc)
         model = doc.pop("model", None) or {}
-        by_metric = doc.get("by_metric") or {doc.get("metric", "v_strict"): doc}
+        by_metric = doc.get("by_metric") or {doc.get("metric", DEFAULT_PRIMARY): doc}
         lb, cands, sel = [], [], []
         for m, block in by_metric.items():
             for row in _rows(block.get("leaderboard")):
@@ -66,7 +68,7 @@ class CalibrationResult:
                         "raw_mae": (s.get("raw_mae") or {}).get("mean"),
                         "held_out_mae": (s.get("held_out_mae") or {}).get("mean"),
                         "beats_raw": s.get("beats_raw"), "n_topics": s.get("n_topics")})
-        return cls(metric=str(doc.get("metric", "v_strict")), recommendation=str(doc.get("recommendation", "")),
+        return cls(metric=str(doc.get("metric", DEFAULT_PRIMARY)), recommendation=str(doc.get("recommendation", "")),
                    leaderboard=pd.DataFrame(lb), candidates=pd.DataFrame(cands), selection=pd.DataFrame(sel),
                    model=model, json=doc)
 
@@ -158,8 +160,9 @@ class SweepResult:
         """From a ``summary.json`` document (also one read back from a results folder)."""
         import pandas as pd
 
-        metrics = (((summary.get("config") or {}).get("analysis") or {}).get("metrics")) or ["v_strict"]
-        metric = str(metrics[0])
+        from metaeval.study.summary import primary_metric
+
+        metric = primary_metric(summary)  # what the study recorded (analysis.primary_metric)
         rows = [_cell_row(c, metric) for c in summary.get("cells", [])]
         return cls(name=str(summary.get("experiment")), path=Path(path), metric=metric, cells=pd.DataFrame(rows),
                    notes=[*summary.get("grid_notes", []), *closing], json=dict(summary))
@@ -178,7 +181,7 @@ class SweepResult:
                 est.append({"cell": c.get("cell"), "calls": st.get("est_calls"),
                             "calls_upper_bound": bool(st.get("est_bound")), "input_tokens": st.get("est_input_tokens"),
                             "output_tokens": st.get("est_output_tokens"), "est_usd": st.get("est_cost_usd")})
-        return cls(name=name, path=Path(path), metric="v_strict", cells=pd.DataFrame(rows), dry_run=True,
+        return cls(name=name, path=Path(path), metric=DEFAULT_PRIMARY, cells=pd.DataFrame(rows), dry_run=True,
                    estimates=pd.DataFrame(est))
 
     def to_latex(self, **kwargs: Any) -> str:

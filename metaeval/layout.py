@@ -33,7 +33,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from metaeval.errors import ConfigError, FormatError
 
@@ -178,12 +178,19 @@ class ResultsLayout:
         """Atomic bytes write of ``path`` (which must lie inside the folder)."""
         return self._write(path, "wb", data)
 
-    def _write(self, path: Path, mode: str, content: str | bytes) -> Path:
+    def write_lines(self, path: Path, lines: Iterable[str]) -> Path:
+        """Atomic text write of ``path`` from an iterable of lines (each with its newline), written as they come."""
+        return self._write(path, "w", lines)
+
+    def _write(self, path: Path, mode: str, content: str | bytes | Iterable[str]) -> Path:
         from metaeval.io.atomic import atomic_open
 
         _inside(self._base, path, "write")
         with atomic_open(path, mode) as fh:
-            fh.write(content)
+            if isinstance(content, (str, bytes)):
+                fh.write(content)
+            else:
+                fh.writelines(content)
         return path
 
     def write_json(self, path: Path, obj: Any, indent: int | None = 2) -> Path:
@@ -254,8 +261,9 @@ class ResultsLayout:
 
         p = self.sample_labels(cid, sample) if sample else self.labels(cid)
         p.parent.mkdir(parents=True, exist_ok=True)
-        body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in assignment_records(labels))
-        return self.write_text(p, body)
+        # streamed record by record into the atomic file: the whole file is never one string in memory (it set
+        # the study's peak RSS: 1.2 GB at 64x NIST, issue 34)
+        return self.write_lines(p, (json.dumps(r, ensure_ascii=False) + "\n" for r in assignment_records(labels)))
 
     def read_samples(self, cid: Any) -> "list[LabelSet]":
         """The cell's k draws (``labels.jsonl`` then ``samples/labels.s1..``), or [] without sample files."""
@@ -344,7 +352,8 @@ class ResultsLayout:
 
 
 def deployment_urls(config: Any) -> dict[str, str]:
-    """deployment name -> base_url ('' for the SDK default) of every judge in a saved or composed config."""
+    """deployment name -> base_url ('' for the SDK default) of every judge in a results folder's saved
+    ``config.yaml`` (a stored document: the typed deployments written down by ``JudgeSpec.public_dict``)."""
     out: dict[str, str] = {}
     for j in ((config or {}).get("judges") or {}).values() if isinstance(config, dict) else ():
         dep = j.get("deployment") if isinstance(j, dict) else None
@@ -353,8 +362,9 @@ def deployment_urls(config: Any) -> dict[str, str]:
     return out
 
 
-def endpoint_changes(layout: ResultsLayout, config: dict[str, Any]) -> list[str]:
-    """One line per deployment whose ``base_url`` differs from the one in the folder's saved ``config.yaml``,
+def endpoint_changes(layout: ResultsLayout, urls: Mapping[str, str | None]) -> list[str]:
+    """One line per deployment (``urls``: name -> base_url of this sweep's typed deployments, None for the SDK
+    default) whose ``base_url`` differs from the one in the folder's saved ``config.yaml``,
     when the folder holds results: its stored jobs are reused as they are (the URL is not part of a job's
     identity or of the response cache key, so a replay at another URL reproduces a run); ``deployment.revision``
     keeps two servers' results apart.  [] for a new folder or unchanged URLs."""
@@ -366,7 +376,7 @@ def endpoint_changes(layout: ResultsLayout, config: dict[str, Any]) -> list[str]
         old = yaml.safe_load(layout.config_yaml.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return []
-    before, now = deployment_urls(old), deployment_urls(config)
+    before, now = deployment_urls(old), {str(k): str(v or "") for k, v in urls.items()}
     return [f"deployment {name!r}: the stored jobs in {layout.root} were made against {before[name] or 'the SDK default URL'}; "
             f"this sweep points at {url or 'the SDK default URL'}: they are reused as they are (the URL is not part of "
             f"a job's identity); set the deployment's revision to judge again on the new server"

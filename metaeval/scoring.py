@@ -1,15 +1,8 @@
 """Per-answer nugget scores and run aggregation (Pradeep et al. 2025, section 4.4; castorini/nuggetizer).
 
-For one answer with nuggets ``i`` labelled ``s_i`` in {support, partial_support, not_support} and importance
-``m_i`` in {vital, okay}:
-
-* credit: strict ``c_i = 1[s_i = support]``; partial ``p_i = 1[s_i = support] + 0.5 * 1[s_i = partial_support]``
-* ``A_strict = sum_i c_i / N``                         (all nuggets, strict)
-* ``A        = sum_i p_i / N``                         (all nuggets, partial credit)
-* ``V_strict = sum_{i vital} c_i / N_vital``           (primary metric of the TREC 2024 RAG track)
-* ``V        = sum_{i vital} p_i / N_vital``
-* ``W_strict = sum_i w_i c_i / sum_i w_i`` and ``W = sum_i w_i p_i / sum_i w_i`` with ``w = 1`` for vital,
-  ``0.5`` for okay (nuggetizer's weighted scores).
+The measures themselves (names, aliases, the per-answer formulas ``score = sum_i f_i c_i / sum_i f_i`` of V_strict,
+A_strict, V, A, W_strict and W, their families and credits) are defined once in :mod:`metaeval.measures`; this module
+computes them for whole label sets under a ``ScoringPolicy``.
 
 A run's score for a metric is the mean of its per-answer scores over the topics it answered.
 
@@ -32,6 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from metaeval.errors import ConfigError
+from metaeval.measures import METRICS, OKAY_WEIGHT, PARTIAL_CREDIT, REGISTRY, family_weight, measure, normalize_metric
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +34,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from metaeval.types import LabelSet
 
-METRICS: tuple[str, ...] = ("v_strict", "a_strict", "v", "a", "w_strict", "w")
+__all__ = ["METRICS", "SCORE_COLUMNS", "ScoringPolicy", "normalize_metric", "run_scores", "score_answers", "to_long"]
+
+#: the columns of ``score_answers``: the answer, every measure (families together, strict first), the counts
 SCORE_COLUMNS: tuple[str, ...] = ("run_id", "qid", "a_strict", "a", "v_strict", "v", "w_strict", "w", "n_nuggets", "n_vital", "n_failed")
-#: Display names used in the paper and in reports.
-METRIC_NAMES: dict[str, str] = {"v_strict": "V_strict", "a_strict": "A_strict", "v": "V", "a": "A", "w_strict": "W_strict", "w": "W"}
 
 _NO_VITAL = ("zero", "exclude")
 _FAILED_SUPPORT = ("not_support", "exclude", "support")
@@ -57,8 +51,8 @@ class ScoringPolicy:
     no_vital: str = "zero"
     failed_support: str = "not_support"
     failed_importance: str = "nuggetizer"
-    partial_credit: float = 0.5
-    okay_weight: float = 0.5
+    partial_credit: float = PARTIAL_CREDIT
+    okay_weight: float = OKAY_WEIGHT
 
     def __post_init__(self) -> None:
         for name, allowed in (("no_vital", _NO_VITAL), ("failed_support", _FAILED_SUPPORT), ("failed_importance", _FAILED_IMPORTANCE)):
@@ -67,19 +61,6 @@ class ScoringPolicy:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def normalize_metric(name: str) -> str:
-    """Accept ``V_strict``, ``v_strict``, ``strict_vital_score`` ... (any case) and return the canonical column name.
-
-    Names that are not nugget metrics come back lower-cased and stripped, so every comparison of metric names
-    is case-insensitive."""
-    key = name.strip().lower()
-    aliases = {
-        "strict_vital_score": "v_strict", "vital_score": "v", "strict_all_score": "a_strict", "all_score": "a",
-        "strict_weighted_score": "w_strict", "weighted_score": "w",
-    }
-    return aliases.get(key, key)
 
 
 def score_answers(labels: "LabelSet", policy: ScoringPolicy | None = None) -> "pd.DataFrame":
@@ -115,16 +96,12 @@ def score_answers(labels: "LabelSet", policy: ScoringPolicy | None = None) -> "p
         okay = okay | i_failed
     elif policy.failed_importance == "as_vital":
         vital = vital | i_failed
-    weight = vital * 1.0 + okay * policy.okay_weight
-
-    m = counted & member
-    vc = counted & vital
-    columns = {
-        "a_strict_n": m * strict, "a_n": m * partial, "a_d": m * 1.0,
-        "v_strict_n": vc * strict, "v_n": vc * partial, "v_d": vc * 1.0,
-        "w_strict_n": counted * weight * strict, "w_n": counted * weight * partial, "w_d": counted * weight,
-        "n_nuggets": np.ones(len(lab)), "n_vital": vital * 1.0, "n_failed": s_failed * 1.0,
-    }
+    # per family: denominator weights d_i = 1[counted] f_i; per measure: numerator terms d_i c_i
+    den = {fam: counted * family_weight(fam, vital, okay, member, policy.okay_weight)
+           for fam in dict.fromkeys(m.family for m in REGISTRY)}
+    columns = {f"{fam}_d": d for fam, d in den.items()}
+    columns.update({f"{m.name}_n": den[m.family] * (strict if m.strict else partial) for m in REGISTRY})
+    columns.update({"n_nuggets": np.ones(len(lab)), "n_vital": vital * 1.0, "n_failed": s_failed * 1.0})
     keys = labels.answers[["run_id", "qid"]]
     answer_index = pd.MultiIndex.from_arrays([keys["run_id"].astype(str), keys["qid"].astype(str)])
     unique = answer_index.unique()
@@ -135,11 +112,12 @@ def score_answers(labels: "LabelSet", policy: ScoringPolicy | None = None) -> "p
 
     fill = 0.0 if policy.no_vital == "zero" else np.nan
     out = keys.reset_index(drop=True).copy()
-    for metric, den in (("a_strict", "a_d"), ("a", "a_d"), ("v_strict", "v_d"), ("v", "v_d"), ("w_strict", "w_d"), ("w", "w_d")):
-        d = sums[den]
-        n = sums[f"{metric}_n"]
+    for name in SCORE_COLUMNS[2:8]:  # score = sum_i d_i c_i / sum_i d_i (metaeval.measures), fill when empty
+        metric = measure(name)
+        d = sums[f"{metric.family}_d"]
+        n = sums[f"{metric.name}_n"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[metric] = np.where(d > 0, n / np.where(d > 0, d, 1.0), fill)
+            out[metric.name] = np.where(d > 0, n / np.where(d > 0, d, 1.0), fill)
     for col in ("n_nuggets", "n_vital", "n_failed"):
         out[col] = np.rint(sums[col]).astype(int)
     return out[list(SCORE_COLUMNS)]
@@ -150,8 +128,8 @@ def run_scores(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] 
 
     ``common_topics=True`` first restricts every run to the topics that *all* runs answered, so runs are
     compared on the same topics; dropping topics is logged as a warning with the counts.  NaN scores (excluded
-    answers) are skipped by the mean.  Metric names are case-insensitive (``V_strict``).  Sorted by the first
-    metric, best first.
+    answers) are skipped by the mean.  Metric names are any alias of :func:`metaeval.measures.measure`
+    (``V_strict``).  Sorted by the first metric, best first.
     """
     df = per_answer
     if common_topics and len(df):
@@ -171,7 +149,9 @@ def run_scores(per_answer: "pd.DataFrame", metrics: tuple[str, ...] | list[str] 
     metrics = [m for m in metrics if m in df.columns]
     agg = df.groupby("run_id")[metrics].mean()
     agg.insert(0, "n_topics", df.groupby("run_id")["qid"].nunique())
-    agg = agg.reset_index().sort_values([metrics[0], "run_id"], ascending=[False, True], kind="mergesort")
+    first = measure(metrics[0]) if metrics[0] in METRICS else None  # best first: by the measure's direction
+    best_high = first is None or first.higher_is_better
+    agg = agg.reset_index().sort_values([metrics[0], "run_id"], ascending=[not best_high, True], kind="mergesort")
     return agg.reset_index(drop=True)
 
 

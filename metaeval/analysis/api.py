@@ -27,10 +27,12 @@ from metaeval.errors import ConfigError
 from metaeval.io.jsonl import to_jsonable
 
 
-def load_input(path: str | os.PathLike) -> Any:
-    """A path -> LabelSet (assignment file), long score table (score file) or long table (folder of
-    ``trec_eval -q`` / ir_measures files, one per run)."""
+def load_input(path: str | os.PathLike, format: str | None = None) -> Any:
+    """A path -> LabelSet (assignment file), long score table (score or nuggetizer metrics file) or long table
+    (folder of ``trec_eval -q`` / ir_measures files, one per run); files go through the format registry's one
+    dispatcher (``metaeval.io.read_evaluable``; ``format`` overrides detection)."""
     from metaeval.errors import FormatError
+    from metaeval.io import read_evaluable
 
     p = Path(path)
     if p.is_dir():
@@ -39,30 +41,7 @@ def load_input(path: str | os.PathLike) -> Any:
         return read_trec_eval_dir(p)
     if not p.exists():
         raise FormatError(str(p), 0, "", "no such file or folder")
-    try:
-        from metaeval.io import detect_format, load_labels
-    except ImportError:  # pragma: no cover - older tree without the format registry
-        detect_format = load_labels = None
-    if detect_format is not None:
-        fmt = detect_format(p)
-        if fmt == "assignments":
-            return load_labels(p)
-        if fmt == "scores":
-            from metaeval.io.scores import read_score_table
-
-            return read_score_table(p)
-        if fmt == "metrics":  # a castorini/nuggetizer metrics file: one run, per-topic scores
-            from metaeval.io.metrics import read_metrics_long
-
-            return read_metrics_long(p)
-        raise FormatError(str(p), 0, "", f"is a {fmt} file; analyze needs labels (assignments) or scores")
-    if p.suffix in (".jl", ".jsonl") and '"nuggets"' in p.open(encoding="utf-8").readline():
-        from metaeval.io.assignments import read_assignments
-
-        return read_assignments(p)
-    from metaeval.io.scores import read_score_table
-
-    return read_score_table(p)
+    return read_evaluable(p, format)
 
 
 def _name(obj: Any, path: Any, k: int) -> str:
@@ -205,7 +184,7 @@ def _load(reference: Any, candidates: Any, names: Sequence[str] | None, policy: 
 
 def _common_metrics(inp: _Inputs, metrics: Sequence[str] | None) -> list[str]:
     """The metrics every side has (or the requested ones, matched case-insensitively; an absent one is an error)."""
-    from metaeval.scoring import normalize_metric
+    from metaeval.measures import normalize_metric
 
     cand_metrics = [{str(m).lower() for m in pd.unique(cl["metric"])} for cl in inp.cand_longs]
     common = [m for m in metrics_of(inp.ref_long) if all(str(m).lower() in have for have in cand_metrics)]

@@ -8,7 +8,7 @@ Every side of a comparison becomes the long table ``run_id, qid, metric, value``
 * a long table is used as it is (e.g. from :func:`metaeval.io.scores.read_score_table` or
   :func:`metaeval.io.trec_eval.read_trec_eval_dir`).
 
-Metric names that :func:`metaeval.scoring.normalize_metric` maps onto a nugget metric (``V_strict`` ->
+Metric names that :func:`metaeval.measures.normalize_metric` maps onto a nugget metric (``V_strict`` ->
 ``v_strict``) are canonicalised; other names (``ndcg_cut_10``) are kept.  A cell is a (qid, run_id) with a
 non-missing value; the cells of a comparison are the **intersection** of both sides, and cells present on only
 one side are counted as dropped.
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval.errors import ConfigError
-from metaeval.scoring import METRICS, normalize_metric
+from metaeval.measures import METRICS, normalize_metric
 
 LONG = ["run_id", "qid", "metric", "value"]
 _COUNT_COLUMNS = ("n_nuggets", "n_vital", "n_failed")

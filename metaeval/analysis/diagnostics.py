@@ -29,17 +29,18 @@ import numpy as np
 
 from metaeval.analysis.kendall import _div
 from metaeval.analysis.ranks import rank_array
+from metaeval.measures import REGISTRY, normalize_metric
 
 __all__ = ["comparison_diagnostics", "defaulted_cells", "run_rankings"]
 
-_DENOMINATOR = {"v_strict": "n_vital", "v": "n_vital", "a_strict": "n_nuggets", "a": "n_nuggets",
-                "w_strict": "n_nuggets", "w": "n_nuggets"}
+#: measure -> the count of ``score_answers`` that is 0 when its denominator is empty (``Metric.count_column``)
+_DENOMINATOR = {m.name: m.count_column for m in REGISTRY}
 
 
 def defaulted_cells(per_answer: Any, metric: str) -> set[tuple[str, str]] | None:
     """``{(qid, run_id)}`` whose ``metric`` was defaulted (empty denominator) in a ``score_answers`` table; None
     when the table does not say (no count columns, or not a nugget metric)."""
-    col = _DENOMINATOR.get(metric)
+    col = _DENOMINATOR.get(normalize_metric(metric))
     if per_answer is None or col is None or not hasattr(per_answer, "columns") or col not in per_answer.columns:
         return None
     sel = per_answer[per_answer[col] == 0]

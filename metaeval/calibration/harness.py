@@ -39,9 +39,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
 log = logging.getLogger(__name__)
-SCORE_METHODS = ("none", "ppi", "ppi_pp", "regression")
-LABEL_METHODS = ("posterior", "matrix", "matrix_unconstrained", "ordinal")
-DEFAULT_METHODS = SCORE_METHODS + LABEL_METHODS
 
 
 def _grid(p: Pairs, values: np.ndarray) -> np.ndarray:
@@ -52,14 +49,13 @@ def _grid(p: Pairs, values: np.ndarray) -> np.ndarray:
 
 def _fit_apply(method: str, judge: Pairs, human: np.ndarray, train: np.ndarray, test: np.ndarray, metric: str,
                level: float, rng: np.random.Generator, H: np.ndarray, J: np.ndarray):
-    from metaeval.calibration.scorelevel import apply_score_method, bounded, fit_score_method
-
-    if method in SCORE_METHODS:
-        r = apply_score_method(fit_score_method(method, H[train], J[train]), J[test], level)
-        return r.est, r.lo, r.hi
     from metaeval.calibration.methods import get_method
+    from metaeval.calibration.scorelevel import bounded
 
     m = get_method(method)
+    if m.level == "score":
+        r = m.apply_scores(m.fit_scores(H[train], J[train]), J[test], level)
+        return r.est, r.lo, r.hi
     keep = np.zeros(len(judge.qids), dtype=bool)
     keep[train] = True
     model = m.fit_pairs(judge.select_topics(train), human[keep[judge.ans_topic[judge.ans]]])
@@ -69,10 +65,13 @@ def _fit_apply(method: str, judge: Pairs, human: np.ndarray, train: np.ndarray, 
 
 
 def run_study(human: "LabelSet", kinds: Sequence[str] = JUDGE_KINDS, reps: int = 200, seed: int = 0,
-              methods: Sequence[str] = DEFAULT_METHODS, metric: str = "v_strict", holdout: float = 0.25,
+              methods: Sequence[str] | None = None, metric: str = "v_strict", holdout: float = 0.25,
               level: float = 0.95, confusion: Any = DEFAULT_CONFUSION, real_judge: "LabelSet | None" = None,
               progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
-    """Run the study (see the module docstring); JSON-ready dict ``{config, kinds: {kind: {method: figures}}}``."""
+    """Run the study (see the module docstring); JSON-ready dict ``{config, kinds: {kind: {method: figures}}}``.
+    ``methods``: registered calibration methods (default every one, ``metaeval.calibration.methods.method_names``);
+    raw (``none``) is always included."""
+    from metaeval.calibration.methods import get_method, method_names
     from metaeval.calibration.pairing import pair_by_text
 
     bad = [k for k in kinds if k not in JUDGE_KINDS]
@@ -80,7 +79,9 @@ def run_study(human: "LabelSet", kinds: Sequence[str] = JUDGE_KINDS, reps: int =
         raise ConfigError(f"judge kind {bad[0]!r}; expected one of {', '.join(JUDGE_KINDS)}")
     if "resampled" in kinds and real_judge is None:
         raise ConfigError("judge kind 'resampled' needs a real judge's labels (--real-judge FILE)")
-    methods = list(dict.fromkeys(["none", *methods]))
+    methods = list(dict.fromkeys(["none", *(method_names() if methods is None else methods)]))
+    for m in methods:
+        get_method(m)  # an unknown name is one ConfigError line naming the registered ones
     conf = resolve_confusion(confusion)
     hp = pairs_from_labelset(human)
     T = len(hp.qids)

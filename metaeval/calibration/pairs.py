@@ -3,7 +3,8 @@
 Calibration fits and applies thousands of times inside the simulation harness, so it works on ``Pairs``:
 one row per (topic, run, nugget) label with integer codes, plus one row per answer (topic, run).
 
-Scores follow ``metaeval.scoring`` under the default ``ScoringPolicy`` (castorini/nuggetizer): a FAILED
+Scores follow ``metaeval.measures`` (each measure's family and credit) and ``metaeval.scoring`` under the default
+``ScoringPolicy`` (castorini/nuggetizer): a FAILED
 support label is in the denominator with no credit; a nugget with FAILED importance counts in A, not in V, and
 has weight 0 in W.  For one answer with pairs ``i`` of family weight ``f_i`` and credit ``c_i``::
 
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from metaeval.scoring import METRICS
+from metaeval.measures import FAMILIES, METRICS, PARTIAL_CREDIT, REGISTRY, family_weight, measure
 from metaeval.types import IMPORTANCE_LEVELS, support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,14 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from metaeval.types import LabelSet
 
-#: metric -> (family, strict credit?); the metric names are ``metaeval.scoring.METRICS`` (a test checks that
+#: metric -> (family, strict credit?), from the registry ``metaeval.measures`` (a test checks that
 #: ``observed_scores`` equals ``metaeval.scoring.score_answers`` on the NIST file)
-METRIC_SPEC: dict[str, tuple[str, bool]] = {
-    "v_strict": ("vital", True), "v": ("vital", False),
-    "a_strict": ("all", True), "a": ("all", False),
-    "w_strict": ("weighted", True), "w": ("weighted", False),
-}
-FAMILIES: tuple[str, ...] = ("vital", "all", "weighted")
+METRIC_SPEC: dict[str, tuple[str, bool]] = {m.name: (m.family, m.strict) for m in REGISTRY}
 #: ``Pairs.imp`` code of each importance label: its position in ``types.IMPORTANCE_LEVELS`` (okay 0, vital 1, FAILED 2;
 #: the calibration methods index their per-importance tables by it).  Compare by name (``IMP_CODES["vital"]``).
 IMP_CODES = {name: i for i, name in enumerate(IMPORTANCE_LEVELS)}
@@ -89,12 +85,9 @@ class Pairs:
 
     # ----------------------------------------------------------------- scoring
     def family_weight(self, family: str) -> np.ndarray:
+        """``f_i`` of every pair (``metaeval.measures.family_weight``; FAILED importance: in ``all`` only)."""
         vital, okay = self.imp == IMP_CODES["vital"], self.imp == IMP_CODES["okay"]
-        if family == "vital":
-            return vital.astype(float)
-        if family == "all":
-            return np.ones(len(self.imp))
-        return np.where(vital, 1.0, np.where(okay, 0.5, 0.0))
+        return family_weight(family, vital, okay, np.ones(len(self.imp), dtype=bool))
 
     def denominators(self, family: str) -> np.ndarray:
         return np.bincount(self.ans, weights=self.family_weight(family), minlength=self.n_answers)
@@ -115,7 +108,7 @@ class Pairs:
         """Per-answer scores from per-pair credits (arrays of length n, or (B, n) for B replicates)."""
         out = {}
         for m in metrics:
-            family, is_strict = METRIC_SPEC[m]
+            family, is_strict = METRIC_SPEC[measure(m).name]
             f = self.family_weight(family)
             d = self.denominators(family)
             c = strict if is_strict else partial
@@ -132,7 +125,7 @@ class Pairs:
     def observed_scores(self, metrics: Sequence[str] = METRICS) -> dict[str, np.ndarray]:
         """Per-answer scores of this set's own labels (FAILED = no credit)."""
         strict = (self.sup == 2).astype(float)
-        partial = strict + 0.5 * (self.sup == 1)
+        partial = strict + PARTIAL_CREDIT * (self.sup == 1)
         return self.answer_scores(strict, partial, metrics)
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 
-SCORE_METHODS: tuple[str, ...] = ("none", "ppi", "ppi_pp", "regression")
+from metaeval.calibration.methods.base import ScoreMethod, get_method, method_names, register
 
 
 @dataclass
@@ -129,20 +129,109 @@ def _rectify(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 def fit_score_method(method: str, H: np.ndarray, J: np.ndarray) -> dict:
-    """Fit on training (topic, run) matrices; returns a JSON-ready model (lists)."""
+    """Fit the registered score-level method ``method`` on training (topic, run) matrices; a JSON-ready model."""
+    return _score_method(method).fit_scores(H, J)
+
+
+def _score_method(name: str) -> ScoreMethod:
+    from metaeval.errors import ConfigError
+
+    m = get_method(name)
+    if m.level != "score":
+        raise ConfigError(f"unknown score-level method {name!r}; expected one of {', '.join(method_names('score'))}")
+    return m
+
+
+def _paired(H: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cells with both scores, H and J with NaN where either is missing)."""
     both = np.isfinite(H) & np.isfinite(J)
-    Hm, Jm = np.where(both, H, np.nan), np.where(both, J, np.nan)
-    if method == "none":
+    return both, np.where(both, H, np.nan), np.where(both, J, np.nan)
+
+
+class _Rectified(ScoreMethod):
+    """A score-level correction ``answers = corrected(model, J)`` with the per-run rectifier variance of the module
+    docstring: ``se = sqrt(var (1/n_L + 1/n_U) + extra)``, t interval on ``n_L - 1`` df inside [0, 1]."""
+
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def apply_scores(self, model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
+        n_u, jmean, jvar = _col_stats(J)
+        var, n_l, extra = (np.asarray(model[k], dtype=float) for k in ("var", "n_l", "extra"))
+        answers = self.corrected(model, J)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ans_ok = np.isfinite(J) & np.isfinite(answers)
+            est = np.where(ans_ok, answers, 0.0).sum(axis=0) / np.maximum(ans_ok.sum(axis=0), 1)
+            se = np.sqrt(var * (1.0 / n_l + 1.0 / n_u) + extra)
+        est = np.where(n_u > 0, est, np.nan)
+        lo, hi = bounded(est, _t(level, n_l - 1) * se)
+        return RunEstimate(est, se, lo, hi, answers)
+
+
+@register
+class RawScores(ScoreMethod):
+    """``none``: the judge's own scores, with the judge's topic-sampling t interval."""
+
+    name = "none"
+    display = "raw"
+    description = "the judge's own scores (raw); its interval is the judge's topic sampling error only"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
         return {"method": "none"}
-    if method == "ppi":
+
+    def apply_scores(self, model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
+        n_u, jmean, jvar = _col_stats(J)
+        half = _t(level, n_u - 1) * np.sqrt(jvar / n_u)
+        lo, hi = bounded(jmean, half)
+        return RunEstimate(jmean, np.sqrt(jvar / n_u), lo, hi, J.copy())
+
+
+@register
+class PPI(_Rectified):
+    """``ppi``: the judge's scores plus the per-run mean reference-minus-judge difference on the training topics."""
+
+    name = "ppi"
+    display = "PPI"
+    description = "prediction-powered inference: judge score + mean (human - judge) on the labelled topics"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
+        _, Hm, Jm = _paired(H, J)
         mean, var, n, extra = _rectify(Hm - Jm)
         return {"method": "ppi", "rectifier": mean.tolist(), "var": var.tolist(), "n_l": n.tolist(), "extra": extra.tolist()}
-    if method == "ppi_pp":
+
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:
+        return J + np.asarray(model["rectifier"], dtype=float)[None, :]
+
+
+@register
+class PPIPlusPlus(_Rectified):
+    """``ppi_pp``: PPI with the power-tuned ``lambda`` (:func:`power_tuned_lambda`)."""
+
+    name = "ppi_pp"
+    display = "PPI++"
+    description = "power-tuned PPI: lambda judge score + mean (human - lambda judge), one lambda per cell"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
+        _, Hm, Jm = _paired(H, J)
         lam = power_tuned_lambda(Hm, Jm)
         mean, var, n, extra = _rectify(Hm - lam * Jm)
         return {"method": "ppi_pp", "lambda": lam, "rectifier": mean.tolist(), "var": var.tolist(), "n_l": n.tolist(),
                 "extra": extra.tolist()}
-    if method == "regression":
+
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:
+        return model["lambda"] * J + np.asarray(model["rectifier"], dtype=float)[None, :]
+
+
+@register
+class RegressionCalibration(_Rectified):
+    """``regression``: one OLS line ``H = a + b J`` over the training cells, answers ``clip(a + b J, 0, 1)``."""
+
+    name = "regression"
+    display = "regression"
+    description = "regression calibration: clip(a + b judge, 0, 1) from one OLS line over the labelled cells"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:
+        both, Hm, Jm = _paired(H, J)
         x, y = Jm[both], Hm[both]
         if x.size < 3 or np.var(x) == 0:
             a, b = float(np.mean(y)) if y.size else 0.0, 0.0
@@ -153,9 +242,9 @@ def fit_score_method(method: str, H: np.ndarray, J: np.ndarray) -> dict:
         _, var, n, extra = _rectify(resid)
         return {"method": "regression", "intercept": a, "slope": b, "var": var.tolist(), "n_l": n.tolist(),
                 "extra": extra.tolist()}
-    from metaeval.errors import ConfigError
 
-    raise ConfigError(f"unknown score-level method {method!r}; expected one of {', '.join(SCORE_METHODS)}")
+    def corrected(self, model: dict, J: np.ndarray) -> np.ndarray:
+        return np.clip(model["intercept"] + model["slope"] * J, 0.0, 1.0)
 
 
 def power_tuned_lambda(H: np.ndarray, J: np.ndarray) -> float:
@@ -175,29 +264,9 @@ def power_tuned_lambda(H: np.ndarray, J: np.ndarray) -> float:
 
 
 def apply_score_method(model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
-    """Apply a fitted model to judge scores of the applied topics (T_U, R)."""
-    n_u, jmean, jvar = _col_stats(J)
-    method = model["method"]
-    if method == "none":
-        half = _t(level, n_u - 1) * np.sqrt(jvar / n_u)
-        lo, hi = bounded(jmean, half)
-        return RunEstimate(jmean, np.sqrt(jvar / n_u), lo, hi, J.copy())
-    var, n_l, extra = (np.asarray(model[k], dtype=float) for k in ("var", "n_l", "extra"))
-    if method == "ppi":
-        rect = np.asarray(model["rectifier"], dtype=float)
-        answers = J + rect[None, :]
-    elif method == "ppi_pp":
-        rect = np.asarray(model["rectifier"], dtype=float)
-        answers = model["lambda"] * J + rect[None, :]
-    else:
-        answers = np.clip(model["intercept"] + model["slope"] * J, 0.0, 1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ans_ok = np.isfinite(J) & np.isfinite(answers)
-        est = np.where(ans_ok, answers, 0.0).sum(axis=0) / np.maximum(ans_ok.sum(axis=0), 1)
-        se = np.sqrt(var * (1.0 / n_l + 1.0 / n_u) + extra)
-    est = np.where(n_u > 0, est, np.nan)
-    lo, hi = bounded(est, _t(level, n_l - 1) * se)
-    return RunEstimate(est, se, lo, hi, answers)
+    """Apply a fitted model (its ``method`` names the registered score-level method) to judge scores of the applied
+    topics (T_U, R)."""
+    return _score_method(model["method"]).apply_scores(model, J, level)
 
 
 # --------------------------------------------------------------------------- unclustered PPI (ppi-python parity)

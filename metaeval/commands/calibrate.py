@@ -18,10 +18,11 @@ import argparse
 
 from metaeval.commands.helptext import command_parser
 
-METHOD_NAMES = ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained", "ordinal")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from metaeval.study.calibration.settings import DEFAULTS as D, SEED_DEFAULT  # numpy-free
+
     p = command_parser(sub, "calibrate", __doc__,
                        help="correct a judge against human labels: held-out validation, fitted model, corrected leaderboard")
     p.add_argument("action", nargs="?", choices=["validate", "apply"], default="validate",
@@ -29,34 +30,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--human", help="reference (human) assignment labels (NIST format); required for validate")
     p.add_argument("--judge", required=True, help="judge assignment labels (same format)")
     p.add_argument("--model", help="calibration-model.json (apply)")
-    p.add_argument("--method", action="append", choices=METHOD_NAMES,
-                   help="candidate method (repeat; default all; 'none' = raw is always included)")
+    p.add_argument("--method", action="append", metavar="NAME",
+                   help="candidate method: a registered calibration method, e.g. ppi_pp (repeat; default every "
+                        "registered one; 'none' = raw is always included; an unknown name lists them)")
     p.add_argument("--metric", action="append", type=str.lower,
                    help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
-    p.add_argument("--folds", type=int, default=5, help="outer leave-topics-out folds (default 5)")
-    p.add_argument("--inner-folds", type=int, default=3, help="inner folds for the nested selection (default 3)")
-    p.add_argument("--repeats", type=int, default=10,
-                   help="repeated cross-fitting: independent fold assignments (default 10); a method is chosen only "
-                        "if it wins at least --win-share of them")
-    p.add_argument("--workers", default="auto",
-                   help="processes for the repeats of the cross-fitting (default auto: the available CPUs; the "
+    p.add_argument("--folds", type=int, default=D["folds"], help="outer leave-topics-out folds (default %(default)s)")
+    p.add_argument("--inner-folds", type=int, default=D["inner_folds"],
+                   help="inner folds for the nested selection (default %(default)s)")
+    p.add_argument("--repeats", type=int, default=D["repeats"],
+                   help="repeated cross-fitting: independent fold assignments (default %(default)s); a method is "
+                        "chosen only if it wins at least --win-share of them")
+    p.add_argument("--workers", default=D["workers"],
+                   help="processes for the repeats of the cross-fitting (default %(default)s: the available CPUs; the "
                         "numbers do not depend on it)")
-    p.add_argument("--win-share", type=float, default=0.8,
-                   help="share of repeats a method must win to be chosen (default 0.8); else 'unstable' and PPI++")
-    p.add_argument("--min-topics", type=int, default=10,
-                   help="fewest human-labelled topics on which a method is chosen (default 10); below: PPI++")
-    p.add_argument("--selection", choices=["one_se", "min"], default="one_se",
+    p.add_argument("--win-share", type=float, default=D["win_share"],
+                   help="share of repeats a method must win to be chosen (default %(default)s); else 'unstable' and PPI++")
+    p.add_argument("--min-topics", type=int, default=D["min_topics"],
+                   help="fewest human-labelled topics on which a method is chosen (default %(default)s); below: PPI++")
+    p.add_argument("--selection", choices=["one_se", "min"], default=D["selection"],
                    help="one_se (default): a method replaces raw only if it beats raw by more than one SE; min: lowest error")
-    p.add_argument("--min-coverage", type=float, default=0.95,
-                   help="share of label pairs that must match by nugget text for label-level methods (default 0.95)")
-    p.add_argument("--seed", type=int, default=0, help="calibration seed: folds and parameter draws (default 0)")
+    p.add_argument("--min-coverage", type=float, default=D["min_coverage"],
+                   help="share of label pairs that must match by nugget text for label-level methods (default %(default)s)")
+    p.add_argument("--seed", type=int, default=SEED_DEFAULT,
+                   help="calibration seed: folds and parameter draws (default %(default)s)")
     p.add_argument("--analysis-seed", type=int, default=0,
                    help="seed of the judge score's topic-bootstrap interval (the raw leaderboard; default 0)")
-    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="topic-bootstrap replicates for the judge score's interval (default 1000)")
+    p.add_argument("--level", type=float, default=D["level"], help="confidence level (default %(default)s)")
+    p.add_argument("--bootstrap", type=int, default=D["n_boot"],
+                   help="topic-bootstrap replicates for the judge score's interval (default %(default)s)")
     p.add_argument("--posterior-strata", choices=["none", "run", "length"], default="none",
                    help="extra strata for the posterior correction, shrunk toward the importance level (default none)")
-    p.add_argument("--kappa", type=float, default=10.0, help="shrinkage prior strength, pseudo-pairs (posterior, matrix; default 10)")
+    p.add_argument("--kappa", type=float, default=None,
+                   help="shrinkage prior strength, pseudo-pairs (posterior, matrix; default: the methods' own, "
+                        "metaeval.calibration.methods.base.KAPPA)")
     p.add_argument("--judge-spec", metavar="TEXT", help="judge spec (name/config) recorded in the model; apply compares it")
     p.add_argument("--prompt-version", metavar="TEXT", help="prompt version recorded in the model; apply compares it")
     p.add_argument("--strictness", action="store_true", help="also fit the strictness models (validate)")
@@ -73,14 +80,15 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from metaeval.errors import ConfigError
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import METRICS, canonical_metrics
 
-    metrics = [normalize_metric(m) for m in (args.metric or METRICS)]
-    bad = [m for m in metrics if m not in METRICS]
-    if bad:
-        raise ConfigError(f"--metric {bad[0]}: expected one of V_strict, A_strict, V, A, W_strict, W (any case)")
+    metrics = canonical_metrics(args.metric or METRICS, "--metric")  # unknown: one line naming the nearest measure
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
+    if args.method:
+        from metaeval.calibration.methods import check_names
+
+        check_names(args.method, "--method")
     from metaeval.io.outputs import check_output
 
     check_output(args.out, kind="dir")  # before any work: '' / a file / /proc / read-only / too long are one line
@@ -123,10 +131,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def fit_options(args: argparse.Namespace) -> dict:
-    """Per-method fit options of the label-level methods."""
+    """Per-method fit options of the label-level methods (``--kappa`` only where given: else the methods' own)."""
     strata = None if args.posterior_strata == "none" else args.posterior_strata
-    return {"posterior": {"strata": strata, "kappa": args.kappa}, "matrix": {"kappa": args.kappa},
-            "matrix_unconstrained": {"kappa": args.kappa}}
+    kappa = {} if args.kappa is None else {"kappa": args.kappa}
+    return {"posterior": {"strata": strata, **kappa}, "matrix": dict(kappa), "matrix_unconstrained": dict(kappa)}
 
 
 def _write_json(path: str, obj) -> None:
@@ -139,7 +147,7 @@ def _write_json(path: str, obj) -> None:
 
 def print_result(res: dict, top: int = 10) -> None:
     """The validation table (every metric), refusals, and the primary metric's leaderboard."""
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
 
     pr, st = res["pairing"], res["settings"]
     print(f"calibration of {res['judge']} against {res['reference']}: {pr['matched']} of "
@@ -163,7 +171,7 @@ def print_result(res: dict, top: int = 10) -> None:
             label = ("none (raw)" if name == "none" else name) + mark
             cover = (f"{_f2(h['coverage']):>7}{_f2(h['coverage_worst_run']):>7}{_f2(h['mean_ci_width']):>7}"
                      if h["coverage"] is not None else f"{'point estimates only':>21}")
-            print(f"{METRIC_NAMES.get(metric, metric):<10}{label:<22}{wins.get(name, 0):>5}{_pm(h['mae']):>16}{vs:>18}"
+            print(f"{display_name(metric):<10}{label:<22}{wins.get(name, 0):>5}{_pm(h['mae']):>16}{vs:>18}"
                   f"{_f4(h['bias']):>9}{cover}  {tau}")
         sel = block["selection"]
         print(f"{'':<10}nested (selection inside the folds){_pm(sel['nested_mae']):>23}"
@@ -174,7 +182,7 @@ def print_result(res: dict, top: int = 10) -> None:
           "difference of MAE, negative = better than raw; cover/worst = held-out coverage of the human run score, "
           "overall / worst run)")
     lb = res["leaderboard"]
-    metric = METRIC_NAMES.get(res["metric"], res["metric"])
+    metric = display_name(res["metric"])
     print(f"\nleaderboard, {metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} "
           f"topics (human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} "
           f"judge-only); intervals by {lb['estimated_by']} ({lb['intervals_why']})")
@@ -215,7 +223,7 @@ def _apply(args: argparse.Namespace, metrics) -> int:
 
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
     from metaeval.study.calibration import apply_model
 
     try:
@@ -238,7 +246,7 @@ def _apply(args: argparse.Namespace, metrics) -> int:
     _write_json(path, out)
     fitted = len(out["topics"]["fitted_on_and_applied"])
     for m, block in out["by_metric"].items():
-        print(f"{METRIC_NAMES.get(m, m)} by {block['method']}: {block['note']}"
+        print(f"{display_name(m)} by {block['method']}: {block['note']}"
               + (f" ({fitted} of these topics were in the fit: in-sample there)" if fitted else ""))
         for row in block["rows"][: args.top]:
             ci = row.get("human_estimate_ci")

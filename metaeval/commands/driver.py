@@ -27,6 +27,9 @@ class SweepRun:
     dry_run_cells: list[dict[str, Any]] | None = None
     #: the report's closing lines (synthetic-data note, verdict, where report.html is); [] without a report
     closing: list[str] = field(default_factory=list)
+    #: figures the sweep was asked for and did not produce (a judged cell without the primary metric's taus, a
+    #: failed report), one line each; the sweep exits non-zero when there is any
+    missing: list[str] = field(default_factory=list)
 
 
 def public_config(config: dict, with_judges: bool = False) -> dict:
@@ -68,7 +71,8 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
     with RunLock(layout.lock):  # a sweep already running on this name stops here, before anything is overwritten
         from metaeval.layout import endpoint_changes
 
-        for line in endpoint_changes(layout, public_config(settings.document, with_judges=True)):  # once per deployment
+        urls = {c.judge.deployment.name: c.judge.deployment.base_url for c in cells if c.judge.deployment}
+        for line in endpoint_changes(layout, urls):  # once per deployment
             logging.getLogger("metaeval.sweep").warning(line)
         layout.check_fingerprint(dataset_fp, grid_fp, write=True)
         layout.write_text(layout.overrides_yaml, yaml.safe_dump(list(overrides), sort_keys=False))
@@ -94,12 +98,15 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     from metaeval.commands.report import report_after_study
     from metaeval.study import study_sweep
 
+    from metaeval.study.summary import missing_figures
+
     closing: list[str] = []
     try:
         summary = study_sweep(outcome, settings.study, settings.document, t0)  # every figure, summary.json / .md
+        missing = missing_figures(summary)
         if settings.report_enabled:
             closing = report_after_study(outcome.layout, settings.document, summary,  # renders what the study wrote
-                                         workers=settings.study.calibration.workers)
+                                         workers=settings.study.calibration.workers, problems=missing)
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
-    return SweepRun(summary=summary, closing=closing)
+    return SweepRun(summary=summary, closing=closing, missing=missing)

@@ -105,13 +105,10 @@ def _cell_draws(cell_dir):
 
 def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import canonical_metrics
     from metaeval.study.plan import plan_study
 
-    metrics = [normalize_metric(m) for m in (args.metric or ["v_strict", "a_strict"])]
-    bad = [m for m in metrics if m not in METRICS]
-    if bad:
-        raise ConfigError(f"--metric {bad[0]}: expected one of V_strict, A_strict, V, A, W_strict, W (any case)")
+    metrics = canonical_metrics(args.metric or ["v_strict", "a_strict"], "--metric")  # unknown: the nearest name
     if not 0 < args.level < 1 or args.target <= 0:
         raise ConfigError("--level must be in (0, 1) and --target positive")
     nh = args.nugget_hours

@@ -29,13 +29,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        help="write report.html/.md/.json for a sweep's results folder, with a pass/fail verdict per cell")
     p.add_argument("results_dir", metavar="RESULTS_DIR", help="a sweep's results folder (<results_dir>/<name>/)")
     p.add_argument("--thresholds", metavar="FILE",
-                   help="verdict thresholds, YAML or JSON (default: lower CI of run-level tau on v_strict >= 0.8, "
+                   help="verdict thresholds, YAML or JSON (default: lower CI of run-level tau on the study's primary "
+                   "metric >= 0.8, "
                    f"failure rate <= 1%%; every check, to copy and edit: {THRESHOLDS_EXAMPLE})")
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell fails a threshold (for CI pipelines)")
     p.add_argument("--print", dest="print_", action="store_true", help="print the verdict and main tables as plain text")
     p.add_argument("--latex", action="store_true",
                    help="also write the main tables as LaTeX (booktabs) files into RESULTS_DIR/report_latex/")
-    p.add_argument("--metric", help="metric of the tables and plots (default: the thresholds' metric, v_strict)")
+    p.add_argument("--metric", help="metric of the tables and plots, any case (default: the thresholds' metric, else "
+                   "the study's primary metric: the first of analysis.metrics)")
     p.add_argument("--workers", default="auto", metavar="N",
                    help="processes that draw the figures (default auto: the available CPUs; 1: this process; the "
                    "figures are the same either way)")
@@ -47,11 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
     metric = None
     if args.metric:
-        from metaeval.scoring import METRICS, normalize_metric
+        from metaeval.measures import measure
 
-        metric = normalize_metric(args.metric)
-        if metric not in METRICS:
-            raise ConfigError(f"--metric {args.metric!r}: expected one of {', '.join(METRICS)}")
+        metric = measure(args.metric, "--metric").name  # unknown: one line naming the nearest measure
     from metaeval.forked import resolve_workers
     from metaeval.io.outputs import OutputError, check_output
     from metaeval.report.write import write_report
@@ -103,12 +103,13 @@ def closing_lines(report_data: dict, html_path) -> list[str]:
     return lines
 
 
-def report_after_study(layout, config: dict, summary: dict, workers: int | str = "auto") -> list[str]:
+def report_after_study(layout, config: dict, summary: dict, workers: int | str = "auto",
+                       problems: list[str] | None = None) -> list[str]:
     """The report at the end of ``metaeval sweep`` (unless ``report.enabled`` is false); skipped when the study was
     reused and a report exists.  ``workers``: processes that draw the figures (the sweep passes
     ``calibration.workers``, so ``calibration.workers=1`` forks nothing).  A failure is logged, not fatal: ``metaeval report DIR`` retries it.  Returns the
     sweep's closing lines (:func:`closing_lines`; from ``report.json`` when the report was reused), or [] without
-    a report."""
+    a report.  A failed report also adds one line to ``problems`` (the sweep then does not exit 0)."""
     import json
     import logging
 
@@ -126,5 +127,8 @@ def report_after_study(layout, config: dict, summary: dict, workers: int | str =
     except Exception as exc:  # noqa: BLE001 - the sweep's results stand without the report
         logging.getLogger("metaeval.report").warning("report for %s failed (run `metaeval report %s` to retry): %s: %s",
                                                       layout.root, layout.root, type(exc).__name__, exc)
+        if problems is not None:
+            problems.append(f"the report of {layout.root} failed ({type(exc).__name__}: {exc}); the results are "
+                            f"stored: `metaeval report {layout.root}` retries it")
         return []
     return closing_lines(rep.data, paths["html"])

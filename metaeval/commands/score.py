@@ -133,8 +133,11 @@ def _write_nuggetizer(per_answer, out: str) -> None:
 
 
 def format_leaderboard(runs, top: int = 0) -> str:
-    """Plain-text leaderboard (rank, run, topics, V_strict, A_strict, V, A, W_strict, W)."""
-    cols = [("v_strict", "V_strict"), ("a_strict", "A_strict"), ("v", "V"), ("a", "A"), ("w_strict", "W_strict"), ("w", "W")]
+    """Plain-text leaderboard (rank, run, topics, then every measure of ``metaeval.measures`` the table holds:
+    V_strict, A_strict, V, A, W_strict, W)."""
+    from metaeval.measures import REGISTRY
+
+    cols = [(m.name, m.display) for m in REGISTRY if m.name in runs.columns]
     shown = runs.head(top) if top else runs
     width = max([len("run_id")] + [len(str(r)) for r in shown["run_id"]])
     head = f"{'#':>3}  {'run_id':<{width}}  {'topics':>6}  " + "  ".join(f"{name:>8}" for _, name in cols)

@@ -16,7 +16,6 @@ import argparse
 
 from metaeval.commands.helptext import command_parser
 
-METHOD_NAMES = ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained", "ordinal")
 #: = metaeval.simulation.JUDGE_KINDS (a test checks); spelled out so that ``metaeval --help`` imports no numpy
 JUDGE_KINDS = ("fig6", "run_bias", "topic_difficulty", "length_strictness", "resampled")
 
@@ -31,7 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="base confusion: paper-fig6-edits (default), paper-fig6-manual, or a JSON 3x3 file (rows human)")
     p.add_argument("--reps", type=int, default=200, help="replications per kind (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--method", action="append", choices=METHOD_NAMES, help="method (repeat; default all; raw always)")
+    p.add_argument("--method", action="append", metavar="NAME",
+                   help="a registered calibration method, e.g. ppi_pp (repeat; default every registered one; raw "
+                        "always; an unknown name lists them)")
     p.add_argument("--metric", default="v_strict", type=str.lower, help="metric, any case (default V_strict)")
     p.add_argument("--holdout", type=float, default=0.25, help="held-out share of topics (default 0.25)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
@@ -43,17 +44,17 @@ def run(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from metaeval.calibration.harness import DEFAULT_METHODS, run_study
+    from metaeval.calibration.harness import run_study
+    from metaeval.calibration.methods import check_names
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import measure
 
     if args.reps < 2:
         raise ConfigError(f"--reps {args.reps}: need at least 2")
-    metric = normalize_metric(args.metric)
-    if metric not in METRICS:
-        raise ConfigError(f"--metric {args.metric}: expected one of V_strict, A_strict, V, A, W_strict, W")
+    methods = check_names(args.method, "--method") if args.method else None
+    metric = measure(args.metric, "--metric").name  # unknown: one line naming the nearest measure
     kinds = list(args.kind or JUDGE_KINDS)
     if "resampled" in kinds and not args.real_judge:
         if args.kind:
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.out, kind="dir")  # before the replications: '', a file, /proc, read-only -> one line
     human = load_labels(args.human)
     real = load_labels(args.real_judge) if args.real_judge else None
-    res = run_study(human, kinds=kinds, reps=args.reps, seed=args.seed, methods=tuple(args.method or DEFAULT_METHODS),
+    res = run_study(human, kinds=kinds, reps=args.reps, seed=args.seed, methods=methods,
                     metric=metric, holdout=args.holdout, level=args.level, confusion=args.confusion, real_judge=real)
     res["human"] = human.name
     from metaeval.io.atomic import atomic_write_text

@@ -35,7 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, accepts_overrides=True)
     p.epilog = ("exit status: 0 done; 2 bad input or settings (one line); 3 stopped by sweep.budget_usd; "
                 "4 a cell's FAILED labels exceed sweep.max_failed_rate (everything stored; a rerun retries the failed "
-                "jobs); 130 interrupted; 143 terminated (SIGTERM)")
+                "jobs); 5 a requested figure is missing (a judged cell without the primary metric's taus, or the "
+                "report failed; everything stored); 130 interrupted; 143 terminated (SIGTERM)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,7 +101,13 @@ def run(args: argparse.Namespace) -> int:
     problems = failed_rate_problems(summary.get("cells", []), settings.sweep.max_failed_rate)
     for line in problems:  # everything is stored; the run still must not look like a success
         print(f"metaeval sweep: {line}", file=sys.stderr)
-    return EXIT_FAILED_RATE if problems else 0
+    for line in run.missing:  # figures asked for and not produced: not a success either
+        print(f"metaeval sweep: missing figures: {line}", file=sys.stderr)
+    return EXIT_FAILED_RATE if problems else EXIT_MISSING_FIGURES if run.missing else 0
+
+
+#: exit status of a sweep that stored everything but lacks figures it was asked for (see ``SweepRun.missing``)
+EXIT_MISSING_FIGURES = 5
 
 
 def info_text(config_dir=None) -> str:

@@ -104,10 +104,10 @@ def _load_registered(entry: DatasetEntry) -> Dataset:
 
 def _load_nist(name: str, files: dict[str, Path]) -> Dataset:
     """A NIST nugget-assignment file: answers, human nuggets and human labels (no documents, no qrels)."""
-    from metaeval.io.assignments import read_assignments
+    from metaeval.io import get_format
 
     (path,) = files.values()
-    labels = read_assignments(path, name="nist")
+    labels = get_format("assignments", path).read(path, name="nist")
     answers = [
         Answer(run_id=r.run_id, qid=r.qid, text=r.answer_text or "",
                response_length=None if r.response_length != r.response_length or r.response_length is None else int(r.response_length),
@@ -119,82 +119,82 @@ def _load_nist(name: str, files: dict[str, Path]) -> Dataset:
 
 def _load_folder(name: str, files: dict[str, Path]) -> Dataset:
     """The demo layout (each file optional): the nuggets and assignment labels in it are the human reference."""
-    from metaeval.io.answers import read_answers
-    from metaeval.io.assignments import read_assignments
-    from metaeval.io.documents import read_documents
-    from metaeval.io.nuggets import read_nuggets
-    from metaeval.io.trec import read_qrels, read_topics
-
     ds = Dataset(name=name)
-    if "topics.tsv" in files:
-        ds.topics = read_topics(files["topics.tsv"])
-    if "documents.jsonl" in files:
-        docs, by_topic = read_documents(files["documents.jsonl"])
-        ds.documents = {q: [docs[d] for d in ids] for q, ids in by_topic.items()}
-    if "qrels.txt" in files:
-        ds.qrels = read_qrels(files["qrels.txt"])
-    if "runs.jsonl" in files:
-        ds.answers = read_answers(files["runs.jsonl"])
-    if "nuggets.jsonl" in files:
-        nug = read_nuggets(files["nuggets.jsonl"])
-        ds.nuggets = nug[["qid", "nugget_id", "nugget", "importance"]].copy()
-        for q, t in nug.attrs.get("topics", {}).items():
+    for fn, fmt in FOLDER_FILES.items():
+        if fn in files:
+            place(ds, files[fn], fmt, human=True)
+    _topics_from_answers(ds)
+    return ds
+
+
+def place(ds: Dataset, path: Path, fmt: str, *, human: bool, stem: str | None = None) -> None:
+    """Read ``path`` by the format registry's one dispatcher (``metaeval.io.read``) and put it where the format's
+    ``role`` says (``metaeval.io.FileFormat.role``): topics, qrels, answers, documents; nuggets and labels are the
+    human reference when ``human`` (the demo layout, a track folder), else kept beside it under ``stem`` (loose
+    files: not treated as human).  A format without a role is kept in ``ds.extras[stem]``."""
+    from metaeval.io import get_format
+
+    spec = get_format(fmt, path)
+    stem = stem or path.name.rsplit(".", 1)[0]
+    if spec.role == "labels":
+        obj = spec.read(path, name="human" if human else stem)
+    else:
+        obj = spec.read(path)
+    if spec.role == "topics":
+        ds.topics.update(obj)
+    elif spec.role == "qrels":
+        import pandas as pd
+
+        ds.qrels = obj if ds.qrels is None else pd.concat([ds.qrels, obj], ignore_index=True)
+    elif spec.role == "answers":
+        ds.answers.extend(obj)
+    elif spec.role == "documents":
+        docs, by_topic = obj
+        for q, ids in by_topic.items():
+            ds.documents.setdefault(q, []).extend(docs[d] for d in ids)
+    elif spec.role == "nuggets":
+        if human:
+            ds.nuggets = obj[["qid", "nugget_id", "nugget", "importance"]].copy()
+        else:
+            ds.other_nuggets[stem] = obj
+        for q, t in obj.attrs.get("topics", {}).items():
             ds.topics.setdefault(q, t)
-    if "assignments.jsonl" in files:
-        ds.labels = read_assignments(files["assignments.jsonl"], name="human")
-        for q, t in ds.labels.topics.items():
+    elif spec.role == "labels":
+        if human:
+            ds.labels = obj
+        else:
+            ds.other_labels[stem] = obj
+        for q, t in obj.topics.items():
             ds.topics.setdefault(q, t)
+    else:
+        ds.extras[stem] = obj
+
+
+def _answers_from_labels(ds: Dataset, labels) -> None:
+    """The (qid, run_id) answers an assignment file carries that the dataset does not have yet (its answer texts)."""
+    have = {(a.qid, a.run_id) for a in ds.answers}
+    for r in labels.answers.itertuples(index=False):
+        if (r.qid, r.run_id) not in have:
+            have.add((r.qid, r.run_id))
+            rlen = None if r.response_length is None or r.response_length != r.response_length else int(r.response_length)
+            ds.answers.append(Answer(run_id=r.run_id, qid=r.qid, text=r.answer_text or "", response_length=rlen,
+                                     topic=labels.topics.get(r.qid, "")))
+
+
+def _topics_from_answers(ds: Dataset) -> None:
     for a in ds.answers:
         if a.topic:
             ds.topics.setdefault(a.qid, a.topic)
-    return ds
 
 
 def _load_files(name: str, files: dict[str, tuple[Path, str]]) -> Dataset:
     """Loose files, each read by its format.  Nuggets and labels found here are *not* treated as human."""
-    from metaeval.io import read
-
     ds = Dataset(name=name)
     for fn, (path, fmt) in files.items():
-        stem = fn.rsplit(".", 1)[0]
-        if fmt == "documents":
-            from metaeval.io.documents import read_documents
-
-            docs, by_topic = read_documents(path)
-            for q, ids in by_topic.items():
-                ds.documents.setdefault(q, []).extend(docs[d] for d in ids)
-            continue
-        obj = read(path, format=fmt)
-        if fmt == "topics":
-            ds.topics.update(obj)
-        elif fmt == "qrels":
-            import pandas as pd
-
-            ds.qrels = obj if ds.qrels is None else pd.concat([ds.qrels, obj], ignore_index=True)
-        elif fmt == "answers":
-            ds.answers.extend(obj)
-        elif fmt == "nuggets":
-            ds.other_nuggets[stem] = obj
-            for q, t in obj.attrs.get("topics", {}).items():
-                ds.topics.setdefault(q, t)
-        elif fmt == "assignments":
-            obj.name = stem
-            ds.other_labels[stem] = obj
-            for q, t in obj.topics.items():
-                ds.topics.setdefault(q, t)
-        else:
-            ds.extras[stem] = obj
-    have = {(a.qid, a.run_id) for a in ds.answers}
+        place(ds, Path(path), fmt, human=False, stem=fn.rsplit(".", 1)[0])
     for ls in ds.other_labels.values():  # assignment files carry the answer texts they labelled
-        for r in ls.answers.itertuples(index=False):
-            if (r.qid, r.run_id) not in have:
-                have.add((r.qid, r.run_id))
-                rlen = None if r.response_length is None or r.response_length != r.response_length else int(r.response_length)
-                ds.answers.append(Answer(run_id=r.run_id, qid=r.qid, text=r.answer_text or "", response_length=rlen,
-                                         topic=ls.topics.get(r.qid, "")))
-    for a in ds.answers:
-        if a.topic:
-            ds.topics.setdefault(a.qid, a.topic)
+        _answers_from_labels(ds, ls)
+    _topics_from_answers(ds)
     return ds
 
 
@@ -206,10 +206,6 @@ def _load_published(folder: Path) -> Dataset:
     (qid, run_id) answers the runs do not have.  Files that are not datasets (README, LICENSE) are skipped; two
     files of the same kind where only one can be used (two assignment files) are an error naming both."""
     from metaeval.io import detect_format
-    from metaeval.io.answers import read_answers
-    from metaeval.io.assignments import read_assignments
-    from metaeval.io.nuggets import read_nuggets
-    from metaeval.io.trec import read_qrels, read_topics
     from metaeval.errors import FormatError
 
     kinds: dict[str, list[Path]] = {}
@@ -231,33 +227,14 @@ def _load_published(folder: Path) -> Dataset:
         raise ConfigError(f"folder {folder} holds no dataset files: neither the demo layout ({', '.join(FOLDER_FILES)}) "
                           "nor a track folder (a nugget-assignment file, a topics file, qrels, runs/*.jsonl)")
     ds = Dataset(name=folder.name)
-    for path in kinds.get("answers", []):
-        ds.answers.extend(read_answers(path))
-    if kinds.get("topics"):
-        ds.topics = read_topics(kinds["topics"][0])
-    if kinds.get("qrels"):
-        import pandas as pd
-
-        ds.qrels = pd.concat([read_qrels(q) for q in kinds["qrels"]], ignore_index=True)
-    if kinds.get("nuggets"):
-        nug = read_nuggets(kinds["nuggets"][0])
-        ds.nuggets = nug[["qid", "nugget_id", "nugget", "importance"]].copy()
-    if kinds.get("assignments"):
-        labels = read_assignments(kinds["assignments"][0], name="human")
-        ds.labels = labels
+    for kind in ("answers", "topics", "qrels", "nuggets", "assignments"):  # answers first: the runs' own texts win
+        for path in kinds.get(kind, [])[: None if kind in ("answers", "qrels") else 1]:
+            place(ds, path, kind, human=True)
+    if ds.labels is not None:
         if ds.nuggets is None:
-            ds.nuggets = labels.nuggets()
-        have = {(a.qid, a.run_id) for a in ds.answers}
-        for r in labels.answers.itertuples(index=False):
-            if (r.qid, r.run_id) not in have:
-                rlen = None if r.response_length is None or r.response_length != r.response_length else int(r.response_length)
-                ds.answers.append(Answer(run_id=r.run_id, qid=r.qid, text=r.answer_text or "", response_length=rlen,
-                                         topic=labels.topics.get(r.qid, "")))
-        for q, t in labels.topics.items():
-            ds.topics.setdefault(q, t)
-    for a in ds.answers:
-        if a.topic:
-            ds.topics.setdefault(a.qid, a.topic)
+            ds.nuggets = ds.labels.nuggets()
+        _answers_from_labels(ds, ds.labels)
+    _topics_from_answers(ds)
     ds.extras["_paths"] = [q for k in ("assignments", "topics", "qrels", "nuggets", "answers") for q in kinds.get(k, [])]
     return ds
 

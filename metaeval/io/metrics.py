@@ -3,7 +3,8 @@
     {"qid": str, "strict_vital_score": float, "vital_score": float, "strict_weighted_score": float,
      "weighted_score": float, "strict_all_score": float, "all_score": float}
 
-Read into a per-answer-like table with metaeval's column names (``v_strict, v, w_strict, w, a_strict, a``).
+Read into a per-answer-like table with metaeval's column names (``v_strict, v, w_strict, w, a_strict, a``); the
+field of each measure is its ``nuggetizer`` alias in :mod:`metaeval.measures`.
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ from typing import TYPE_CHECKING
 
 from metaeval.errors import FormatError
 from metaeval.io.jsonl import iter_jsonl, require
+from metaeval.measures import measure
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+#: the order in which nuggetizer's metrics files write the measures (a fact of the format)
+FILE_ORDER: tuple[str, ...] = ("v_strict", "v", "w_strict", "w", "a_strict", "a")
 #: nuggetizer field -> metaeval metric column, in the order the nuggetizer metrics files write them
-NUGGETIZER_FIELDS: dict[str, str] = {
-    "strict_vital_score": "v_strict", "vital_score": "v", "strict_weighted_score": "w_strict", "weighted_score": "w",
-    "strict_all_score": "a_strict", "all_score": "a",
-}
+NUGGETIZER_FIELDS: dict[str, str] = {measure(name).nuggetizer: name for name in FILE_ORDER}
 
 
 def read_metrics(path: str | os.PathLike, run_id: str | None = None) -> "pd.DataFrame":

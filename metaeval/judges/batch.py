@@ -10,8 +10,8 @@ retries, re-asks, parsing and cost accounting stay the same (``ChatClient`` pric
 
 1. gives the request a deterministic ``custom_id`` (``custom_id()``: a hash of model, messages and params);
 2. groups pending requests into one batch until ``window_s`` has passed since the first one or the group reaches
-   ``max_requests`` / ``max_bytes`` (kept under the provider's limits: OpenAI 50,000 requests / 200 MB per file,
-   Anthropic 100,000 requests / 256 MB);
+   ``max_requests`` / ``max_bytes`` (kept under the provider's limits, the batch backend's ``batch_limits``: OpenAI
+   50,000 requests / 200 MB per file, Anthropic 100,000 requests / 256 MB);
 3. submits the group (the provider's ``submit``), then writes ``{event: submitted, batch, custom_ids}`` to the
    **journal** (append-only JSONL, flushed and fsynced per line);
 4. polls the batch with backoff (``poll_s`` x ``poll_backoff``^k, capped at ``max_poll_s``) until it has ended,
@@ -45,18 +45,16 @@ import weakref
 from abc import abstractmethod
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from metaeval.errors import ConfigError
 from metaeval.judges.backends.base import (ChatBackend, ChatReply, ChatRequest, PermanentError, TransientError,
                                            sdk_transport_error)
 
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.judges.config import Deployment
+
 log = logging.getLogger(__name__)
-
-#: provider -> (max requests per batch, max bytes per batch input)
-PROVIDER_LIMITS: dict[str, tuple[int, int]] = {"openai": (50_000, 200 * 1024 * 1024),
-                                               "anthropic": (100_000, 256 * 1024 * 1024)}
-
 
 @dataclass(frozen=True)
 class BatchSettings:
@@ -74,7 +72,10 @@ class BatchSettings:
     max_poll_errors: int = 10
 
     @classmethod
-    def from_dict(cls, obj: Mapping[str, Any] | None, provider: str, where: str = "deployment.batch") -> "BatchSettings":
+    def from_dict(cls, obj: Mapping[str, Any] | None, backend: "type[BatchBackend]",
+                  where: str = "deployment.batch") -> "BatchSettings":
+        """Checked settings for the batch backend class ``backend`` (its ``batch_limits`` cap ``max_requests`` and
+        ``max_bytes``; None: no provider cap known)."""
         obj = dict(obj or {})
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(obj) - known)
@@ -84,7 +85,8 @@ class BatchSettings:
             s = cls(**obj)
         except TypeError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        cap_n, cap_b = PROVIDER_LIMITS[provider]
+        provider = backend.provider
+        cap_n, cap_b = backend.batch_limits or (float("inf"), float("inf"))
         if not 1 <= s.max_requests <= cap_n:
             raise ConfigError(f"{where}.max_requests must be 1..{cap_n} for {provider}, got {s.max_requests}")
         if not 1 <= s.max_bytes <= cap_b:
@@ -366,10 +368,13 @@ class BatchBackend(ChatBackend):
     error}`` and ``line_bytes`` (the size of one request in the batch input, for ``max_bytes``)."""
 
     provider = "base"
+    is_batch = True
+    #: the provider's caps on one batch: (requests, bytes of the batch input); None: none known
+    batch_limits: tuple[int, int] | None = None
 
     def __init__(self, deployment: Any, api_key: str):
         super().__init__(deployment, api_key)
-        self.settings = BatchSettings.from_dict(getattr(deployment, "batch", None), self.provider,
+        self.settings = BatchSettings.from_dict(getattr(deployment, "batch", None), type(self),
                                                 f"deployment {getattr(deployment, 'name', '?')}: batch")
         self._collectors: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, BatchCollector]" = weakref.WeakKeyDictionary()
 
@@ -416,16 +421,17 @@ class BatchBackend(ChatBackend):
     async def results(self, batch_id: str) -> dict[str, ChatReply | Exception]: ...
 
 
-def journal_beside_cache(deployment: Mapping[str, Any], cache: Any) -> Mapping[str, Any]:
-    """A batch-mode deployment mapping with ``batch.journal`` defaulted to ``<cache dir>/batches/<name>.jsonl``
-    (so a sweep's journal lives in its results folder); other deployments are returned unchanged."""
-    if not isinstance(deployment, Mapping) or deployment.get("mode") != "batch":
+def journal_beside_cache(deployment: "Deployment", cache: Any) -> "Deployment":
+    """A batch-mode deployment with ``batch.journal`` defaulted to ``<cache dir>/batches/<name>.jsonl`` (so a sweep's
+    journal lives in its results folder); other deployments are returned unchanged."""
+    import dataclasses
+
+    if deployment.mode != "batch":
         return deployment
-    batch = dict(deployment.get("batch") or {})
+    batch = dict(deployment.batch or {})
     path = getattr(cache, "path", cache)
     if batch.get("journal") or not isinstance(path, (str, os.PathLike)):
         return deployment
-    name = str(deployment.get("name") or deployment.get("model"))
-    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in str(deployment.name or deployment.model))
     batch["journal"] = str(Path(path).resolve().parent / "batches" / f"{safe}.jsonl")
-    return {**deployment, "batch": batch}
+    return dataclasses.replace(deployment, batch=batch)

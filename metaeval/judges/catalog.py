@@ -47,18 +47,25 @@ def default_config_dirs(extra: Sequence[str | os.PathLike] = ()) -> tuple[Path, 
     return tuple(out)
 
 
+#: judge-config keys that do not change a judge's output, so they are not part of its identity (the job keys): the
+#: catalog's own keys, the prompt selection (hashed apart, as the cell's prompt id), the response cache, and where /
+#: how calls are made or what they cost when a judge without a deployment carries them at the top level
+NOT_IDENTITY: frozenset[str] = frozenset({"prompts", "cache", "supports", "requires", "label", "limits", "prices",
+                                          "api_key_env", "base_url", "replicas", "resources", "mode", "batch"})
+
+
 @dataclass(frozen=True)
 class JudgeSpec:
     """A validated judge: what the driver checks and what a worker builds its judge from.
 
-    ``config`` is the plain judge config exactly as resolved (it also names the judge's job identity, so job
-    keys are stable); the typed fields are derived from it once, here.
+    ``config`` is the judge config as resolved, its ``deployment`` (an llm judge) the typed ``Deployment`` - the
+    only copy of it, from composition to the HTTP client (``deployment`` reads it).  The job identity is declared:
+    :meth:`identity` (``NOT_IDENTITY`` and ``Deployment.IDENTITY_FIELDS``).
     """
 
     name: str
     kind: str
     config: dict[str, Any] = field(compare=False)
-    deployment: Deployment | None = None
     capabilities: tuple[str, ...] = ALL_STAGES
     requires: tuple[str, ...] = ()
     concurrency: int = 4
@@ -67,8 +74,25 @@ class JudgeSpec:
     sampling: bool = False
 
     @property
+    def deployment(self) -> Deployment | None:
+        """The typed deployment (an llm judge), else None."""
+        dep = self.config.get("deployment")
+        return dep if isinstance(dep, Deployment) else None
+
+    @property
     def prompted(self) -> bool:
         return self.kind in PROMPTED
+
+    def identity(self) -> dict[str, Any]:
+        """What changes this judge's output, the part of every job key that names the judge
+        (``metaeval.pipeline.specs.judge_identity`` hashes it): its options without ``NOT_IDENTITY``, and the
+        deployment's ``Deployment.identity()`` (name, backend, model, generation params, revision - never retries,
+        timeouts, concurrency, the URL or the prices).  The rendered messages and the sample index are in the job
+        spec itself (``inputs``, ``prompt``, ``sample``)."""
+        out = {k: v for k, v in self.config.items() if k not in NOT_IDENTITY and k != "deployment"}
+        if self.deployment is not None:
+            out["deployment"] = self.deployment.identity()
+        return out
 
     @property
     def key_env(self) -> str | None:
@@ -92,12 +116,11 @@ class JudgeSpec:
         return replace(self, config={**self.config, **options})
 
     def with_deployment(self, **changes: Any) -> "JudgeSpec":
-        """The same judge with deployment fields replaced (``base_url=...``): the typed deployment and the config
-        it is recorded from change together; nothing is parsed again."""
+        """The same judge with deployment fields replaced (``base_url=...``, a replica's share of the ``limits``):
+        the one typed deployment is replaced; nothing is parsed again."""
         if self.deployment is None:
             raise ConfigError(f"judge {self.name!r} has no deployment")
-        return replace(self, deployment=replace(self.deployment, **changes),
-                       config={**self.config, "deployment": {**self.config["deployment"], **changes}})
+        return replace(self, config={**self.config, "deployment": self.deployment.replaced(**changes)})
 
     def missing_requirements(self) -> list[str]:
         """Modules named in ``requires`` that are not importable (an optional extra not installed)."""
@@ -106,6 +129,7 @@ class JudgeSpec:
     def public_dict(self) -> dict[str, Any]:
         """The config without secrets or in-memory objects (the deployment never holds the key)."""
         out = {k: v for k, v in self.config.items() if k not in ("reference", "labels") or isinstance(v, (str, type(None)))}
+        out.pop("deployment", None)
         if self.deployment is not None:
             out["deployment"] = self.deployment.public_dict()
         return out
@@ -164,10 +188,12 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
     deployment = None
     if config.get("deployment") is not None:
         deployment = Deployment.from_dict(config["deployment"], where=f"{where}: deployment")
+        config = {**config, "deployment": deployment}  # typed once, here: the only copy from now on
         if deployment.mode == "batch":  # batch settings checked here, before any job, not when the backend is built
+            from metaeval.judges.backends import backend_class
             from metaeval.judges.batch import BatchSettings
 
-            BatchSettings.from_dict(deployment.batch, deployment.backend, where=f"{where}: deployment.batch")
+            BatchSettings.from_dict(deployment.batch, backend_class(deployment), where=f"{where}: deployment.batch")
     elif kind == "llm":
         raise ConfigError(f"{where}: an llm judge needs a 'deployment' mapping")
     options = getattr(cls, "OPTIONS", None)  # a class that declares its options: any other key is a typo
@@ -191,7 +217,7 @@ def _typed(config: dict[str, Any], source: str, name: str | None) -> JudgeSpec:
     prompts = config.get("prompts")
     if prompts is not None and not isinstance(prompts, Mapping):
         raise ConfigError(f"{where}: 'prompts' must map a task to a template name")
-    return JudgeSpec(name=jname, kind=kind, config=config, deployment=deployment,
+    return JudgeSpec(name=jname, kind=kind, config=config,
                      capabilities=tuple(getattr(cls, "STAGES", ALL_STAGES)), requires=tuple(requires),
                      concurrency=int(conc), source=source, sampling=bool(getattr(cls, "SAMPLING", False)))
 
@@ -256,7 +282,5 @@ def build_judge(spec: "JudgeSpec | str | Mapping[str, Any]"):
     from metaeval.judges.registry import judge_class
 
     spec = resolve_judge(spec)
-    config = {k: v for k, v in spec.config.items() if k not in CATALOG_KEYS}
-    if spec.deployment is not None and "deployment" in config:
-        config["deployment"] = spec.deployment  # typed once, here in the catalog: the judge never re-parses it
+    config = {k: v for k, v in spec.config.items() if k not in CATALOG_KEYS}  # ``deployment``: the typed one
     return judge_class(spec.kind).from_config(config)

@@ -3,7 +3,7 @@
 A deployment is one model behind one backend::
 
     name: gpt-4o-mini            # used in cache keys and traces
-    backend: openai              # registry name: openai | anthropic
+    backend: openai              # a registered backend (metaeval.judges.backends): openai | anthropic | ...
     model: gpt-4o-mini
     base_url: null               # optional; absent -> the SDK's OPENAI_BASE_URL / ANTHROPIC_BASE_URL apply
     api_key_env: OPENAI_API_KEY  # the *name* of the environment variable holding the key (null: no key needed)
@@ -27,7 +27,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from metaeval.errors import ConfigError
 
@@ -92,6 +92,12 @@ class Prices:
         return Prices(bi, bo, bi, bo)
 
 
+#: ``Deployment.IDENTITY_FIELDS``
+IDENTITY_FIELDS: tuple[str, ...] = ("name", "backend", "model", "params", "revision")
+#: ``Deployment`` fields that are not settings (never read from a config, never written down)
+_INTERNAL: frozenset[str] = frozenset({"given"})
+
+
 @dataclass(frozen=True)
 class Deployment:
     name: str
@@ -115,6 +121,13 @@ class Deployment:
     mode: str = "sync"
     #: batch-mode settings (metaeval.judges.batch.BatchSettings): max_requests, window_s, poll_s, journal, ...
     batch: Mapping[str, Any] = field(default_factory=dict)
+    #: the fields the config named (``from_dict``); not a setting: see ``identity``
+    given: frozenset[str] = field(default=frozenset(IDENTITY_FIELDS), compare=False, repr=False)
+
+    #: the fields that change a reply, hence a job's identity (``identity``; the response cache's key is built from
+    #: the same fields by ``metaeval.judges.client``): not where or how calls are made (base_url, limits: retries,
+    #: timeouts, concurrency; replicas, resources, mode, batch), what they cost (prices) or the key's variable
+    IDENTITY_FIELDS: ClassVar[tuple[str, ...]] = IDENTITY_FIELDS
 
     def __post_init__(self) -> None:
         if self.revision is not None and (not isinstance(self.revision, str) or not self.revision):
@@ -138,8 +151,9 @@ class Deployment:
                     raise ConfigError(f"deployment {self.name!r}: resources.{k} must be a number >= 0, got {v!r}")
         if self.mode not in ("sync", "batch"):
             raise ConfigError(f"deployment {self.name!r}: mode must be 'sync' or 'batch', got {self.mode!r}")
-        if self.mode == "batch" and self.backend not in ("openai", "anthropic"):
-            raise ConfigError(f"deployment {self.name!r}: mode 'batch' needs backend openai or anthropic, got {self.backend!r}")
+        from metaeval.judges.backends import backend_class
+
+        backend_class(self)  # the backend is registered (and has a batch API in batch mode), else one line
         if not isinstance(self.batch, Mapping):
             raise ConfigError(f"deployment {self.name!r}: batch must be a mapping of batch settings")
 
@@ -155,20 +169,39 @@ class Deployment:
             res = res[i] if len(res) > 1 else res[0]
         return dict(res or {})
 
+    def identity(self) -> dict[str, Any]:
+        """The ``IDENTITY_FIELDS`` the config named, with their values (a job key hashes this, so the key of a config
+        that leaves ``revision`` or ``name`` out stays what it was before they existed; ``name`` defaults to the
+        model, ``revision`` to null, ``params`` to none, and a field left at its default changes no reply)."""
+        return {k: dict(v) if k == "params" else v for k in self.IDENTITY_FIELDS if k in self.given
+                for v in (getattr(self, k),)}
+
+    def replaced(self, **changes: Any) -> "Deployment":
+        """``dataclasses.replace`` whose changed fields count as named by the config (``identity``); a change to
+        ``limits`` may be a mapping of the ``Limits`` fields to replace (a replica's share)."""
+        import dataclasses
+
+        if isinstance(changes.get("limits"), Mapping):
+            changes["limits"] = dataclasses.replace(self.limits, **changes["limits"])
+        return dataclasses.replace(self, **changes, given=self.given | set(changes))
+
     @classmethod
-    def from_dict(cls, obj: Mapping[str, Any], where: str = "deployment") -> "Deployment":
+    def from_dict(cls, obj: "Mapping[str, Any] | Deployment", where: str = "deployment") -> "Deployment":
+        if isinstance(obj, cls):  # already typed (the catalog's): never parsed twice
+            return obj
         if not isinstance(obj, Mapping):
             raise ConfigError(f"{where}: expected a mapping, got {type(obj).__name__}")
         obj = dict(obj)
         if "api_key" in obj:
             raise ConfigError(f"{where}: put the key in an environment variable and name it in api_key_env")
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - _INTERNAL
         unknown = sorted(set(obj) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown field(s) {unknown}; known: {sorted(known)}")
         for key in ("backend", "model"):
             if not isinstance(obj.get(key), str) or not obj[key]:
                 raise ConfigError(f"{where}: field {key!r} is required (a non-empty string)")
+        given = frozenset(k for k in IDENTITY_FIELDS if k in obj)  # before any default is filled in
         obj.setdefault("name", obj["model"])
         obj["limits"] = _sub(Limits, obj.get("limits"), f"{where}.limits")
         obj["prices"] = _sub(Prices, obj.get("prices"), f"{where}.prices")
@@ -183,7 +216,7 @@ class Deployment:
             obj["resources"] = dict(obj["resources"])
         if isinstance(obj.get("batch"), Mapping):
             obj["batch"] = dict(obj["batch"])
-        return cls(**obj)
+        return cls(**obj, given=given)
 
     def api_key(self) -> str:
         """The key from the environment variable named in ``api_key_env``; a clear error when it is not set."""
@@ -200,6 +233,8 @@ class Deployment:
     def public_dict(self) -> dict[str, Any]:
         """Everything about the deployment that may be written down (no key: the dataclass never holds it)."""
         d = asdict(self)
+        for k in _INTERNAL:
+            d.pop(k, None)
         d["params"] = dict(self.params)
         return d
 

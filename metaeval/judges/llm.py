@@ -53,10 +53,16 @@ class LLMJudge(Judge):
         super().__init__(name or client.deployment.name)
         if structured_output not in STRUCTURED:
             raise ConfigError(f"structured_output must be one of {sorted(k for k in STRUCTURED if k)} or null, got {structured_output!r}")
-        if structured_output and client.deployment.backend != "openai":
-            # Anthropic's API has no response_format; a schema sent there would be rejected mid-sweep
-            raise ConfigError(f"structured_output={structured_output!r} needs the openai backend (OpenAI, vLLM, "
-                              f"llama.cpp); deployment {client.deployment.name!r} uses {client.deployment.backend!r}")
+        from metaeval.judges.backends import BACKENDS, backend_class
+
+        if structured_output and not backend_class(client.deployment).structured_output:
+            # the backend says whether it takes a response_format (Anthropic's API has none: a schema sent there
+            # would be rejected mid-sweep)
+
+            able = sorted(n for n, c in BACKENDS.items() if c.structured_output and not c.is_batch)
+            raise ConfigError(f"structured_output={structured_output!r} needs a backend that takes a response_format "
+                              f"({', '.join(able)}: OpenAI, vLLM, llama.cpp); deployment {client.deployment.name!r} "
+                              f"uses {client.deployment.backend!r}")
         self.structured_output = structured_output
         self.client = client
         chosen = {**DEFAULT_PROMPTS, **dict(prompts or {})}
@@ -195,21 +201,15 @@ class LLMJudge(Judge):
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "LLMJudge":
         """``{judge: llm, deployment: {...}, prompts: {task: name}, max_reasks: 2, cache: PATH|null, seed: 0}``."""
-        dep = config.get("deployment")
-        if dep is None:
-            raise ConfigError("an llm judge config needs a 'deployment' mapping")
         from metaeval.judges.batch import journal_beside_cache
         from metaeval.judges.config import Deployment
 
-        if isinstance(dep, Deployment):  # the catalog's typed deployment (``build_judge``)
-            if dep.mode == "batch":  # the batch journal beside the cache
-                import dataclasses
-
-                where = journal_beside_cache({"mode": "batch", "name": dep.name, "batch": dict(dep.batch)},
-                                             config.get("cache"))
-                dep = dataclasses.replace(dep, batch=dict(where["batch"]))
-        else:
-            dep = journal_beside_cache(dep, config.get("cache"))  # batch mode: the batch journal beside the cache
+        dep = config.get("deployment")
+        if dep is None:
+            raise ConfigError("an llm judge config needs a 'deployment' mapping")
+        # the catalog's typed deployment as it is (``build_judge``); a mapping (a config not built by the catalog) is
+        # typed by the same one function
+        dep = journal_beside_cache(Deployment.from_dict(dep), config.get("cache"))  # batch: the journal beside the cache
         client = ChatClient(dep, cache=config.get("cache"), seed=int(config.get("seed", 0)))
         return cls(client, prompts=config.get("prompts"), max_reasks=int(config.get("max_reasks", 2)),
                    sample_index=int(config.get("sample_index", 0)), name=config.get("name"),

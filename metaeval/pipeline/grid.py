@@ -37,8 +37,8 @@ class Cell:
 
     @property
     def judge_config(self) -> dict[str, Any]:
-        """The judge's plain config (read-only view for provenance)."""
-        return self.judge.config
+        """The judge's config as plain data, its deployment written down (``JudgeSpec.public_dict``: provenance)."""
+        return self.judge.public_dict()
 
     @property
     def worker_id(self) -> str:
@@ -68,8 +68,7 @@ def make_cell(judge: JudgeSpec, prompt_cfg: dict[str, Any], strategy_name: str, 
     cfg = judge.config
     prompt_name = str(prompt_cfg.get("name", "default")) if judge.prompted else "none"
     prompt_id = content_hash(cfg.get("prompts", {})) if judge.prompted else "none"
-    identity = {k: v for k, v in cfg.items() if k not in ("prompts", "cache", "supports", "requires", "label")}
-    jid = judge_identity(identity)
+    jid = judge_identity(judge)
     name = judge.name
     cell_id = f"{name}__{prompt_name}__{strategy.name}" if judge.prompted else f"{name}__{strategy.name}"
     cell = Cell(cell_id, name, prompt_name, strategy, judge, jid, prompt_id)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from metaeval.pipeline.executors import Job, OnResult, Worker
 from metaeval.pipeline.ray_setup import FORWARDED_ENV, _Secrets, cluster_runtime_env, init_ray
-from metaeval.pipeline.replicas import actor_options, judge_config_dict, deployment_dict, with_config, is_auto_replicas, replica_plan
+from metaeval.pipeline.replicas import actor_options, judge_config_dict, deployment_of, with_config, is_auto_replicas, replica_plan
 from metaeval.pipeline.signals import install_sigterm
 
 log = logging.getLogger(__name__)
@@ -128,8 +128,8 @@ class RayExecutor:
     def _secrets(self, cfg: Any) -> _Secrets | None:
         if not self.address:
             return None  # local actors inherit the driver's environment
-        dep = deployment_dict(cfg)
-        names = [n for n in (dep.get("api_key_env"), *FORWARDED_ENV) if n and os.environ.get(n)]
+        dep = deployment_of(cfg)
+        names = [n for n in (dep.api_key_env if dep else None, *FORWARDED_ENV) if n and os.environ.get(n)]
         return _Secrets({n: os.environ[n] for n in names})
 
     def _cached(self, cfg: Any) -> Any:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metaeval.hashing import content_hash
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.judges.catalog import JudgeSpec
 
 #: pipeline order; ``relevance`` runs only with ``sweep.relevance=judge`` (for cells whose judge creates nuggets)
 STAGES: tuple[str, ...] = ("relevance", "create", "importance", "assign")
@@ -26,7 +29,7 @@ class JobSpec:
         stage: ``relevance`` (all relevance-grading batches over one topic's candidate documents), ``create``
             (all creation windows of one topic), ``importance`` (all importance batches of one
             topic's nugget list) or ``assign`` (all assignment batches of one answer).
-        judge: the judge's identity hash (its config minus limits; see ``judge_identity``).
+        judge: the judge's identity hash (``judge_identity``: its declared identity fields).
         prompt: the prompt selection's identity (template ids and versions).
         qid: topic.
         run_id: run (``assign`` only).
@@ -55,11 +58,8 @@ class JobSpec:
 _SPEC_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(JobSpec))
 
 
-def judge_identity(judge_config: dict[str, Any]) -> str:
-    """Hash of a judge config without the fields that do not change outputs (limits, prices, api_key_env, and
-    where/how calls are made: base_url, replicas, resources, mode (sync or provider batch), batch settings)."""
-    ignored = {"limits", "prices", "api_key_env", "base_url", "replicas", "resources", "mode", "batch"}
-    cfg = {k: v for k, v in judge_config.items() if k not in ignored}
-    if isinstance(cfg.get("deployment"), dict):
-        cfg["deployment"] = {k: v for k, v in cfg["deployment"].items() if k not in ignored}
-    return content_hash(cfg)
+def judge_identity(judge: "JudgeSpec") -> str:
+    """Hash of what changes a judge's output: its declared identity (``JudgeSpec.identity``: options without the
+    catalog's, cache and prompt keys, and the deployment's ``IDENTITY_FIELDS``; never limits, prices, the key's
+    variable, the URL, replicas, resources, mode or batch settings)."""
+    return content_hash(judge.identity())

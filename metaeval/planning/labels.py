@@ -11,7 +11,7 @@ independent given the judge's labels::
     E[H_a | J] = sum_i f_i E_q[c] / D_a,     Var[H_a | J] = sum_i f_i^2 Var_q[c] / D_a^2,     D_a = sum_i f_i
 
 With ``P = I`` the same formulas give the judge's own soft score (``E``) and its self-disagreement (``Var``).
-Scoring follows ``metaeval.scoring``'s default policy: a FAILED support vote is not_support (no credit, in the
+The families and credits are each measure's (``metaeval.measures``).  Scoring follows ``metaeval.scoring``'s default policy: a FAILED support vote is not_support (no credit, in the
 denominator); a nugget with FAILED importance counts in A, not in V, and has weight 0 in W.
 """
 
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from metaeval.errors import ConfigError
+from metaeval.measures import PARTIAL_CREDIT, family_weight, measure
 from metaeval.types import support_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
-CREDIT = {True: np.array([0.0, 0.0, 1.0]), False: np.array([0.0, 0.5, 1.0])}
-FAMILY = {"v_strict": ("vital", True), "v": ("vital", False), "a_strict": ("all", True), "a": ("all", False),
-          "w_strict": ("weighted", True), "w": ("weighted", False)}
+#: strict? -> credit of each support code (not_support, partial_support, support)
+CREDIT = {True: np.array([0.0, 0.0, 1.0]), False: np.array([0.0, PARTIAL_CREDIT, 1.0])}
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,9 @@ class LabelArrays:
     runs: tuple[str, ...]
 
     def weights(self, metric: str) -> np.ndarray:
-        fam = FAMILY[metric][0]
-        if fam == "vital":
-            return (self.imp == "vital").astype(float)
-        if fam == "all":
-            return np.ones(len(self.imp))
-        return np.where(self.imp == "vital", 1.0, np.where(self.imp == "okay", 0.5, 0.0))
+        """``f_i`` of every label for ``metric``'s family (``metaeval.measures.family_weight``)."""
+        vital, okay = self.imp == "vital", self.imp == "okay"
+        return family_weight(measure(metric).family, vital, okay, np.ones(len(self.imp), dtype=bool))
 
 
 def votes_from_codes(codes: np.ndarray) -> np.ndarray:
@@ -109,9 +106,7 @@ def reverse_confusion(arr: LabelArrays, topics: np.ndarray | None = None, prior:
 def expected_scores(arr: LabelArrays, metric: str, P: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(E, V): (topic x run) expected score and its variance given the judge's votes (module docstring);
     ``P=None`` means the identity (the judge's soft score and self-disagreement).  No answer -> NaN."""
-    if metric not in FAMILY:
-        raise ConfigError(f"metric {metric!r}; expected one of {', '.join(FAMILY)}")
-    c = CREDIT[FAMILY[metric][1]]
+    c = CREDIT[measure(metric).strict]  # an unknown name: one ConfigError naming the nearest measure
     q = arr.votes if P is None else arr.votes @ np.asarray(P, dtype=float)
     e = q @ c
     v = np.maximum(q @ (c ** 2) - e ** 2, 0.0)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from metaeval.errors import ConfigError
+from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
 from metaeval.report import (agreement_section, calibration_section, consistency_section, disagreement_section,
                              injection_section, plan_section, plots, provenance_section, ranking_section,
                              verdict_section)
@@ -40,8 +41,10 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
                  metric: str | None = None, worst_topics: int = 3, workers: int | str | None = "auto") -> Report:
     """Build the report of a sweep's results folder.
 
-    ``thresholds``: a mapping (over the defaults) or a thresholds file path; ``metric`` defaults to the
-    thresholds' metric (``v_strict``) and must be one the study computed; ``worst_topics``: how many of the
+    ``thresholds``: a mapping (over the defaults) or a thresholds file path; the verdict's tau checks use the
+    thresholds' ``metric``, by default the study's primary metric (``primary_metric`` in ``study.json``: the first
+    of ``analysis.metrics``); ``metric`` (tables and plots; any alias, ``V_strict``) defaults to the verdict's
+    metric; both must be ones the study computed; ``worst_topics``: how many of the
     study's worst topics per cell to show; ``workers``: processes that draw the figures
     (:func:`metaeval.report.plots.draw_all`; default the available CPUs, 1 draws them in this process).
     """
@@ -50,11 +53,15 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
         th.update(thresholds)
     elif thresholds is not None:
         th = verdict_mod.load_thresholds(thresholds)
-    metric = metric or th["metric"]
     res = load_results(results_dir)
-    known = res.study.get("metrics") or []
-    if known and metric not in known:
-        raise ConfigError(f"metric {metric!r}: the study of {res.path} computed {', '.join(known)}")
+    known = [str(m) for m in res.study.get("metrics") or []]
+    th["metric"] = measure(th.get("metric") or res.study.get("primary_metric") or (known or [DEFAULT_PRIMARY])[0],
+                           "thresholds metric").name
+    metric = measure(metric or th["metric"], "--metric").name
+    for name, what in ((th["metric"], "the thresholds' metric"), (metric, "metric")):
+        if known and name not in known:
+            raise ConfigError(f"{what} {display_name(name)}: the study of {res.path} computed "
+                              f"{', '.join(map(display_name, known))} only (analysis.metrics)")
     ctx = Context(res, th, metric, worst_topics)
     ctx.verdict = verdict_mod.evaluate(res.cells, th)
     ctx.data["verdict"] = ctx.verdict

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from metaeval.measures import display_name
 from metaeval.report.model import Block, Detail, Section, Table, Text
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
-
-_NAMES = {"v_strict": "V_strict", "a_strict": "A_strict", "v": "V", "a": "A", "w_strict": "W_strict", "w": "W"}
 
 
 def _f(x: Any, fmt: str = ".4f") -> str:
@@ -46,7 +45,7 @@ def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
 
 def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
     pr, st = cal["pairing"], cal["settings"]
-    metric = _NAMES.get(cal["metric"], cal["metric"])
+    metric = display_name(cal["metric"])
     n_lab, n_only = len(cal["topics"]["human_labelled"]), len(cal["topics"]["judge_only"])
     blocks: list[Block] = [
         Text(f"Labels paired by {pr['key']}: {pr['matched']} of {max(pr['judge_pairs'], pr['reference_pairs'])} "

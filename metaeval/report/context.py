@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from metaeval.measures import display_name
 from metaeval.report.load import Results
 
 FORMAT = "metaeval-report"
@@ -27,6 +28,11 @@ class Context:
         self.variant = str((res.config.get("analysis") or {}).get("tau", "b"))  # the analysis' tau variant
         self.pages: dict[str, str] = {}  # the transcript viewers, by path relative to the results folder
         self.verdict: dict[str, Any] = {}
+
+    @property
+    def metric_name(self) -> str:
+        """The metric as tables print it (``V_strict``; :func:`metaeval.measures.display_name`)."""
+        return display_name(self.metric)
 
     def synthetic(self) -> str:
         """The warning for a synthetic dataset (the demo: its registry description, as the study stored it), or ''."""

@@ -13,14 +13,14 @@ from metaeval.report.viewer import unit_link
 
 def disagreements(ctx: Context) -> Section:
     out, blocks = [], []
-    blocks.append(Text(f"For each cell, the {ctx.worst} topics with the lowest per-topic tau on {ctx.metric}; within them "
+    blocks.append(Text(f"For each cell, the {ctx.worst} topics with the lowest per-topic tau on {ctx.metric_name}; within them "
                        "the answers whose rank moves most and the nugget labels behind it. 'open' links to the cell's "
                        "transcript viewer (cells/<cell>/transcripts.html: prompt and raw reply beside the parsed and "
                        "the human labels, filterable by topic, run, label and disagreement)."))
     for cid, stored in ctx.study_cells("disagreements").items():
         if ctx.metric not in stored and stored:
             blocks.append(Text(f"{cid}: the study lists disagreements on {', '.join(stored)} only "
-                               f"(the first of analysis.metrics), not on {ctx.metric}.", "note"))
+                               f"(the first of analysis.metrics), not on {ctx.metric_name}.", "note"))
         d = dict(stored.get(ctx.metric) or {"topics": []})
         d["topics"] = list(d.get("topics") or [])[: ctx.worst]
         d["cell"] = cid

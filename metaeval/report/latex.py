@@ -24,16 +24,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from metaeval.io.latex import PREAMBLE, latex_table, latex_text, stack
+from metaeval.measures import DEFAULT_PRIMARY, find_measure
 from metaeval.report.model import Report
 
 #: where a cell's nuggets come from (the judge assigns them to the answers in every judged strategy)
 NUGGET_SOURCE = {"auto_auto": "judge's own", "human_auto": "human", "human_judge_importance": "human, judge importance",
                  "human_human": "human (reference)"}
-METHOD_NAMES = {"none": "raw", "ppi": "PPI", "ppi_pp": "PPI++", "regression": "regression", "posterior": "posterior",
-                "matrix": "matrix", "matrix_unconstrained": "matrix (free)", "ordinal": "ordinal"}
-#: the metrics as they are typeset in the paper (V with subscript strict)
-METRIC_TEX = {"v_strict": "$V_{\\mathrm{strict}}$", "a_strict": "$A_{\\mathrm{strict}}$", "v": "$V$", "a": "$A$",
-              "w_strict": "$W_{\\mathrm{strict}}$", "w": "$W$"}
 #: short column heads of the verdict checks (the caption spells each out)
 CHECK_HEADS = {"min_run_tau_low": "run $\\tau$ low", "min_run_tau": "run $\\tau$", "min_topic_tau_low": "topic $\\tau$ low",
                "min_pooled_tau_low": "pooled $\\tau$ low", "max_failure_rate": "FAILED", "min_cohen_kappa": "$\\kappa$",
@@ -41,6 +37,12 @@ CHECK_HEADS = {"min_run_tau_low": "run $\\tau$ low", "min_run_tau": "run $\\tau$
 #: above this many runs a leaderboard puts each interval beside its estimate (one line a run, both columns)
 STACK_MAX_ROWS = 24
 LEVEL_NAMES = {"run": "run", "topic_avg": "per topic", "pooled": "pooled"}
+
+
+def method_name(cal: Mapping[str, Any], method: str) -> str:
+    """A calibration method as tables print it (``PPI++``): the display name the calibration recorded from the method
+    registry (``method_names``), else the name itself."""
+    return str((cal.get("method_names") or {}).get(method, method))
 
 
 def _n(x: Any, digits: int = 3, signed: bool = False) -> str:
@@ -76,8 +78,9 @@ class _Paper:
 
     def __init__(self, data: Mapping[str, Any]):
         self.d = data
-        self.metric = str(data.get("metric") or "v_strict")
-        self.metric_tex = METRIC_TEX.get(self.metric) or latex_text(self.metric)
+        self.metric = str(data.get("metric") or DEFAULT_PRIMARY)  # report.json records the metric it rendered
+        known = find_measure(self.metric)  # as typeset in the paper (metaeval.measures: V with subscript strict)
+        self.metric_tex = known.latex if known is not None else latex_text(self.metric)
         self.cells = {r["cell"]: r for r in data.get("usage") or []}
         self.prompts = any((r.get("prompt") or "none") != "none" for r in self.cells.values())
         prov = data.get("provenance") or {}
@@ -193,7 +196,7 @@ class _Paper:
                  _est_ci(r.get("judge_score"), r.get("judge_score_ci"), stacked=stacked)]
                 + ([_est_ci(r.get("human_estimate"), r.get("human_estimate_ci"), stacked=stacked)] if estimate else [])
                 for r in rows_in]
-        by = latex_text(METHOD_NAMES.get(clb.get("estimated_by") or "", clb.get("estimated_by") or "?"))
+        by = latex_text(method_name(cal, clb.get("estimated_by") or "?"))
         what = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the {n_lab} "
                 f"labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95\\% interval "
                 f"({latex_text(clb.get('intervals_why') or '')})." if estimate else
@@ -228,7 +231,7 @@ class _Paper:
             sel = cal["selection"]
             m = sel["method"]
             verdict = "stable" if sel.get("verdict") == "stable" else "within noise"
-            rows.append(self.name_cols(cell) + [f"{latex_text(METHOD_NAMES.get(m, m))} ({verdict})",
+            rows.append(self.name_cols(cell) + [f"{latex_text(method_name(cal, m))} ({verdict})",
                                                 _pm(sel.get("raw_mae")), _pm(sel.get("held_out_mae")),
                                                 _pm(sel.get("nested_mae"))])
             out[f"calibration_{cell}"] = self._candidates(cell, cal)
@@ -255,7 +258,7 @@ class _Paper:
             c = cands.get(m)
             if c is None:
                 continue
-            name = latex_text(METHOD_NAMES.get(m, m))
+            name = latex_text(method_name(cal, m))
             if sel.get("method") == m:
                 name = f"\\textbf{{{name}}}"
             if c.get("status") != "ok":

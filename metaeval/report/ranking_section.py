@@ -35,12 +35,12 @@ def tau(ctx: Context) -> Section:
     bar = ctx.th.get("min_run_tau_low")
     blocks: list = [
         Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], main,
-              f"Kendall tau ({ctx.variant}) on {ctx.metric} with 95% topic-bootstrap CIs", [False, True, True, True]),
+              f"Kendall tau ({ctx.variant}) on {ctx.metric_name} with 95% topic-bootstrap CIs", [False, True, True, True]),
         Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics)),
     ]
     if main:
         blocks.append(Figure("tau_levels", "Tau at three levels", caption=
-                             f"Kendall tau on {ctx.metric} at the run, per-topic (mean) and pooled levels; bars: 95% CI"
+                             f"Kendall tau on {ctx.metric_name} at the run, per-topic (mean) and pooled levels; bars: 95% CI"
                              + (f"; dotted: the verdict's threshold {bar}." if bar is not None else "."),
                              svg=plots.later(plots.tau_levels, rows, [r[0] for r in main], ctx.metric, bar)))
     blocks += _per_topic(ctx, look)
@@ -66,7 +66,7 @@ def _per_topic(ctx: Context, look: dict) -> list:
                    "that topic (one side gives every run the same score), not drawn as a value.",
                    svg=plots.later(plots.forest, {cid: _tau_frame(v) for cid, v in per.items()}, means, ctx.metric)),
             Detail("per-topic tau table", [Table(["topic"] + list(per), _per_topic_rows(per),
-                                                 f"per-topic Kendall tau on {ctx.metric} ('undefined': constant scores)",
+                                                 f"per-topic Kendall tau on {ctx.metric_name} ('undefined': constant scores)",
                                                  [False] + [True] * len(per))], open=False)]
 
 
@@ -109,11 +109,11 @@ def bias(ctx: Context) -> Section | None:
                      for r in b["runs"]], cid, [False, True, True, True, True]) for cid, b in per.items()]
     return Section("bias", "Per-run bias (judge minus reference)", [
         Figure("bias", "Per-run bias", caption=
-               f"Judge minus reference run score on {ctx.metric} (mean over the topics both scored), runs ordered by "
+               f"Judge minus reference run score on {ctx.metric_name} (mean over the topics both scored), runs ordered by "
                f"the reference's score; bars: 95% paired topic-bootstrap CI ({dash(ctx.n_boot)} resamples; both sides "
                "resampled on the same topics).", svg=plots.later(plots.bias, per, ctx.metric)),
         Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], rows,
-              f"mean per-run bias on {ctx.metric}; 'judged lower/higher': runs whose CI excludes 0",
+              f"mean per-run bias on {ctx.metric_name}; 'judged lower/higher': runs whose CI excludes 0",
               [False, True, True, True, True]),
         Detail("per-run bias tables", detail, open=False)])
 
@@ -125,7 +125,7 @@ def leaderboards(ctx: Context) -> Section:
                     "source": (lb.get("source") or {}).get(ctx.metric, "study"),
                     "rows": (lb.get("metrics") or {}).get(ctx.metric) or []})
     ctx.data["leaderboards"] = lbs
-    blocks: list = [Text(f"Run ranking on {ctx.metric} per cell: the judge's raw run means with a topic-bootstrap "
+    blocks: list = [Text(f"Run ranking on {ctx.metric_name} per cell: the judge's raw run means with a topic-bootstrap "
                          f"95% CI ({dash(ctx.n_boot)} resamples, analysis.bootstrap; for a calibrated cell the interval is "
                          "its calibration.json raw column, drawn with calibration.seed, otherwise with analysis.seed "
                          f"{dash(ctx.seed)}) beside the reference (human) run score. Nothing here is fitted: the "

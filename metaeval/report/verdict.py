@@ -2,9 +2,12 @@
 
 A thresholds file (YAML or JSON; see ``metaeval/report/thresholds.yaml`` in the package) is a mapping::
 
-    metric: v_strict            # the metric the tau checks use
+    metric: v_strict            # the metric the tau checks use (default: the study's primary metric)
     min_run_tau_low: 0.8        # lower 95% CI bound of the run-level tau
     max_failure_rate: 0.01      # FAILED support labels / all labels
+
+``metric`` is any alias of :func:`metaeval.measures.measure` (``V_strict``, ``strict_vital_score``); left out, the
+tau checks use the primary metric the study recorded (``analysis.primary_metric``, the first of ``analysis.metrics``).
 
 Every key of ``CHECKS`` may be given; ``null`` switches a check off.  A cell passes when every active check
 passes; a check whose value is undefined (e.g. tau-b when the judge gives every run the same score) fails with
@@ -19,8 +22,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from metaeval.errors import ConfigError, FormatError
+from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
 
-DEFAULTS: dict[str, Any] = {"metric": "v_strict", "min_run_tau_low": 0.8, "max_failure_rate": 0.01}
+#: the built-in thresholds; ``metric`` None: the study's primary metric (``build_report`` fills it in)
+DEFAULTS: dict[str, Any] = {"metric": None, "min_run_tau_low": 0.8, "max_failure_rate": 0.01}
 
 
 def _tau(level: str, part: str) -> Callable[[dict[str, Any], str], Any]:
@@ -86,9 +91,14 @@ def load_thresholds(path: str | Path | None) -> dict[str, Any]:
         raise FormatError(str(p), 1, "", "expected a mapping of threshold names to values")
     for k, v in obj.items():
         if k == "metric":  # checked against the metrics the study computed when the report is built
+            if v is None:
+                continue  # the study's primary metric
             if not isinstance(v, str) or not v.strip():
                 raise FormatError(str(p), 0, "metric", f"expected a metric name, got {v!r}")
-            th["metric"] = v.strip().lower()
+            try:
+                th["metric"] = measure(v).name
+            except ConfigError as exc:
+                raise FormatError(str(p), 0, "metric", str(exc)) from None
             continue
         if k not in CHECKS:
             raise FormatError(str(p), 0, k, f"unknown threshold; expected one of metric, {', '.join(CHECKS)}")
@@ -99,8 +109,9 @@ def load_thresholds(path: str | Path | None) -> dict[str, Any]:
 
 
 def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[str, Any]:
-    """``{"thresholds", "passed": bool, "n_failed", "cells": [{cell, status, checks: [...]}, ...]}``."""
-    metric = thresholds.get("metric", DEFAULTS["metric"])
+    """``{"thresholds", "passed": bool, "n_failed", "cells": [{cell, status, checks: [...]}, ...]}``; the tau checks
+    use ``thresholds["metric"]`` (any alias; None: V_strict, the default primary metric)."""
+    metric = measure(thresholds.get("metric") or DEFAULT_PRIMARY).name
     active = {k: v for k, v in thresholds.items() if k in CHECKS and v is not None}
     out = []
     for c in cells:
@@ -115,7 +126,7 @@ def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[st
             desc, get, cmp, sign = CHECKS[key]
             value = get(c, metric)
             ok = value is not None and value == value and bool(cmp(float(value), float(limit)))
-            checks.append({"check": key, "description": desc + (f" ({metric})" if "tau" in key else ""),
+            checks.append({"check": key, "description": desc + (f" ({display_name(metric)})" if "tau" in key else ""),
                            "value": value, "limit": limit, "op": sign, "passed": ok,
                            "reason": None if ok else ("undefined" if value is None or value != value else "outside limit")})
         out.append({"cell": c["cell"], "status": "pass" if all(x["passed"] for x in checks) else "fail", "checks": checks})
@@ -146,9 +157,10 @@ def reasons(v: dict[str, Any]) -> list[str]:
 def headline(v: dict[str, Any]) -> str:
     """``PASS``/``FAIL`` with the counts, and the reasons of the failing cells (the verdict and why, in one place)."""
     judged = v["n_passed"] + v["n_failed"]
-    head = (f"Verdict: PASS - all {judged} judged cell(s) meet the thresholds on {v['thresholds'].get('metric')}."
+    on = display_name(str(v["thresholds"].get("metric")))
+    head = (f"Verdict: PASS - all {judged} judged cell(s) meet the thresholds on {on}."
             if v["passed"] else
-            f"Verdict: FAIL - {v['n_failed']} of {judged} judged cell(s) miss a threshold on {v['thresholds'].get('metric')}."
+            f"Verdict: FAIL - {v['n_failed']} of {judged} judged cell(s) miss a threshold on {on}."
             if judged else "Verdict: FAIL - no cell could be judged.")
     why = reasons(v) + [f"{c['cell']} not judged: {c['reason']}" for c in v["cells"] if c["status"] == "withheld"]
     return head + (" " + " ".join(r.rstrip(".") + "." for r in why) if why else "")

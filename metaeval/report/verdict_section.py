@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from metaeval.measures import display_name
 from metaeval.report import tables, verdict as verdict_mod
 from metaeval.report.context import Context, dash
 from metaeval.report.model import Items, Section, Table, Text, fmt
@@ -24,7 +25,7 @@ def summary(ctx: Context) -> Section:
         blocks.insert(0, Text(synthetic, "note"))
     if lines:
         blocks.append(Items(lines))
-    blocks.append(Text(f"On {ctx.metric}; every interval is a 95% topic-bootstrap CI ({dash(ctx.n_boot)} resamples); "
+    blocks.append(Text(f"On {ctx.metric_name}; every interval is a 95% topic-bootstrap CI ({dash(ctx.n_boot)} resamples); "
                        f"'fine' means the lower bound is at least {bar:g} (the verdict's bar for run-level tau).", "note"))
     return Section("summary", "Summary", blocks)
 
@@ -34,7 +35,7 @@ def verdict(ctx: Context) -> Section:
     th = v["thresholds"]
     rules = ", ".join(f"{verdict_mod.CHECKS[k][0]} {verdict_mod.CHECKS[k][3]} {fmt(x)}" for k, x in th.items() if k != "metric")
     keys = [k for k in th if k != "metric"]
-    cols = ["cell", "verdict"] + [f"{verdict_mod.CHECKS[k][0]}{' (' + th['metric'] + ')' if 'tau' in k else ''} "
+    cols = ["cell", "verdict"] + [f"{verdict_mod.CHECKS[k][0]}{' (' + display_name(th['metric']) + ')' if 'tau' in k else ''} "
                                   f"{verdict_mod.CHECKS[k][3]} {fmt(th[k])}" for k in keys]
     rows = [_verdict_row(c, keys) for c in v["cells"]]
     head = "ALL CELLS PASS. " if v["passed"] else f"{v['n_failed']} cell(s) FAIL. "

@@ -47,13 +47,13 @@ def cell_consistency(samples: Sequence["LabelSet"], reference: "LabelSet | None"
     from metaeval.io.jsonl import to_jsonable
     from metaeval.planning import consistency
     from metaeval.planning.matrices import common_runs, score_matrix
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
 
     k = len(samples)
     _, codes = consistency.sample_codes(samples)
     valid = codes >= 0
     complete = valid.all(0)  # labels whose k draws all got a label: a FAILED draw is not a flip of the judge's mind
-    out: dict[str, Any] = {"schema": SCHEMA, "k": k, "metric": metric, "metric_name": METRIC_NAMES.get(metric, metric),
+    out: dict[str, Any] = {"schema": SCHEMA, "k": k, "metric": metric, "metric_name": display_name(metric),
                            "failed_draws": int((~valid).sum()), "draws": int(codes.size),
                            "labels_with_failed_draw": int((~complete).sum()), "seed": seed}
     if not complete.any():

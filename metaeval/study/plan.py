@@ -55,7 +55,7 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
     from metaeval.planning import active, budget, consistency, precision
     from metaeval.planning.labels import expected_scores, label_arrays, reverse_confusion, votes_from_codes
     from metaeval.planning.matrices import common_runs, score_matrix
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
 
     s = _settings(settings)
     samples = list(judge) if isinstance(judge, (list, tuple)) else [judge]
@@ -98,7 +98,7 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
         for row in c["rows"]:
             row["hours"] = budget.hours(row["n"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
         curves[m] = c
-        need[m] = _need(H, J[pilot_idx], s, total, METRIC_NAMES.get(m, m), labels_per_topic, bud)
+        need[m] = _need(H, J[pilot_idx], s, total, display_name(m), labels_per_topic, bud)
     metric = s["metric"]
 
     # active selection: the unlabelled judge topics in order
@@ -131,7 +131,7 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
         cons = consistency_section(reference, samples, metric, s, rng)
 
     ag = _agreement(curves[metric])
-    out = {"schema": SCHEMA, "metric": metric, "metric_name": METRIC_NAMES.get(metric, metric), "level": s["level"],
+    out = {"schema": SCHEMA, "metric": metric, "metric_name": display_name(metric), "level": s["level"],
            "target_half_width": s["target_half_width"], "reference": reference.name, "judge": hard.name,
            "samples": len(samples), "seed": seed,
            "pilot": {"topics": len(pilot_q), "qids": pilot_q, "judge_topics": len(judge_q), "total_topics": total,

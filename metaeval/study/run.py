@@ -118,6 +118,7 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
         "runtime_start_s": inp.extra.get("runtime_start_s", 0.0),
         "runtime_start": inp.extra.get("runtime_start_what", ""),
         "stopped": inp.extra.get("stopped"),
+        "primary_metric": inp.settings.analysis.primary_metric,  # what summary.md and the verdict report on
         "cells": cells,
     }
     if inp.config.get("_grid_notes"):  # judges or cells of the grid that could not run here, once per judge
@@ -208,8 +209,9 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
         return {}
     from metaeval.study.calibration import calibrate_study
 
-    settings = {"methods": ccfg.methods, "folds": ccfg.folds, "n_boot": inp.settings.analysis.bootstrap,
-                "workers": ccfg.workers}
+    a = inp.settings.analysis  # calibrate the study's metrics, selecting on its primary one
+    settings = {"methods": ccfg.methods, "folds": ccfg.folds, "n_boot": a.bootstrap, "workers": ccfg.workers,
+                "metrics": list(a.metrics), "metric": a.primary_metric}
     out: dict[str, Any] = {}
     for cid in inp.label_sets:  # every cell: score-level methods need no shared nuggets (label-level ones say so)
         try:
@@ -229,16 +231,15 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
 
 def self_consistency(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
     """For every sampled cell: its draws 1..k-1 as ``samples/labels.s<i>.jsonl`` and its self-consistency
-    (``metaeval.study.consistency``) as ``consistency.json``, on the primary metric (the first of
-    ``analysis.metrics``), with ``analysis.bootstrap`` (at most 1000) topic replicates and ``calibration.folds``.
+    (``metaeval.study.consistency``) as ``consistency.json``, on the primary metric
+    (``analysis.primary_metric``, the first of ``analysis.metrics``), with ``analysis.bootstrap`` (at most 1000) topic replicates and ``calibration.folds``.
     A failure is recorded in the cell's row, never hidden."""
     if not inp.samples:
         return {}
-    from metaeval.scoring import METRICS
     from metaeval.study.consistency import cell_consistency
 
     a = inp.settings.analysis
-    metric = next((m for m in (a.metrics or METRICS) if m in METRICS), "v_strict")
+    metric = a.primary_metric
     folds = inp.settings.calibration.folds
     out: dict[str, Any] = {}
     for cid, draws in inp.samples.items():
@@ -261,13 +262,14 @@ def self_consistency(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
 def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.DataFrame"],
                      ref_scores: "pd.DataFrame | None", calibration: dict[str, Any]) -> dict[str, Any]:
     """``study/study.json``: per cell and metric, per-topic tau and the raw leaderboard; the disagreements (worst
-    topics with their answers and labels) on the primary metric, the first of ``analysis.metrics``."""
-    from metaeval.scoring import METRICS
+    topics with their answers and labels) on the primary metric (``analysis.primary_metric``, the first of
+    ``analysis.metrics``; recorded as ``primary_metric``)."""
     from metaeval.study import leaderboard, topics
 
     a = inp.settings.analysis
-    metrics = [m for m in (a.metrics or METRICS) if m in METRICS]
-    doc: dict[str, Any] = {"format": STUDY_FORMAT, "version": 1, "metrics": metrics, "variant": a.tau,
+    metrics = list(a.metrics)
+    doc: dict[str, Any] = {"format": STUDY_FORMAT, "version": 1, "metrics": metrics,
+                           "primary_metric": a.primary_metric, "variant": a.tau,
                            "bootstrap": a.bootstrap, "seed": a.seed, "cells": {}}
     ref_runs = None
     if ref_scores is not None:
@@ -291,7 +293,7 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
             for m in metrics:
                 tt = taus[m]
                 cell["per_topic_tau"][m] = topics.tau_records(tt)
-                if m == metrics[0]:  # the primary metric (analysis.metrics' first): label-level detail costs time
+                if m == a.primary_metric:  # label-level detail costs time: the primary metric only
                     cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m,
                                                                     shared=shared, queries=inp.topics)
                     _attach_replies(lay, cid, cell["disagreements"][m])

@@ -17,7 +17,8 @@ from typing import Any, Mapping
 
 from metaeval.errors import ConfigError
 from metaeval.schema import build_section, setting
-from metaeval.scoring import METRICS
+from metaeval.measures import METRICS
+from metaeval.study.calibration.settings import DEFAULTS as _CAL, SEED_DEFAULT as _CAL_SEED  # the one place
 
 #: the most topic-bootstrap replicates one setting may ask for (see the module docstring)
 MAX_BOOTSTRAP = 100_000
@@ -27,13 +28,23 @@ MAX_FOLDS = 100
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """``analysis.*``: the metrics compared (the first is the primary one), Kendall's tau variant, topic-bootstrap
-    replicates and their seed (every interval of the study)."""
+    """``analysis.*``: the metrics compared, Kendall's tau variant, topic-bootstrap replicates and their seed (every
+    interval of the study).
+
+    The primary metric is the first of ``analysis.metrics`` (:attr:`primary_metric`; default V_strict): the one
+    setting every part of a sweep reads it from - the summary table, the disagreements, self-consistency, the
+    calibration's selection and the report's verdict (recorded as ``primary_metric`` in ``summary.json`` and
+    ``study.json``).  Names are any alias of :func:`metaeval.measures.measure` (``A_strict``, ``strict_all_score``)."""
 
     metrics: list = setting(list(METRICS), "list", choices=METRICS, unique=True)
     tau: str = setting("b", "choice", choices=("b", "a", "ap"))
     bootstrap: int = setting(1000, "int", ge=0, le=MAX_BOOTSTRAP)
     seed: int = setting(0, "int", ge=0)
+
+    @property
+    def primary_metric(self) -> str:
+        """The study's primary metric: the first of ``metrics`` (canonical name)."""
+        return self.metrics[0]
 
 
 @dataclass(frozen=True)
@@ -41,11 +52,11 @@ class CalibrationSettings:
     """``calibration.*``: out-of-fold calibration of every cell (``metaeval.study.calibration``)."""
 
     enabled: bool = setting(True, "bool")
-    methods: list | None = setting(None, "list", null=True, unique=True)
-    folds: int = setting(5, "int", ge=2, le=MAX_FOLDS)
-    seed: int = setting(0, "int", ge=0)
+    methods: list | None = setting(_CAL["methods"], "list", null=True, unique=True)
+    folds: int = setting(_CAL["folds"], "int", ge=2, le=MAX_FOLDS)
+    seed: int = setting(_CAL_SEED, "int", ge=0)
     #: processes for the repeats of the cross-fitting (auto: the available CPUs); no number depends on it
-    workers: int | str = setting("auto", "auto_int", ge=1)
+    workers: int | str = setting(_CAL["workers"], "auto_int", ge=1)
 
 
 @dataclass(frozen=True)
@@ -68,19 +79,18 @@ class StudySettings:
 def build_study_settings(analysis: Mapping[str, Any] | None = None, calibration: Mapping[str, Any] | None = None,
                          report: Mapping[str, Any] | None = None) -> StudySettings:
     """The typed study settings from plain sections; every bad value is one ``ConfigError`` line naming the key."""
-    from metaeval.scoring import normalize_metric
+    from metaeval.measures import measure
 
     analysis = dict(analysis or {})
     if isinstance(analysis.get("metrics"), (list, tuple)):  # V_strict, strict_vital_score ... name the same metric
-        analysis["metrics"] = [normalize_metric(m) if isinstance(m, str) else m for m in analysis["metrics"]]
+        analysis["metrics"] = [measure(m, "analysis.metrics").name if isinstance(m, str) else m
+                               for m in analysis["metrics"]]
     a = build_section("analysis", analysis, AnalysisSettings)
     if not a.metrics:
         raise ConfigError(f"analysis.metrics must name at least one of {', '.join(METRICS)}")
     c = build_section("calibration", calibration, CalibrationSettings)
     if c.methods is not None:
-        from metaeval.study.calibration import ALL_METHODS
+        from metaeval.calibration.methods import check_names
 
-        bad = [m for m in c.methods if m not in ALL_METHODS]
-        if bad:
-            raise ConfigError(f"calibration.methods: unknown {', '.join(map(str, bad))}; expected {', '.join(ALL_METHODS)}")
+        check_names(c.methods)
     return StudySettings(analysis=a, calibration=c, report=None if report is None else dict(report))

@@ -1,8 +1,41 @@
-"""``summary.md``: one table per study, readable in a terminal and on GitHub (the report has every figure)."""
+"""``summary.md``: one table per study, readable in a terminal and on GitHub (the report has every figure).
+
+The table reports the study's primary metric (``summary["primary_metric"]``, the first of ``analysis.metrics``);
+:func:`missing_figures` says which judged cells lack the figures the study was asked for (the sweep then does not
+exit 0).
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from metaeval.measures import DEFAULT_PRIMARY, display_name, normalize_metric
+
+
+def primary_metric(summary: dict[str, Any]) -> str:
+    """The metric the study reports first: the one it recorded (``analysis.primary_metric``); for a summary written
+    before the field existed, the first of the ``analysis.metrics`` it echoes (else V_strict, the default)."""
+    if summary.get("primary_metric"):
+        return str(summary["primary_metric"])
+    echoed = ((summary.get("config") or {}).get("analysis") or {}).get("metrics") or [DEFAULT_PRIMARY]
+    return normalize_metric(str(echoed[0]))
+
+
+def missing_figures(summary: dict[str, Any]) -> list[str]:
+    """One line per judged cell (not skipped, not withheld) without the primary metric's run-level tau although the
+    study compared cells with a reference (some cell has an analysis): the study was asked for figures it did not
+    produce.  A sweep without a reference (no cell analysed) asks for none."""
+    metric = primary_metric(summary)
+    judged = [c for c in summary.get("cells", []) if not c.get("skipped") and not c.get("withheld")]
+    if not any(c.get("analysis") for c in judged):
+        return []
+    out = []
+    for c in judged:
+        block = ((c.get("analysis") or {}).get("metrics") or {}).get(metric) or {}
+        if not block.get("run"):
+            why = "its analysis has no such metric" if c.get("analysis") else "it has no analysis"
+            out.append(f"{c.get('cell')}: no {display_name(metric)} tau ({why})")
+    return out
 
 
 def _tau(block: dict[str, Any] | None, metric: str, level: str) -> str:
@@ -16,7 +49,9 @@ def _tau(block: dict[str, Any] | None, metric: str, level: str) -> str:
     return f"{tau:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else f"{tau:.3f}"
 
 
-def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
+def summary_markdown(summary: dict[str, Any], metric: str | None = None) -> str:
+    """The summary table on ``metric`` (default: the study's primary metric)."""
+    metric = metric or primary_metric(summary)
     ds = summary.get("dataset", {})
     lines = [
         f"# Sweep `{summary.get('experiment')}`",
@@ -47,7 +82,7 @@ def summary_markdown(summary: dict[str, Any], metric: str = "v_strict") -> str:
         lines += [f"Model requests, tokens and cost are lower bounds: {interrupted} earlier run(s) of this folder were "
                   "killed or interrupted, and the requests they had in flight are not counted.", ""]
     lines += [
-        f"Kendall's tau (tau-b) on {metric.upper() if metric != 'v_strict' else 'V_strict'} with 95% topic-bootstrap CIs:",
+        f"Kendall's tau (tau-b) on {display_name(metric)} with 95% topic-bootstrap CIs:",
         "",
         "| cell | judge calls | model requests | cache hits | failed labels | cost (USD) | run-level tau | per-topic tau | pooled tau | calibration: recommended method, held-out run MAE raw -> calibrated |",
         "|---|---:|---:|---:|---:|---:|---|---|---|---|",

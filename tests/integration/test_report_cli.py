@@ -171,7 +171,7 @@ def test_print_shows_verdict_table(results):
     assert "Verdict: FAIL - " in out and " fails: lower CI of run-level tau" in out and "pass/fail per grid cell" in out
     lines = [ln for ln in out.splitlines() if ln.startswith("lexical__human_auto ") and ("PASS" in ln or "FAIL" in ln)]
     assert lines, out[:3000]
-    assert "Kendall tau (b) on v_strict" in out and "Calibration (held-out, raw as a candidate)" in out
+    assert "Kendall tau (b) on V_strict" in out and "Calibration (held-out, raw as a candidate)" in out
 
 
 def test_latex_export_of_the_main_tables(results):
@@ -262,13 +262,17 @@ def test_user_errors(results, tmp_path):
                                                           "whole number >= 1")
 
 
-def test_a_report_failure_does_not_fail_the_sweep(tmp_path):
+def test_a_report_failure_keeps_the_results_and_exits_5(tmp_path):
+    """The sweep's results stand without the report, but a sweep that lacks the report it was asked for does not
+    exit 0 (issue 31): exit 5 with one line naming why and how to retry."""
     (tmp_path / "x" / "report.html").mkdir(parents=True)  # the report cannot be written here
     cmd = [sys.executable, "-m", "metaeval", "sweep", "--no-progress", "runtime=serial", "grid=single", "judge=lexical",
            "strategy=human_auto", "analysis.bootstrap=50", "calibration.enabled=false", f"results_dir={tmp_path}", "name=x"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.returncode == 5, res.stderr[-3000:]
     assert "report for" in res.stderr and "report.html: is a folder, not a file" in res.stderr  # one line (OutputError)
+    missing = [line for line in res.stderr.splitlines() if line.startswith("metaeval sweep: missing figures:")]
+    assert len(missing) == 1 and "is a folder, not a file" in missing[0] and "`metaeval report" in missing[0]
     assert (tmp_path / "x" / "summary.json").exists()
 
 

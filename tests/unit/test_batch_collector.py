@@ -9,6 +9,8 @@ import json
 import pytest
 
 from metaeval.judges.backends.base import ChatReply, ChatRequest, TransientError
+from metaeval.judges.backends.anthropic_batch import AnthropicBatchBackend
+from metaeval.judges.backends.openai_batch import OpenAIBatchBackend
 from metaeval.judges.batch import BatchBackend, BatchJournal, custom_id
 from metaeval.judges.config import Deployment
 
@@ -111,7 +113,7 @@ def test_settings_are_checked_against_provider_limits():
     from metaeval.judges.batch import BatchSettings
 
     with pytest.raises(ConfigError, match="max_requests must be 1..50000"):
-        BatchSettings.from_dict({"max_requests": 60000}, "openai")
-    assert BatchSettings.from_dict({"max_requests": 60000}, "anthropic").max_requests == 60000
+        BatchSettings.from_dict({"max_requests": 60000}, OpenAIBatchBackend)
+    assert BatchSettings.from_dict({"max_requests": 60000}, AnthropicBatchBackend).max_requests == 60000
     with pytest.raises(ConfigError, match="unknown field"):
-        BatchSettings.from_dict({"windw_s": 1}, "openai")
+        BatchSettings.from_dict({"windw_s": 1}, OpenAIBatchBackend)

@@ -19,8 +19,17 @@ def sim(nist_labels):
 
 
 def test_registry_names():
-    assert {"posterior", "matrix", "matrix_unconstrained", "ordinal"} == set(REGISTRY)
-    with pytest.raises(ConfigError):
+    """One registry holds every method, score-level first (the order candidates are tried and listed)."""
+    from metaeval.calibration.methods import display_names, method_names
+
+    assert method_names() == ("none", "ppi", "ppi_pp", "regression", "posterior", "matrix", "matrix_unconstrained",
+                              "ordinal")
+    assert set(method_names("label")) == {"posterior", "matrix", "matrix_unconstrained", "ordinal"}
+    assert set(method_names()) == set(REGISTRY)
+    assert display_names(["none", "ppi_pp", "matrix_unconstrained"]) == {"none": "raw", "ppi_pp": "PPI++",
+                                                                       "matrix_unconstrained": "matrix (free)"}
+    assert get_method("ppi").gives_ci and get_method("ordinal").point_fit_options == {"covariance": False}
+    with pytest.raises(ConfigError, match="expected one of none, ppi, ppi_pp"):
         get_method("nope")
 
 
@@ -93,3 +102,41 @@ def test_ordinal_probabilities_match_statsmodels(nist_labels, sim):
     assert np.abs(ours - ref).max() < 1e-4
     assert model["loglike"] >= res.llf - 1e-6
     assert model["beta"]["judge_support"] > model["beta"]["judge_partial"] > 0
+
+
+def test_calibration_defaults_live_in_one_place():
+    """``metaeval calibrate``'s options, the typed sweep section and its YAML read study/calibration/settings.DEFAULTS."""
+    import argparse
+
+    import yaml
+
+    from metaeval.commands import calibrate as cmd
+    from metaeval.judges.catalog import PACKAGE_CONF
+    from metaeval.study.calibration.settings import DEFAULTS, SEED_DEFAULT
+    from metaeval.study.settings import CalibrationSettings
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    cmd.add_parser(sub)
+    args = sub.choices["calibrate"].parse_args(["--judge", "j", "--out", "o"])
+    assert (args.folds, args.inner_folds, args.repeats, args.win_share, args.min_topics, args.selection,
+            args.min_coverage, args.level, args.bootstrap, args.workers, args.seed) == (
+        DEFAULTS["folds"], DEFAULTS["inner_folds"], DEFAULTS["repeats"], DEFAULTS["win_share"], DEFAULTS["min_topics"],
+        DEFAULTS["selection"], DEFAULTS["min_coverage"], DEFAULTS["level"], DEFAULTS["n_boot"], DEFAULTS["workers"],
+        SEED_DEFAULT)
+    assert cmd.fit_options(args) == {"posterior": {"strata": None}, "matrix": {}, "matrix_unconstrained": {}}
+    typed = CalibrationSettings()
+    assert (typed.folds, typed.seed, typed.workers, typed.methods) == (DEFAULTS["folds"], SEED_DEFAULT,
+                                                                       DEFAULTS["workers"], DEFAULTS["methods"])
+    conf = yaml.safe_load((PACKAGE_CONF / "calibration" / "default.yaml").read_text(encoding="utf-8"))
+    assert {k: conf[k] for k in ("methods", "folds", "workers")} == {k: DEFAULTS[k] for k in ("methods", "folds", "workers")}
+    assert conf["seed"] == SEED_DEFAULT
+
+
+def test_an_unknown_method_on_the_command_line_names_the_registered_ones(tmp_path):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "metaeval", "simulate", "--human", "h.jsonl", "--method", "ppx",
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0 and "--method: unknown ppx; expected none, ppi, ppi_pp, regression" in res.stderr
+    assert "Traceback" not in res.stderr

@@ -115,7 +115,8 @@ def test_multirun_syntax_is_one_grid():
     ("analysis.bootstrap=-1", "analysis.bootstrap must be an integer >= 0 and <= 100000, got -1"),
     ("analysis.bootstrap=100000000", "analysis.bootstrap must be an integer >= 0 and <= 100000, got 100000000"),
     ("analysis.seed=-1", "analysis.seed must be an integer >= 0, got -1"),
-    ("analysis.metrics=[nope]", "analysis.metrics must be a list of v_strict, a_strict, v, a, w_strict, w (each at most once), got ['nope']"),
+    ("analysis.metrics=[nope]", "analysis.metrics 'nope': not a nugget measure (expected one of V_strict, A_strict, V, A, W_strict, W"),
+    ("analysis.metrics=[a_strct]", "analysis.metrics 'a_strct': not a nugget measure; did you mean A_strict?"),
     ("analysis.metrics=[v_strict,v_strict]", "analysis.metrics must be a list of v_strict, a_strict, v, a, w_strict, w (each at most once)"),
     ("analysis.metrics=[]", "analysis.metrics must name at least one of v_strict"),
     ("calibration.folds=1", "calibration.folds must be an integer >= 2 and <= 100, got 1"),
@@ -169,7 +170,7 @@ def test_per_judge_override_in_a_mixed_grid_is_one_step():
     _, cells = compose_sweep(multirun_overrides(["judge=lexical,vllm", "strategy=human_auto",
                                                  f"judge.vllm.deployment.base_url={url}"]))
     by = {c.judge_name: c for c in cells}
-    assert by["vllm"].judge.deployment.base_url == url and by["vllm"].judge.config["deployment"]["base_url"] == url
+    assert by["vllm"].judge.deployment.base_url == url and by["vllm"].judge_config["deployment"]["base_url"] == url
     assert "deployment" not in by["lexical"].judge.config
     # the same for the single top-level judge
     _, (cell,) = compose_sweep(["grid=single", "judge=vllm", f"judge.vllm.deployment.base_url={url}"])

@@ -8,7 +8,7 @@ import pytest
 from metaeval.data.fetch import file_digests
 from metaeval.data.registry import REGISTRY, get_entry
 from metaeval.errors import ConfigError
-from metaeval.io import FORMATS
+from metaeval.io import format_names
 
 # registry entry -> folder under ../shared/data holding its files
 SHARED = {
@@ -51,7 +51,7 @@ def test_entries_well_formed():
         assert e.kind in ("nist", "folder", "files")
         assert len({f.filename for f in e.files}) == len(e.files)
         for f in e.files:
-            assert f.format in FORMATS + ("documents",), (name, f.format)
+            assert f.format in format_names(), (name, f.format)
             assert f.url is None or f.url.startswith("https://")
             for digest, n in ((f.md5, 32), (f.sha256, 64)):
                 assert digest is None or re.fullmatch(f"[0-9a-f]{{{n}}}", digest), (name, f.filename, digest)

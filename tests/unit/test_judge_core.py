@@ -183,6 +183,6 @@ def test_structured_output_is_refused_for_anthropic_at_construction():
     from metaeval.judges.catalog import build_judge as make_judge
 
     dep = {"backend": "anthropic", "model": "m", "base_url": "http://127.0.0.1:9", "api_key_env": None}
-    with pytest.raises(ConfigError, match="needs the openai backend"):
+    with pytest.raises(ConfigError, match="needs a backend that takes a response_format"):
         make_judge({"judge": "llm", "deployment": dep, "structured_output": "json_schema"})
     make_judge({"judge": "llm", "deployment": dep})  # without a schema it is fine

@@ -145,3 +145,33 @@ def test_fingerprint_refuses_another_dataset_or_grid(tmp_path):
     fresh = ResultsLayout(tmp_path, "fresh")
     fresh.check_fingerprint("a", "b", write=False)
     assert not fresh.fingerprint.exists() and not os.path.exists(fresh.root)
+
+
+def test_write_labels_streams_the_nist_assignment_file_unchanged(tmp_path, nist_labels):
+    """``write_labels`` writes record by record (never the whole file as one string); the file is the NIST
+    assignment JSONL of the label set, byte for byte what joining the records gives, and reads back to the same
+    labels."""
+    from metaeval.io.assignments import assignment_records, read_assignments
+
+    lay = ResultsLayout(tmp_path, "x")
+    path = lay.write_labels("cell", nist_labels)
+    expected = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in assignment_records(nist_labels))
+    assert path.read_text(encoding="utf-8") == expected
+    back = read_assignments(path, name="back")
+    assert len(back.labels) == len(nist_labels.labels)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["labels.jsonl"]  # no temporary file left behind
+
+
+def test_write_lines_is_atomic_when_the_lines_fail(tmp_path):
+    """A generator that raises half way leaves no partial file (and no temporary one)."""
+    lay = ResultsLayout(tmp_path, "x")
+    target = lay.root / "out.jsonl"
+    lay.root.mkdir(parents=True)
+
+    def lines():
+        yield "a\n"
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        lay.write_lines(target, lines())
+    assert list(lay.root.iterdir()) == []

@@ -24,13 +24,16 @@ def test_spec_key_is_content_hash_and_stable():
 
 
 def test_judge_identity_ignores_limits_and_prices():
-    base = {"type": "llm", "deployment": {"backend": "openai", "model": "m", "params": {"temperature": 0}}}
+    from metaeval.judges.catalog import resolve_judge
+
+    base = {"judge": "llm", "deployment": {"backend": "openai", "model": "m", "params": {"temperature": 0}}}
     other = json.loads(json.dumps(base))
-    other["deployment"]["limits"] = {"concurrency": 99}
+    other["deployment"]["limits"] = {"concurrency": 99, "max_retries": 1, "timeout_s": 5}
     other["deployment"]["prices"] = {"input_per_1m": 5}
-    assert judge_identity(base) == judge_identity(other)
+    other["deployment"]["base_url"] = "http://127.0.0.1:9/v1"
+    assert judge_identity(resolve_judge(base)) == judge_identity(resolve_judge(other))
     other["deployment"]["params"]["temperature"] = 1
-    assert judge_identity(base) != judge_identity(other)
+    assert judge_identity(resolve_judge(base)) != judge_identity(resolve_judge(other))
 
 
 def test_strategies_declare_their_stages():

@@ -21,6 +21,10 @@ echo "{name} $*" >> "{log}"
 """
 
 
+#: the step after the install that compiles metaeval's own (editable) sources to bytecode
+COMPILE = "python -m compileall -q -j 0 metaeval"
+
+
 def _stub(path: Path, name: str, log: Path, body: str = "exit 0") -> None:
     path.write_text(STUB.format(name=name, log=log, body=body), encoding="utf-8")
     path.chmod(0o755)
@@ -67,32 +71,32 @@ def repo(tmp_path: Path):
 
 def test_uv_on_path_installs_the_test_extra(repo):
     calls, _ = repo(uv_on_path=True)
-    assert calls == ["path-uv pip install -q --python .venv/bin/python -e .[test]", "metaeval sweep"]
+    assert calls == ["path-uv pip install -q --compile-bytecode --python .venv/bin/python -e .[test]", COMPILE, "metaeval sweep"]
 
 
 def test_without_uv_on_path_pip_installs_uv_into_the_venv_and_uv_installs(repo):
     calls, _ = repo()
-    assert calls == ["python -m pip install -q uv", "venv-uv pip install -q --python .venv/bin/python -e .[test]",
-                     "metaeval sweep"]
+    assert calls == ["python -m pip install -q uv", "venv-uv pip install -q --compile-bytecode --python .venv/bin/python -e .[test]",
+                     COMPILE, "metaeval sweep"]
 
 
 def test_a_failing_uv_install_falls_back_to_pip_and_says_so(repo):
     calls, err = repo(uv_rc=1)
-    assert calls[-3:] == ["python -m pip install -q --upgrade pip", "python -m pip install -q -e .[test]",
-                          "metaeval sweep"]
+    assert calls[-4:] == ["python -m pip install -q --upgrade pip", "python -m pip install -q -e .[test]",
+                          COMPILE, "metaeval sweep"]
     assert "installing with pip" in err
 
 
 def test_no_uv_anywhere_installs_with_pip(repo):
     calls, err = repo(pip_gets_uv=False)
     assert calls == ["python -m pip install -q uv", "python -m pip install -q --upgrade pip",
-                     "python -m pip install -q -e .[test]", "metaeval sweep"]
+                     "python -m pip install -q -e .[test]", COMPILE, "metaeval sweep"]
     assert "installing with pip" not in err  # nothing failed: pip was the installer from the start
 
 
 def test_metaeval_installer_pip_skips_uv(repo):
     calls, _ = repo(uv_on_path=True, installer="pip")
-    assert calls == ["python -m pip install -q --upgrade pip", "python -m pip install -q -e .[test]", "metaeval sweep"]
+    assert calls == ["python -m pip install -q --upgrade pip", "python -m pip install -q -e .[test]", COMPILE, "metaeval sweep"]
 
 
 def test_the_test_extra_pulls_no_optional_extra():

@@ -176,9 +176,9 @@ def test_plain_summary_and_verdict_reasons_in_words():
                            "and 0% not support; 58% of their not-supports were raised; net strictness -0.20 [-0.30, -0.10];")
     v = V.evaluate(cells, dict(V.DEFAULTS))
     head = V.headline(v)
-    assert head.startswith("Verdict: FAIL - 2 of 3 judged cell(s) miss a threshold on v_strict.")
-    assert "weak fails: lower CI of run-level tau (v_strict) is 0.5 (needs >= 0.8)" in head
-    assert "undef fails: lower CI of run-level tau (v_strict) is undefined (needs >= 0.8)" in head and "good fails" not in head
+    assert head.startswith("Verdict: FAIL - 2 of 3 judged cell(s) miss a threshold on V_strict.")
+    assert "weak fails: lower CI of run-level tau (V_strict) is 0.5 (needs >= 0.8)" in head
+    assert "undef fails: lower CI of run-level tau (V_strict) is undefined (needs >= 0.8)" in head and "good fails" not in head
     assert V.headline(V.evaluate([cells[0]], dict(V.DEFAULTS))).startswith("Verdict: PASS - all 1 judged cell(s)")
 
 
@@ -253,6 +253,7 @@ def _cal(method: str, judge_only: int = 3) -> dict:
             "candidates": {"none": {"status": "ok", "held_out": held},
                            "ppi": {"status": "ok", "held_out": {**held, "mae": {"mean": 0.08, "se": 0.01}}},
                            "matrix": {"status": "refused", "reason": "label-level methods refused: 3 of 9 pairs"}},
+            "method_names": {"none": "raw", "ppi": "PPI", "matrix": "matrix"},  # the registry's display names
             "leaderboard": {"estimated_by": method, "human_labelled_topics": 7, "judge_only_topics": judge_only,
                             "intervals_why": "ppi's held-out coverage meets the nominal level", "rows": rows}}
 

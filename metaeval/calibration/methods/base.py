@@ -1,6 +1,15 @@
-"""The calibration-method interface, the registry, and the prediction they return.
+"""The calibration-method interface, THE registry of calibration methods, and the prediction they return.
 
-Every method is fitted on the (nugget, answer) pairs of *calibration* topics that carry both a judge label and
+Every calibration method - score-level (:mod:`metaeval.calibration.scorelevel`: fitted on paired per-answer
+scores) and label-level (:mod:`.posterior`, :mod:`.matrix`, :mod:`.ordinal`: fitted on paired labels) - is one
+class, registered with ``@register``; its class attributes say what every list of methods needs: ``name``,
+``level`` (``score`` | ``label``), ``display`` (as typeset in tables), ``gives_ci`` (whether it gives intervals)
+and ``description``.  Every list of method names (the command-line checks, the calibrate workflow's candidates,
+the simulation harness, the report's display names) asks the registry: :func:`method_names`, :func:`get_method`,
+:func:`display_names`.  A method registered from outside the package (a module that defines a subclass with
+``@register``) is a candidate everywhere once that module is imported.
+
+A label-level method is fitted on the (nugget, answer) pairs of *calibration* topics that carry both a judge label and
 a human label, and applied to judge labels elsewhere.  A fitted model is a plain JSON-ready ``dict`` (the
 ``method`` key names its class), so a saved model file is human-readable and ``apply`` works the same on a
 freshly fitted model and on one loaded from disk.
@@ -25,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 MODEL_VERSION = 1
+#: the shrinkage prior strength of the posterior and matrix corrections, in pseudo-pairs (``metaeval calibrate --kappa``)
+KAPPA = 10.0
 
 
 @dataclass
@@ -56,11 +67,18 @@ class Prediction:
 
 
 class CalibrationMethod:
-    """Base class: subclasses set ``name``, ``gives_ci``, and implement ``fit_pairs`` / ``apply_pairs``."""
+    """Base class of the label-level methods: subclasses set ``name``, ``display``, ``gives_ci``, ``description``
+    and implement ``fit_pairs`` / ``apply_pairs`` (score-level methods: :class:`ScoreMethod`)."""
 
     name: str = ""
+    #: ``label``: fitted on (nugget, answer) label pairs (``fit_pairs``); ``score``: on per-answer scores
+    level: str = "label"
+    #: the name tables print (``PPI++``); defaults to ``name``
+    display: str = ""
     gives_ci: bool = True
     description: str = ""
+    #: extra ``fit_pairs`` options for a fit whose point predictions only are used (inner cross-fitting folds)
+    point_fit_options: dict[str, Any] = {}
 
     def fit_pairs(self, judge: Pairs, human: np.ndarray, **options: Any) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -74,20 +92,69 @@ class CalibrationMethod:
         raise NotImplementedError
 
 
+class ScoreMethod(CalibrationMethod):
+    """Base class of the score-level methods (:mod:`metaeval.calibration.scorelevel`): ``fit_scores(H, J)`` on
+    training (topic, run) score matrices returns a JSON-ready model; ``apply_scores(model, J, level)`` gives the
+    run estimates on the applied topics (a ``scorelevel.RunEstimate``, intervals inside [0, 1])."""
+
+    level = "score"
+
+    def fit_scores(self, H: np.ndarray, J: np.ndarray) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def apply_scores(self, model: dict, J: np.ndarray, level: float = 0.95):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+#: method name -> class, in registration order (read it through ``method_names`` / ``get_method``)
 REGISTRY: dict[str, type[CalibrationMethod]] = {}
+LEVELS: tuple[str, ...] = ("score", "label")
 
 
 def register(cls: type[CalibrationMethod]) -> type[CalibrationMethod]:
+    """Class decorator: add a calibration method to the registry (a name may not be taken twice)."""
+    if not cls.name or cls.level not in LEVELS:
+        raise ConfigError(f"calibration method {cls.__name__}: needs a name and a level in {', '.join(LEVELS)}")
+    old = REGISTRY.get(cls.name)
+    if old is not None and old.__qualname__ != cls.__qualname__:
+        raise ConfigError(f"calibration method {cls.name!r} is already registered ({old.__module__}.{old.__qualname__})")
     REGISTRY[cls.name] = cls
     return cls
 
 
-def get_method(name: str) -> CalibrationMethod:
-    from metaeval.calibration import methods as _m  # noqa: F401  (fills the registry)
+def _filled() -> dict[str, type[CalibrationMethod]]:
+    from metaeval.calibration import methods as _m  # noqa: F401  (fills the registry with the built-in methods)
 
-    if name not in REGISTRY:
-        raise ConfigError(f"unknown calibration method {name!r}; expected one of {', '.join(sorted(REGISTRY))}")
-    return REGISTRY[name]()
+    return REGISTRY
+
+
+def method_names(level: str | None = None) -> tuple[str, ...]:
+    """Registered method names, score-level first (the order candidates are tried and listed); ``level`` filters."""
+    reg = _filled()
+    return tuple(n for lv in LEVELS if level in (None, lv) for n, c in reg.items() if c.level == lv)
+
+
+def get_method(name: str) -> CalibrationMethod:
+    reg = _filled()
+    if name not in reg:
+        raise ConfigError(f"unknown calibration method {name!r}; expected one of {', '.join(method_names())}")
+    return reg[name]()
+
+
+def check_names(names: Sequence[str], where: str = "calibration.methods") -> list[str]:
+    """``names`` as a list when every one is a registered method, else one ``ConfigError`` line naming the unknown
+    ones and the registered ones (``where`` names the setting or option)."""
+    known = method_names()
+    bad = [str(m) for m in names if m not in known]
+    if bad:
+        raise ConfigError(f"{where}: unknown {', '.join(bad)}; expected {', '.join(known)}")
+    return list(names)
+
+
+def display_names(names: Sequence[str] | None = None) -> dict[str, str]:
+    """``{name: display name}`` of ``names`` (default every registered method)."""
+    reg = _filled()
+    return {n: (reg[n].display or n) if n in reg else n for n in (method_names() if names is None else names)}
 
 
 @lru_cache(maxsize=64)

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from metaeval.calibration.methods.base import (MODEL_VERSION, ArrayPrediction, CalibrationMethod, check_training,
+from metaeval.calibration.methods.base import (KAPPA, MODEL_VERSION, ArrayPrediction, CalibrationMethod, check_training,
                                                normal_ci, register)
 from metaeval.calibration.methods.posterior import IMP_ORDER, JUDGE_ORDER, _count, judge_codes4
 from metaeval.calibration.pairs import FAMILIES, METRIC_SPEC, METRICS, Pairs
@@ -137,7 +137,7 @@ def simplex_lstsq(A: np.ndarray, q: np.ndarray, t: np.ndarray | float = 1.0, con
     return best
 
 
-def fit_matrix(judge_codes: np.ndarray, human: np.ndarray, strata: np.ndarray, kappa: float = 10.0) -> dict:
+def fit_matrix(judge_codes: np.ndarray, human: np.ndarray, strata: np.ndarray, kappa: float = KAPPA) -> dict:
     """Count and shrink ``M`` (pooled and per importance stratum); see the module docstring."""
     j = judge_codes4(judge_codes)
     n_pool = _count((human, j), (3, 4))
@@ -153,11 +153,12 @@ def fit_matrix(judge_codes: np.ndarray, human: np.ndarray, strata: np.ndarray, k
 @register
 class MatrixCorrection(CalibrationMethod):
     name = "matrix"
+    display = "matrix"
     gives_ci = True
     constrained = True
     description = "constrained inversion of P(judge | human) per run (multiclass Rogan-Gladen / adjusted classify-and-count)"
 
-    def fit_pairs(self, judge: Pairs, human: np.ndarray, kappa: float = 10.0, **_: Any) -> dict:
+    def fit_pairs(self, judge: Pairs, human: np.ndarray, kappa: float = KAPPA, **_: Any) -> dict:
         ok = check_training(judge, human)
         f = fit_matrix(judge.sup[ok], np.asarray(human)[ok].astype(np.int64), judge.imp[ok].astype(np.int64), kappa)
         return {
@@ -278,5 +279,6 @@ class MatrixCorrection(CalibrationMethod):
 @register
 class MatrixUnconstrained(MatrixCorrection):
     name = "matrix_unconstrained"
+    display = "matrix (free)"
     constrained = False
     description = "linear Rogan-Gladen inversion of P(judge | human) per run (unbiased; mixes may leave [0, 1])"

@@ -259,6 +259,9 @@ def _psd(cov: np.ndarray) -> np.ndarray:
 @register
 class OrdinalModel(CalibrationMethod):
     name = "ordinal"
+    display = "ordinal"
+    #: the observed-information covariance only feeds its intervals: cross-fitting's point fits skip it
+    point_fit_options = {"covariance": False}
     gives_ci = True
     description = "cumulative-logit (OrderedModel parametrisation) of the human label on judge label + covariates"
 

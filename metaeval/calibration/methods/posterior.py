@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from metaeval.calibration.methods.base import (MODEL_VERSION, ArrayPrediction, CalibrationMethod, check_training,
+from metaeval.calibration.methods.base import (KAPPA, MODEL_VERSION, ArrayPrediction, CalibrationMethod, check_training,
                                                expected_credit_prediction, register)
 from metaeval.calibration.pairs import METRICS, Pairs
 from metaeval.errors import ConfigError
@@ -78,10 +78,11 @@ def _groups(judge: Pairs, by: str | None, model: dict | None = None) -> tuple[li
 @register
 class PosteriorCorrection(CalibrationMethod):
     name = "posterior"
+    display = "posterior"
     gives_ci = True
     description = "expected human credit from P(human | judge), stratified by importance with shrinkage"
 
-    def fit_pairs(self, judge: Pairs, human: np.ndarray, strata: str | None = None, kappa: float = 10.0, **_: Any) -> dict:
+    def fit_pairs(self, judge: Pairs, human: np.ndarray, strata: str | None = None, kappa: float = KAPPA, **_: Any) -> dict:
         ok = check_training(judge, human)
         h = np.asarray(human)[ok].astype(np.int64)
         j = judge_codes4(judge.sup)[ok]

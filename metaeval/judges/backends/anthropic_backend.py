@@ -9,13 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from metaeval.judges.backends.base import (
-    ChatBackend, ChatReply, ChatRequest, TransientError, sdk_errors, sdk_reply, split_params,
+    ChatBackend, ChatReply, ChatRequest, TransientError, register_backend, sdk_errors, sdk_reply, split_params,
 )
 
 
+@register_backend
 class AnthropicBackend(ChatBackend):
     name = "anthropic"
     SDK_MODULES = ("anthropic",)
+    http = True
+    batch_backend = "anthropic_batch"  # no response_format: structured_output stays False
 
     def _make_sdk_client(self) -> Any:
         from anthropic import AsyncAnthropic

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from metaeval.judges.backends.anthropic_backend import AnthropicBackend
-from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError
+from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError, register_backend
 from metaeval.judges.batch import BatchBackend
 
 
@@ -28,9 +28,11 @@ def message_params(request: ChatRequest) -> dict[str, Any]:
     return out
 
 
+@register_backend
 class AnthropicBatchBackend(BatchBackend):
     name = "anthropic_batch"
     provider = "anthropic"
+    batch_limits = (100_000, 256 * 1024 * 1024)  # requests, bytes per batch
     _make_sdk_client = AnthropicBackend._make_sdk_client
 
     def line_bytes(self, cid: str, request: ChatRequest) -> int:

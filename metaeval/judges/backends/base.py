@@ -138,11 +138,23 @@ def clip(text: str, limit: int = 500) -> str:
 
 
 class ChatBackend(ABC):
-    """Holds one SDK client per event loop (SDK HTTP pools are bound to the loop that created them)."""
+    """Holds one SDK client per event loop (SDK HTTP pools are bound to the loop that created them).
+
+    A subclass registers itself with ``@register_backend`` under ``name`` and says, in class attributes, what the
+    catalog, the replica planner, the batch layer and the LLM judge ask of a provider (see
+    ``metaeval.judges.backends``)."""
 
     name = "base"
     #: modules the first request imports (the provider SDK): ``warm`` imports them ahead of it
     SDK_MODULES: tuple[str, ...] = ()
+    #: its calls go to a server over HTTP: ``replicas: auto`` may spread them over several actors (pipeline.replicas)
+    http: bool = False
+    #: it accepts a per-call JSON schema as ``response_format`` (``structured_output``: metaeval.judges.llm)
+    structured_output: bool = False
+    #: registry name of the backend that serves ``deployment.mode: batch`` through the provider's batch API
+    batch_backend: str | None = None
+    #: a batch-API backend (``metaeval.judges.batch.BatchBackend``): not a ``deployment.backend`` of its own
+    is_batch: bool = False
 
     def __init__(self, deployment: Any, api_key: str):
         self.deployment = deployment
@@ -190,6 +202,23 @@ class ChatBackend(ABC):
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(deployment={getattr(self.deployment, 'name', '?')!r})"
+
+
+#: backend name -> class, filled by ``@register_backend`` (read it through ``metaeval.judges.backends.backend_named``)
+BACKENDS: dict[str, type["ChatBackend"]] = {}
+
+
+def register_backend(cls: type["ChatBackend"]) -> type["ChatBackend"]:
+    """Class decorator: register a ``ChatBackend`` subclass under its ``name`` (a name is taken once)."""
+    from metaeval.errors import ConfigError
+
+    if not isinstance(cls, type) or not issubclass(cls, ChatBackend) or not cls.name or cls.name == "base":
+        raise ConfigError(f"register_backend: {cls!r} is not a ChatBackend subclass with its own name")
+    old = BACKENDS.get(cls.name)
+    if old is not None and old.__qualname__ != cls.__qualname__:
+        raise ConfigError(f"backend {cls.name!r} is already registered ({old.__module__}.{old.__qualname__})")
+    BACKENDS[cls.name] = cls
+    return cls
 
 
 def sdk_reply(resp: Any, text: str, finish_reason: Any, input_key: str, output_key: str) -> "ChatReply":

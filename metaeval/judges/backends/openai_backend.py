@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from metaeval.judges.backends.base import (
-    ChatBackend, ChatReply, ChatRequest, TransientError, sdk_errors, sdk_reply, split_params,
+    ChatBackend, ChatReply, ChatRequest, TransientError, register_backend, sdk_errors, sdk_reply, split_params,
 )
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -59,9 +59,13 @@ def _post_options(timeout_s: float) -> dict[str, Any]:
     return opts
 
 
+@register_backend
 class OpenAIBackend(ChatBackend):
     name = "openai"
     SDK_MODULES = ("openai", "openai.types.chat")
+    http = True
+    structured_output = True  # OpenAI's json_schema (also vLLM) and llama.cpp's json_object schema
+    batch_backend = "openai_batch"
 
     def __init__(self, deployment: Any, api_key: str):
         super().__init__(deployment, api_key)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError
+from metaeval.judges.backends.base import ChatReply, ChatRequest, PermanentError, TransientError, register_backend
 from metaeval.judges.backends.openai_backend import OpenAIBackend
 from metaeval.judges.batch import BatchBackend
 
@@ -22,9 +22,12 @@ ENDPOINT = "/v1/chat/completions"
 ENDED = {"completed", "expired", "failed", "cancelled"}
 
 
+@register_backend
 class OpenAIBatchBackend(BatchBackend):
     name = "openai_batch"
     provider = "openai"
+    batch_limits = (50_000, 200 * 1024 * 1024)  # requests, bytes per batch input file
+    structured_output = True  # the body is the chat-completions body: response_format passes through
     _make_sdk_client = OpenAIBackend._make_sdk_client
 
     def _line(self, cid: str, request: ChatRequest) -> str:

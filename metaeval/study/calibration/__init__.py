@@ -10,10 +10,26 @@ Modules, one job each:
 * :mod:`.workflow` - :func:`calibrate_study`, which ties them together.
 """
 
-from metaeval.study.calibration.model import apply_model, check_fingerprints, fingerprints
-from metaeval.study.calibration.settings import (ALL_METHODS, DEFAULTS, LABEL_LEVEL, MODEL_FORMAT, SCHEMA, SCORE_LEVEL,
-                                                 resolve_settings)
-from metaeval.study.calibration.workflow import calibrate_study, split_model
+
+from typing import Any
+
+#: exported name -> the module that defines it (imported on first use: ``.settings`` stays importable without numpy,
+#: so the command-line parser can read ``DEFAULTS``)
+_EXPORTS: dict[str, str] = {
+    **{n: "metaeval.study.calibration.model" for n in ("apply_model", "check_fingerprints", "fingerprints")},
+    **{n: "metaeval.study.calibration.settings"
+       for n in ("ALL_METHODS", "DEFAULTS", "LABEL_LEVEL", "MODEL_FORMAT", "SCHEMA", "SCORE_LEVEL", "resolve_settings")},
+    **{n: "metaeval.study.calibration.workflow" for n in ("calibrate_study", "split_model")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
 
 __all__ = ["ALL_METHODS", "DEFAULTS", "LABEL_LEVEL", "MODEL_FORMAT", "SCHEMA", "SCORE_LEVEL", "apply_model",
            "calibrate_study", "check_fingerprints", "fingerprints", "resolve_settings", "split_model"]

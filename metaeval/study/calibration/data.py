@@ -109,8 +109,10 @@ def label_candidate(name: str, data: CalibrationData, metrics: Sequence[str], le
             out[m] = Prediction(np.clip(est, 0.0, 1.0), lo, hi, se, grid)
         return out
 
-    # the ordinal model's covariance (observed information) only feeds its intervals: cross-fitting skips it
-    fit_point = (lambda train: fit(train, covariance=False)) if name == "ordinal" else None
+    # a method's fit options for point predictions only (the ordinal model's covariance, observed information, only
+    # feeds its intervals: cross-fitting skips it)
+    point = dict(method.point_fit_options)
+    fit_point = (lambda train: fit(train, **point)) if point else None
     # the workflow reads label-level candidates' point estimates only (their intervals treat label pairs as
     # independent: see .selection), so cross-fitting computes none of their intervals; fits on every topic
     # (the saved model) still use ``fit``

@@ -184,9 +184,9 @@ def _f2(x) -> str:
 def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any]) -> str:
     """One line, led by the nested error; says the verdict, the wins, and what the correction does to the ranking
     (held-out run-level tau raw vs the leaderboard's method) and to worst-run coverage."""
-    from metaeval.scoring import METRIC_NAMES
+    from metaeval.measures import display_name
 
-    name = METRIC_NAMES.get(metric, metric)
+    name = display_name(metric)
     wins = ", ".join(f"{k} {v}" for k, v in sel["wins"].items())
     scope = f"{sel['repeats']} x {sel['folds']}-fold over {sel['n_topics']} human-labelled topics"
     lead = (f"nested error {_ms(sel['nested_mae'])} vs raw {_ms(sel['raw_mae'])} ({scope}; wins per repeat: {wins})")

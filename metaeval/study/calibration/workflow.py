@@ -61,6 +61,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
                     analysis_seed: int = 0) -> dict[str, Any]:
     """Calibrate ``judge`` against ``reference`` (see the module docstring); JSON-ready dict."""
     from metaeval.calibration.crossfit import repeated_crossfit
+    from metaeval.calibration.methods import display_names
     from metaeval.errors import ConfigError
     from metaeval.io.jsonl import to_jsonable
     from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
@@ -97,7 +98,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
            "analysis_seed": analysis_seed,
            "settings": {k: s[k] for k in ("folds", "inner_folds", "repeats", "win_share", "min_topics", "methods", "metrics", "level",
                                           "min_coverage", "n_boot", "selection")} | {"folds_used": folds},
-           "pairing": pairing, "topics": topics,
+           "pairing": pairing, "topics": topics, "method_names": display_names(s["methods"]),
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
            "by_metric": by_metric, "model": model}
     return to_jsonable(out)
