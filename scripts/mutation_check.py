@@ -68,7 +68,7 @@ TARGETS: tuple[Target, ...] = (
     Target("stages_keys", "metaeval/pipeline/stages.py",
            ("tests/unit/test_pipeline_keys.py", "tests/unit/test_planted_bugs.py::test_importance_job_key_depends_on_importance_batch"),
            ("relevance_job", "create_job", "importance_job", "assign_job")),
-    Target("specs_keys", "metaeval/pipeline/specs.py", ("tests/unit/test_pipeline_keys.py",),
+    Target("specs_keys", "metaeval/pipeline/specs.py", ("tests/unit/test_pipeline_keys.py", "tests/unit/test_job_keys_stable.py"),
            ("key", "as_dict", "judge_identity")),
     Target("verdict", "metaeval/report/verdict.py",
            ("tests/unit/test_verdict_thresholds.py", "tests/unit/test_report_parts.py",

@@ -101,20 +101,26 @@ def test_jobspec_key_is_24_hex_of_every_field():
         assert other.key != base.key, f.name
 
 
-@pytest.mark.parametrize("field", ["limits", "prices", "api_key_env", "base_url", "replicas", "resources", "mode", "batch"])
-def test_judge_identity_ignores_what_does_not_change_outputs(field):
-    cfg = {"judge": "llm", "deployment": {"name": "d", "backend": "openai", "model": "m", "params": {"temperature": 0}}}
-    base = judge_identity(cfg)
-    assert judge_identity({**cfg, field: {"x": 1}}) == base
-    assert judge_identity({**cfg, "deployment": {**cfg["deployment"], field: {"x": 1}}}) == base
+@pytest.mark.parametrize("field, value", [("limits", {"max_retries": 1}), ("prices", {"input_per_1m": 9.0}),
+                                          ("api_key_env", "OTHER_KEY"), ("base_url", "http://127.0.0.1:1/v1"),
+                                          ("replicas", 3), ("resources", {"num_cpus": 2})])
+def test_judge_identity_ignores_what_does_not_change_outputs(field, value):
+    from metaeval.judges.catalog import resolve_judge
+
+    dep = {"name": "d", "backend": "openai", "model": "m", "params": {"temperature": 0}}
+    base = judge_identity(resolve_judge({"judge": "llm", "deployment": dep}))
+    assert judge_identity(resolve_judge({"judge": "llm", "deployment": {**dep, field: value}})) == base
 
 
-def test_judge_identity_changes_with_model_params_and_judge():
-    cfg = {"judge": "llm", "deployment": {"name": "d", "backend": "openai", "model": "m", "params": {"temperature": 0}}}
-    base = judge_identity(cfg)
-    for other in ({**cfg, "judge": "lexical"}, {**cfg, "deployment": {**cfg["deployment"], "model": "m2"}},
-                  {**cfg, "deployment": {**cfg["deployment"], "params": {"temperature": 1}}}):
-        assert judge_identity(other) != base
+def test_judge_identity_changes_with_model_params_and_judge_options():
+    from metaeval.judges.catalog import resolve_judge
+
+    dep = {"name": "d", "backend": "openai", "model": "m", "params": {"temperature": 0}}
+    base = judge_identity(resolve_judge({"judge": "llm", "deployment": dep}))
+    for other in ({"judge": "llm", "deployment": {**dep, "model": "m2"}},
+                  {"judge": "llm", "deployment": {**dep, "params": {"temperature": 1}}},
+                  {"judge": "llm", "max_reasks": 1, "deployment": dep}):
+        assert judge_identity(resolve_judge(other)) != base, other
 
 
 def test_payloads_carry_what_the_worker_reads():

@@ -63,7 +63,7 @@ def test_tau_checks_read_the_thresholds_metric_and_name_it(key):
     cell["analysis"]["metrics"].update(_cell(key, 0.1, metric="a_strict")["analysis"]["metrics"])
     assert V.evaluate([cell], {"metric": "v_strict", key: 0.5})["passed"]
     v = V.evaluate([cell], {"metric": "a_strict", key: 0.5})
-    assert not v["passed"] and v["cells"][0]["checks"][0]["description"].endswith("(a_strict)")
+    assert not v["passed"] and v["cells"][0]["checks"][0]["description"].endswith("(A_strict)")
     assert V.evaluate([cell], {"metric": "w", key: 0.5})["cells"][0]["checks"][0]["reason"] == "undefined"
 
 
@@ -85,9 +85,9 @@ def test_reasons_and_headline_say_which_check_and_by_how_much():
     undef = {**_cell("min_run_tau_low", None, name="undef"), "failure_rate": 0.0}
     v = V.evaluate([low, undef], th)
     assert V.reasons(v) == [
-        "low fails: lower CI of run-level tau (v_strict) is 0.53 (needs >= 0.8); failure rate is 0.02 (needs <= 0.01)",
-        "undef fails: lower CI of run-level tau (v_strict) is undefined (needs >= 0.8)"]
-    assert V.headline(v).startswith("Verdict: FAIL - 2 of 2 judged cell(s) miss a threshold on v_strict. low fails:")
+        "low fails: lower CI of run-level tau (V_strict) is 0.53 (needs >= 0.8); failure rate is 0.02 (needs <= 0.01)",
+        "undef fails: lower CI of run-level tau (V_strict) is undefined (needs >= 0.8)"]
+    assert V.headline(v).startswith("Verdict: FAIL - 2 of 2 judged cell(s) miss a threshold on V_strict. low fails:")
     ok = V.evaluate([{**_cell("min_run_tau_low", 0.9, name="ok"), "failure_rate": 0.0}], th)
-    assert V.headline(ok) == "Verdict: PASS - all 1 judged cell(s) meet the thresholds on v_strict."
+    assert V.headline(ok) == "Verdict: PASS - all 1 judged cell(s) meet the thresholds on V_strict."
     assert V.headline(V.evaluate([], th)) == "Verdict: FAIL - no cell could be judged."
