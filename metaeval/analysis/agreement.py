@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metaeval.analysis.confusion import confusion_agreement
+from metaeval.analysis.confusion import clustered_stuart_maxwell, confusion_agreement
 from metaeval.types import IMPORTANCE_ORDER, SUPPORT_ORDER, label_codes
 
 KEY = ["qid", "run_id", "nugget_id"]
@@ -86,6 +86,12 @@ def count_matrix(ref: pd.Series, cand: pd.Series, order: tuple[str, ...]) -> tup
     return m, failed
 
 
+def per_topic_counts(joined: pd.DataFrame, order: tuple[str, ...]) -> np.ndarray:
+    """``(topics, K, K)`` support-label counts of a :func:`join_labels` table, one matrix per topic (qid order)."""
+    mats = [count_matrix(g["support_ref"], g["support_cand"], order)[0] for _, g in joined.groupby("qid", sort=True)]
+    return np.stack(mats) if mats else np.zeros((0, len(order), len(order)))
+
+
 def importance_agreement(joined: pd.DataFrame, alpha: float = 0.05) -> dict[str, Any] | None:
     """vital/okay agreement per distinct nugget of a :func:`join_labels` table; None when no nugget has both."""
     nug = joined.drop_duplicates(["qid", "nugget_id"])
@@ -124,6 +130,7 @@ def label_agreement(reference: Any, candidate: Any, alpha: float = 0.05, n_boot:
             f"label the same pairs")
     m, failed = count_matrix(joined["support_ref"], joined["support_cand"], SUPPORT_ORDER)
     out = confusion_agreement(m, SUPPORT_ORDER, alpha)
+    out.update(clustered_stuart_maxwell(per_topic_counts(joined, SUPPORT_ORDER)))
     out["failed"] = failed
     out["join"] = info
     out["coverage"] = cov

@@ -120,6 +120,17 @@ def _fmt(v) -> str:
     return "   n/a" if v is None or v != v else f"{v:6.3f}"
 
 
+def _sm(ag: dict) -> str:
+    """The topic-clustered Stuart-Maxwell test (statistic, df, p as a bound where tiny), else the plain one."""
+    from metaeval.report.model import p_text
+
+    if ag.get("stuart_maxwell_clustered_stat") is not None:
+        return (f"Stuart-Maxwell (topic-clustered) {ag['stuart_maxwell_clustered_stat']:.1f} "
+                f"({ag['stuart_maxwell_clustered_df']} df, {ag['stuart_maxwell_clustered_topics']} topics), F "
+                f"{p_text(ag['stuart_maxwell_clustered_p'])}")
+    return f"Stuart-Maxwell (unclustered) {p_text(ag.get('stuart_maxwell_p'))}"
+
+
 def _p(v) -> str:
     return "n/a" if v is None or v != v else f"{v:.3g}"
 
@@ -162,7 +173,7 @@ def format_summary(res) -> str:
             lines.append(
                 f"labels: n {ag['n']}  agreement {_fmt(ag['exact_agreement'])}  kappa {_fmt(ag['cohen_kappa'])}  "
                 f"weighted {_fmt(ag['weighted_kappa'])}  alpha(ord) {_fmt(ag['krippendorff_alpha'])}  "
-                f"strictness {_fmt(ag['strictness_index'])}  Stuart-Maxwell p {_p(ag['stuart_maxwell_p'])}  "
+                f"strictness {_fmt(ag['strictness_index'])}  {_sm(ag)}  "
                 f"FAILED ref/cand/both {ag['failed']['reference']}/{ag['failed']['candidate']}/{ag['failed']['both']}")
             lines.append("        confusion (rows reference, columns candidate; " + ", ".join(ag["order"]) + "): "
                          + "  ".join(str(r) for r in ag["confusion"]))

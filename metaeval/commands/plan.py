@@ -249,6 +249,9 @@ def _print(plan: dict, outs: list[str], plot_format: str = "svg") -> None:
         lines += _wrap(plan["consistency"]["line"], indent="  ")
     lines += _wrap("; ".join(f"{os.path.join(o, 'plan.json')}, plan.md, plan_curves.{plot_format}" for o in outs),
                    indent="  ", first="wrote ")
+    sep = (plan.get("need") or {}).get(plan.get("metric"), {}).get("separate_line")
+    if sep:
+        lines += _wrap(sep, indent="  ")
     lines += [""] + _wrap(plan["recommendation"])
     print("\n".join(lines))
 

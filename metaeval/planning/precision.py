@@ -25,15 +25,23 @@ Planning widths use the normal quantile ``z``; the interval one would print afte
 with ``n - 1`` degrees of freedom and the sample's own ``s_Delta`` guarded like ``metaeval calibrate`` guards it
 (:func:`metaeval.calibration.scorelevel.moderated_variance`) ("plug-in").
 
-How sure is "about N topics"?  The pilot's ``s^2_Delta`` has ``n_p - 1`` degrees of freedom, so ``(n_p - 1) s^2 /
-S^2 ~ chi^2_{n_p - 1}`` (normal differences) and ``S^2`` lies in ``[(n_p - 1) s^2 / chi^2_{0.9}, (n_p - 1) s^2 /
-chi^2_{0.1}]`` with 80% confidence.  :func:`need_statement` leads with the N at the upper end of that range (the
-number of topics the pilot can *justify*: with 80% confidence it is not too few), and gives the point N and the
-range.  A pilot run whose differences are constant (``s^2 = 0``: on a handful of topics a judge can be off by
-exactly the same amount every time) says nothing about its variance; its ``s^2`` is replaced by the moderated
-pooled variance and the statement warns.  Validation against held-back real topics (pilots drawn without
-replacement from NIST, predicted vs realized width on the remaining topics) is in
-``experiments/calibration_validity/planner.py``; the bootstrap check below only checks the implementation.
+How sure is "about N topics"?  The point N uses the pilot's ``s^2_Delta`` as it is (runs whose pilot differences
+are constant, ``s^2 = 0``, get the moderated pooled variance instead, and the statement warns) - the same variance
+as the ``+/-`` table (``analytic_half``), so the point N and the table agree.  The N the statement leads with is the
+upper end of the ``confidence`` range of the *median run's* variance (:func:`need_statement`): ``s^2 df /
+chi^2_{(1-c)/2, df}`` with the effective degrees of freedom ``df = 2 / Var*(log median_r s^2_r)``, the variance of
+the log median-run variance over a topic bootstrap of the pilot (for a chi-square variance ``Var(log s^2) ~ 2 /
+df``; Satterthwaite 1946's effective df, here from the bootstrap), bounded to ``[n_p - 1, R (n_p - 1)]``
+(:func:`effective_df`).  The runs share the pilot topics, so the median run's variance is far more certain than
+one run's (``n_p - 1`` df, the former rule, which led with about twice the N really needed) but less than ``R``
+independent runs would make it.  Validation against real subsampling of NIST topics (pilots drawn without
+replacement, the justified N against the N that 4,000 subsamples per N show is needed) is in
+``experiments/ranksets/planner.py``; the bootstrap check below only checks the implementation.
+
+**Separating the top runs** (:func:`separation_need`): for the best runs on the pilot (human run means), adjacent
+pairs ``(a, b)`` with pilot gap ``g = mean(H_a - H_b)`` need ``n`` topics for the 95% interval of the calibrated
+difference to exclude 0 at that gap: ``z sqrt(S^2_{D_a - D_b} (1/n - 1/T)) < |g|`` (per pair, not simultaneous;
+the rank-sets of ``metaeval calibrate`` are the simultaneous version), with the same effective-df upper end.
 
 Implementation check (topic resampling; it cannot validate the prediction, since its worlds are bootstraps of
 the pilot itself).  A bootstrap world draws ``T`` topics with replacement from the pilot (the
@@ -175,7 +183,7 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
         raise ConfigError(f"no labelled-topic count in the grid lies in [2, {total}]")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     z = z_value(level)
-    s2d, s2h = D.var(0, ddof=1), H.var(0, ddof=1)
+    s2d, s2h = planning_s2(D.var(0, ddof=1), tp)[0], H.var(0, ddof=1)  # the point N's variance (need_statement)
     s2d0, s2h0 = D.var(0, ddof=0), H.var(0, ddof=0)
     pop_truth = H.mean(0)
 
@@ -253,53 +261,120 @@ def _curve_row(n: int, a: dict[str, Any], reps: int, z: float, level: float, s2d
 
 
 def guarded_s2(s2_delta: Any, pilot_topics: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(guarded s^2, constant)``: per-run variance through ``moderated_variance`` (so no run plans with zero
-    variance) and the mask of runs whose pilot differences were constant."""
+    """``(guarded s^2, constant)``: per-run variance through ``moderated_variance`` (as ``metaeval calibrate``
+    guards its intervals: never below the moderated pooled variance) and the mask of runs whose pilot differences
+    were constant.  Planning uses :func:`planning_s2`, which replaces only the constant runs."""
     from metaeval.calibration.scorelevel import moderated_variance
 
     s2 = np.asarray(s2_delta, dtype=float)
     return moderated_variance(s2, np.full(s2.shape, float(pilot_topics))), ~(s2 > 1e-12)
 
 
-def need_statement(s2_delta: np.ndarray, half_width: float, total: int, level: float, metric_name: str,
-                   pilot_topics: int | None = None, confidence: float = 0.8) -> dict[str, Any]:
-    """Topics needed for ``+/- half_width`` (target ``calibration``), per run and for the median and worst run.
+def planning_s2(s2_delta: Any, pilot_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(s^2 to plan with, constant)``: the pilot variance as it is, except runs whose pilot differences were
+    constant (``s^2 = 0`` says nothing about the run's variance), which get the moderated pooled one
+    (:func:`guarded_s2`).  Raising every run below the pooled variance (the interval guard) would move the median
+    run's N away from what its pilot shows (finding 6 of issue 30: point N 16 where the table showed 10)."""
+    s2 = np.asarray(s2_delta, dtype=float)
+    g, const = guarded_s2(s2, pilot_topics)
+    return np.where(const, g, s2), const
 
-    With ``pilot_topics`` (``n_p``): the variance is guarded (:func:`guarded_s2`; runs with constant pilot
-    differences are listed in ``warnings``), and ``median_run`` / ``worst_run`` are the N at the upper end of the
-    ``confidence`` chi-square range of ``S^2`` on ``n_p - 1`` df (what the pilot can justify); ``point`` gives the N
-    at ``s^2`` itself and ``range`` the N at both ends (see the module docstring)."""
+
+def effective_df(deltas: np.ndarray, n_boot: int = 400, seed: int | np.random.Generator = 0) -> float:
+    """Effective degrees of freedom of the median-run variance of pilot differences ``deltas`` (topics x runs):
+    ``2 / Var*(log median_r s^2_r)`` over ``n_boot`` topic-bootstrap resamples of the pilot (stream
+    ``planning.need``), bounded to ``[p - 1, R (p - 1)]`` (module docstring); ``p - 1`` when fewer than half the
+    resamples have a positive median variance."""
+    from metaeval.analysis.resample import topic_weights
+
+    D = np.asarray(deltas, dtype=float)
+    p, r = D.shape
+    lo, hi = float(p - 1), float(r * (p - 1))
+    if p < 3:
+        return lo
+    w = topic_weights(p, n_boot, seed, "planning.need")
+    tot = w.sum(axis=1, keepdims=True)
+    mean = (w @ D) / tot
+    var = ((w @ (D ** 2)) / tot - mean ** 2) * p / (p - 1)
+    med = np.median(var, axis=1)
+    ok = med > 1e-12
+    if ok.sum() < n_boot / 2:
+        return lo
+    v = float(np.var(np.log(med[ok]), ddof=1))
+    return float(np.clip(2.0 / v, lo, hi)) if v > 0 else hi
+
+
+def _upper_factor(df: float, confidence: float) -> tuple[float, float]:
+    """Multipliers of ``s^2`` at the upper and lower end of its ``confidence`` chi-square range on ``df``."""
     from scipy.stats import chi2
 
+    a = (1 - confidence) / 2
+    return df / chi2.ppf(a, df), df / chi2.ppf(1 - a, df)
+
+
+def need_statement(s2_delta: np.ndarray, half_width: float, total: int, level: float, metric_name: str,
+                   pilot_topics: int | None = None, confidence: float = 0.8, deltas: np.ndarray | None = None,
+                   seed: int | np.random.Generator = 0) -> dict[str, Any]:
+    """Topics needed for ``+/- half_width`` (target ``calibration``), per run and for the median and worst run.
+
+    With ``pilot_topics`` (``n_p``): runs with constant pilot differences plan with the moderated pooled variance
+    (:func:`planning_s2`; listed in ``warnings``); ``point`` is the N at that variance (what the ``+/-`` table shows);
+    ``median_run`` / ``worst_run`` lead with the N at the upper end of the ``confidence`` range of the variance on the
+    effective df of the median-run variance (:func:`effective_df` from the pilot differences ``deltas``; ``n_p - 1``
+    without them), ``range`` the N at both ends (module docstring)."""
     s2 = np.asarray(s2_delta, dtype=float)
     warnings: list[str] = []
-    point = topics_needed(s2, half_width, total, level)
     out: dict[str, Any] = {"half_width": half_width}
     if pilot_topics:
-        s2, const = guarded_s2(s2, pilot_topics)
+        s2, const = planning_s2(s2, pilot_topics)
         if const.any():
             warnings.append(f"{int(const.sum())} of {len(s2)} runs have a constant human-minus-judge difference on the "
                             f"{pilot_topics} pilot topics (variance 0 there); planned with the moderated pooled variance")
-        df = pilot_topics - 1
-        a = (1 - confidence) / 2
-        up = topics_needed(s2 * df / chi2.ppf(a, df), half_width, total, level)
-        lo = topics_needed(s2 * df / chi2.ppf(1 - a, df), half_width, total, level)
+        df = effective_df(deltas, seed=seed) if deltas is not None else float(pilot_topics - 1)
+        f_up, f_lo = _upper_factor(df, confidence)
+        up = topics_needed(s2 * f_up, half_width, total, level)
+        lo = topics_needed(s2 * f_lo, half_width, total, level)
         point = topics_needed(s2, half_width, total, level)
         n = up
         out.update({"point": {"median_run": int(np.ceil(np.median(point))), "worst_run": int(point.max())},
-                    "confidence": confidence,
-                    "range_chi2": {"median_run": [int(np.ceil(np.median(lo))), int(np.ceil(np.median(up)))],
-                                   "worst_run": [int(lo.max()), int(up.max())]}})
+                    "confidence": confidence, "effective_df": df, "variance_factor": f_up,
+                    "range": {"median_run": [int(np.ceil(np.median(lo))), int(np.ceil(np.median(up)))],
+                              "worst_run": [int(lo.max()), int(up.max())]}})
     else:
-        n = point
+        n = topics_needed(s2, half_width, total, level)
     med, worst = int(np.ceil(np.median(n))), int(n.max())
     line = (f"for +/-{half_width:g} on {metric_name} run means (calibrated vs the human leaderboard on the same {total} "
             f"topics, {level:.0%}) you need about {med} human-labelled topics for the median run, {worst} for the worst run")
     if pilot_topics:
-        r = out["range_chi2"]["median_run"]
-        line += (f" (upper end of the {confidence:.0%} range that a pilot of {pilot_topics} topics allows; point estimate "
-                 f"{out['point']['median_run']}, range {r[0]}-{r[1]} for the median run)")
+        r = out["range"]["median_run"]
+        line += (f" (upper end of the {confidence:.0%} range that a pilot of {pilot_topics} topics allows, "
+                 f"{out['effective_df']:.0f} effective df; point estimate {out['point']['median_run']}, as in the "
+                 f"+/- table; range {r[0]}-{r[1]} for the median run)")
     out.update({"median_run": med, "worst_run": worst, "per_run": n.tolist(), "line": line, "warnings": warnings})
+    return out
+
+
+def separation_need(H: np.ndarray, J: np.ndarray, total: int, level: float = 0.95, top: int = 3,
+                    factor: float = 1.0) -> list[dict[str, Any]]:
+    """Topics needed to tell the best pilot runs apart (module docstring): per adjacent pair of the ``top`` best
+    runs by pilot human mean (runs answering every pilot topic), the pilot gap, and the N at the pilot variance of
+    the difference (``point``) and at it times ``factor`` (``justified``: the upper-end factor of
+    :func:`need_statement`).  ``None`` N when the gap is 0 (no number of topics separates tied runs)."""
+    H, J, _ = _clean(H, J)
+    D = H - J
+    order = np.argsort(-H.mean(0), kind="stable")[:max(2, top)]
+    out = []
+    for a, b in zip(order[:-1], order[1:]):
+        gap = float(H[:, a].mean() - H[:, b].mean())
+        s2 = float((D[:, a] - D[:, b]).var(ddof=1))
+        s2 = s2 if s2 > 1e-12 else float(np.median((D[:, order[0]:order[0] + 1] - D).var(0, ddof=1)))
+        row = {"a": int(a), "b": int(b), "gap": gap, "s_diff": float(np.sqrt(s2))}
+        if abs(gap) > 0:
+            row["point"] = int(topics_needed(np.array([s2]), abs(gap), total, level)[0])
+            row["justified"] = int(topics_needed(np.array([s2 * factor]), abs(gap), total, level)[0])
+        else:
+            row["point"] = row["justified"] = None
+        out.append(row)
     return out
 
 

@@ -147,3 +147,16 @@ def fmt_ci(est: Any, ci: Any, digits: int = 3) -> str:
     if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None:
         return f"{fmt(est, digits)} [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]"
     return fmt(est, digits)
+
+
+def p_text(p: float | None, floor: float = 1e-16) -> str:
+    """A p-value as printed: ``p = 0.042``, ``p = 0.0012``; below 0.001 as a bound ``p < 1e-k`` (``k`` the largest
+    with ``p < 10^-k``, at most 16: double precision says nothing finer), ``p n/a`` for None / NaN."""
+    import math
+
+    if p is None or not p == p:
+        return "p n/a"
+    if p >= 0.001:
+        return f"p = {p:.2g}" if p < 0.01 else f"p = {p:.3f}"
+    k = 16 if p < floor else min(16, math.ceil(-math.log10(p)) - 1)
+    return f"p < 1e-{k}"

@@ -55,11 +55,18 @@ def _budget_line(plan: dict[str, Any]) -> str:
 PLOT = "study/plan_curves.svg"  # where ``metaeval plan --results`` draws it, relative to the results folder
 
 
+def _separate(plan: dict[str, Any]) -> str:
+    """The line on how many topics tell the best pilot runs apart ('' for a plan written before it existed)."""
+    return str((plan.get("need") or {}).get(plan.get("metric"), {}).get("separate_line") or "")
+
+
 def render_markdown(plan: dict[str, Any], heading: bool = False, plot: str | None = PLOT) -> str:
     """The plan section as Markdown (``heading``: start with "## Assessor plan"; ``plot``: relative link to the
     curves drawn by :func:`write_plot`, None for none)."""
     out = (["## Assessor plan", ""] if heading else []) + [f"**{plan['recommendation']}**", "", _what(plan), "",
                                                           _budget_line(plan), ""]
+    if _separate(plan):
+        out += [_separate(plan), ""]
     if plot:
         out += [f"![labelled topics vs half-width]({plot})", ""]
     head, rows = curve_table(plan)
@@ -100,6 +107,8 @@ def render_html(plan: dict[str, Any], heading: bool = False, plot: str | None = 
     parts = ["<section id='plan'>" + ("<h2>Assessor plan</h2>" if heading else ""),
              f"<p><strong>{e(plan['recommendation'])}</strong></p>", f"<p>{e(_what(plan))}</p>",
              f"<p>{e(_budget_line(plan))}</p>"]
+    if _separate(plan):
+        parts.append(f"<p>{e(_separate(plan))}</p>")
     if plot:
         parts.append(f"<p><img src='{e(plot)}' alt='labelled topics vs half-width' style='max-width:100%'></p>")
     head, rows = curve_table(plan)
@@ -162,17 +171,37 @@ def write_plot(plan: dict[str, Any], path: str | Path, extra: list[dict[str, Any
     return path
 
 
+def find_plan(root: Path, study_dir: Path) -> Path | None:
+    """The assessor plan that sits in a results folder: ``study/plan.json`` (``metaeval plan --results DIR``), else a
+    ``plan.json`` one folder down (``metaeval plan --out DIR/plan``; the first in name order), else None."""
+    first = study_dir / "plan.json"
+    if first.is_file():
+        return first
+    return next(iter(sorted(p for p in root.glob("*/plan.json") if p.is_file())), None)
+
+
+def plot_link(root: Path, plan_path: Path) -> str | None:
+    """The plan's curves beside its ``plan.json`` (``plan_curves.svg`` or ``.png``), relative to ``root``."""
+    for ext in ("svg", "png"):
+        p = plan_path.parent / f"plan_curves.{ext}"
+        if p.is_file():
+            return p.relative_to(root).as_posix()
+    return None
+
+
 def section(ctx: "Context") -> "Section | None":
-    """The assessor plan (``metaeval plan --results DIR`` writes ``study/plan.json``) as a report section; no
-    section when there is no plan, a problem line when it cannot be rendered."""
+    """The assessor plan as a report section when its ``plan.json`` sits in the results folder (:func:`find_plan`);
+    no section when there is none, a problem line when it cannot be rendered."""
     from metaeval.report.model import Rendered, Section
 
-    path = ctx.res.layout.study_dir / "plan.json"
-    if not path.exists():
+    lay = ctx.res.layout
+    path = find_plan(lay.root, lay.study_dir)
+    if path is None:
         return None
     try:
-        plan = ctx.res.layout.read_json(path)
-        block = Rendered(render_html(plan), render_markdown(plan))
+        plan = lay.read_json(path)
+        plot = plot_link(lay.root, path)
+        block = Rendered(render_html(plan, plot=plot), render_markdown(plan, plot=plot))
     except Exception as exc:  # noqa: BLE001 - shown, never hidden
         ctx.unreadable(path, exc, "cannot render the plan")
         return None

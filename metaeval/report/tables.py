@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from metaeval.report.model import Table, fmt
+from metaeval.report.model import Table, fmt, p_text
 
 LEVELS = ("run", "topic_avg", "pooled")
 LEVEL_NAMES = {"run": "run-level", "topic_avg": "per-topic (mean)", "pooled": "pooled"}
@@ -123,7 +123,9 @@ def strictness(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
                      "strictness_index": lab.get("strictness_index"), "strictness_ci": ci,
                      "p_lower": lab.get("p_lower"), "p_higher": lab.get("p_higher"),
                      "stuart_maxwell_stat": lab.get("stuart_maxwell_stat"), "stuart_maxwell_df": lab.get("stuart_maxwell_df"),
-                     "stuart_maxwell_p": lab.get("stuart_maxwell_p"), "reference_mix": lab.get("reference_mix"),
+                     "stuart_maxwell_p": lab.get("stuart_maxwell_p"),
+                     **{k: v for k, v in lab.items() if k.startswith("stuart_maxwell_clustered")},
+                     "reference_mix": lab.get("reference_mix"),
                      "candidate_mix": lab.get("candidate_mix"), "shifts": shifts, "failed": lab.get("failed"),
                      "order": lab.get("order"), "confusion": lab.get("confusion")})
     return rows
@@ -146,7 +148,7 @@ STRICTNESS_COLUMNS: list[Column] = [
     ("cell", "cell", _s, False), ("n", "pairs", _s, True), ("exact_agreement", "exact agreement", lambda x: fmt(x), True),
     ("cohen_kappa", "Cohen kappa", lambda x: fmt(x), True), ("weighted_kappa", "weighted kappa", lambda x: fmt(x), True),
     ("net", "net strictness [95% CI, topic bootstrap]", _s, True), ("p_lower", "judge lower", _pct, True), ("p_higher", "judge higher", _pct, True),
-    ("sm", "Stuart-Maxwell chi2 (df), p", _s, True), ("reading", "reading", _s, False),
+    ("sm", "Stuart-Maxwell Wald (df), p", _s, True), ("reading", "reading", _s, False),
 ]
 
 
@@ -157,6 +159,9 @@ def strictness_table_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]
         net = "-" if r.get("strictness_index") is None else f"{r['strictness_index']:+.3f} [{fmt(ci[0])}, {fmt(ci[1])}]"
         sm = "-" if r.get("stuart_maxwell_stat") is None else (
             f"{r['stuart_maxwell_stat']:.2f} ({r.get('stuart_maxwell_df')}), p={_p(r.get('stuart_maxwell_p'))}")
+        if r.get("stuart_maxwell_clustered_stat") is not None:  # labels of one topic are not independent
+            sm = (f"{r['stuart_maxwell_clustered_stat']:.1f} ({r['stuart_maxwell_clustered_df']}), topic-clustered over "
+                  f"{r['stuart_maxwell_clustered_topics']} topics, F {p_text(r.get('stuart_maxwell_clustered_p'))}")
         out.append({**r, "net": net, "sm": sm, "reading": strictness_reading(r)})
     return out
 

@@ -98,7 +98,7 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
         for row in c["rows"]:
             row["hours"] = budget.hours(row["n"], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
         curves[m] = c
-        need[m] = _need(H, J[pilot_idx], s, total, display_name(m), labels_per_topic, bud)
+        need[m] = _need(H, J[pilot_idx], s, total, display_name(m), labels_per_topic, bud, seed, runs)
     metric = s["metric"]
 
     # active selection: the unlabelled judge topics in order
@@ -144,14 +144,25 @@ def plan_study(reference: "LabelSet", judge: "LabelSet | Sequence[LabelSet]", se
 
 
 def _need(H: np.ndarray, J: np.ndarray, s: dict[str, Any], total: int, metric_name: str, labels_per_topic: float,
-          bud: dict[str, Any]) -> dict[str, Any]:
+          bud: dict[str, Any], seed: int, runs: Sequence[str]) -> dict[str, Any]:
     """``precision.need_statement`` on the pilot (runs answering every pilot topic), with assessor hours and its
-    warnings appended to the printed line."""
+    warnings appended to the printed line, and ``separate_top``: the topics needed to tell the best pilot runs
+    apart (``precision.separation_need``, at the same upper-end variance factor), with a line."""
     from metaeval.planning import budget, precision
 
     keep = np.isfinite(H).all(0) & np.isfinite(J).all(0)
-    nd = precision.need_statement((H - J)[:, keep].var(0, ddof=1), float(s["target_half_width"]), total,
-                                  float(s["level"]), metric_name, pilot_topics=H.shape[0])
+    D = (H - J)[:, keep]
+    nd = precision.need_statement(D.var(0, ddof=1), float(s["target_half_width"]), total, float(s["level"]),
+                                  metric_name, pilot_topics=H.shape[0], deltas=D, seed=seed)
+    kept = [r for r, k in zip(runs, keep) if k]
+    sep = precision.separation_need(H[:, keep], J[:, keep], total, float(s["level"]), factor=nd["variance_factor"])
+    for row in sep:
+        row["a"], row["b"] = kept[row["a"]], kept[row["b"]]
+    nd["separate_top"] = sep
+    nd["separate_line"] = "to tell the best pilot runs apart (95% per pair, at the pilot's gaps): " + "; ".join(
+        f"{r['a']} vs {r['b']} (gap {r['gap']:.3f}): " + ("never (tied on the pilot)" if r["justified"] is None else
+                                                           f"about {r['justified']} topics (point {r['point']})")
+        for r in sep)
     for key in ("median_run", "worst_run"):
         nd[f"hours_{key}"] = budget.hours(nd[key], labels_per_topic, bud["seconds_per_label"], bud["nugget_hours_per_topic"])
     nd["line"] += f" (~{nd['hours_median_run']:.0f} / {nd['hours_worst_run']:.0f} assessor hours)"

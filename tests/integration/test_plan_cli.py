@@ -96,8 +96,8 @@ def test_readme_worked_example_numbers(tmp_path, nist_labels, nist_file, capsys)
     got = " ".join(capsys.readouterr().out.split())  # the recommendation, wrapped at 100 columns
     section = (root / "docs" / "planning.md").read_text(encoding="utf-8")  # the worked example's printed numbers
     pattern = (r"you need about (\d+) human-labelled topics for the median run, (\d+) for the worst run \(upper end "
-               r"of the 80% range that a pilot of 8 topics allows; point estimate (\d+), range (\d+)-(\d+) for the median "
-               r"run\) \(~(\d+) / (\d+) assessor hours")
+               r"of the 80% range that a pilot of 8 topics allows, (\d+) effective df; point estimate (\d+), as in the "
+               r"\+/- table; range (\d+)-(\d+) for the median run\) \(~(\d+) / (\d+) assessor hours")
     want = re.search(pattern, " ".join(section.split()))
     have = re.search(pattern, got)
     assert want and have and want.groups() == have.groups()

@@ -137,17 +137,58 @@ def test_constant_pilot_differences_warn_and_never_plan_two_topics():
     nd = P.need_statement(s2, 0.02, 301, 0.95, "V_strict", pilot_topics=8)
     assert nd["warnings"] and "8 of 10 runs have a constant" in nd["warnings"][0]
     assert "warning" not in nd["line"] and nd["median_run"] > 20
-    assert nd["median_run"] >= nd["point"]["median_run"] >= nd["range_chi2"]["median_run"][0]
+    assert nd["median_run"] >= nd["point"]["median_run"] >= nd["range"]["median_run"][0]
 
 
 def test_need_range_is_the_chi_square_range_of_the_pilot_variance():
+    """Without the pilot differences the effective df is n_p - 1 and the variance is the pilot's own (no run is
+    constant here, so nothing is replaced)."""
     from scipy.stats import chi2
 
     s2 = np.array([0.01, 0.02, 0.03])
     nd = P.need_statement(s2, 0.02, 301, 0.95, "V", pilot_topics=12)
-    g, _ = P.guarded_s2(s2, 12)
-    up = P.topics_needed(g * 11 / chi2.ppf(0.1, 11), 0.02, 301)
-    lo = P.topics_needed(g * 11 / chi2.ppf(0.9, 11), 0.02, 301)
-    assert nd["worst_run"] == up.max() and nd["range_chi2"]["worst_run"] == [lo.max(), up.max()]
-    assert nd["point"]["worst_run"] == P.topics_needed(g, 0.02, 301).max()
+    up = P.topics_needed(s2 * 11 / chi2.ppf(0.1, 11), 0.02, 301)
+    lo = P.topics_needed(s2 * 11 / chi2.ppf(0.9, 11), 0.02, 301)
+    assert nd["effective_df"] == 11
+    assert nd["worst_run"] == up.max() and nd["range"]["worst_run"] == [lo.max(), up.max()]
+    assert nd["point"]["worst_run"] == P.topics_needed(s2, 0.02, 301).max()
     assert lo.max() < nd["point"]["worst_run"] < up.max()
+
+
+def test_point_n_agrees_with_the_plus_minus_table():
+    """Finding 6 (issue 30): the point N was computed from the moderated (raised) variance while the +/- table used
+    the pilot's own, so the point N (16) contradicted the table (+/-0.043 at 12 topics).  Now the median-run +/-
+    of the table at the point N meets the target and one topic fewer does not."""
+    rng = np.random.default_rng(3)
+    H = rng.uniform(0.2, 0.8, size=(8, 11))
+    J = np.clip(H + rng.normal(0, 0.1, size=H.shape) * rng.uniform(0.3, 2.0, size=11), 0, 1)
+    s2 = (H - J).var(0, ddof=1)
+    nd = P.need_statement(s2, 0.03, 60, 0.95, "V", pilot_topics=8, deltas=H - J)
+    n0 = nd["point"]["median_run"]
+    res = P.precision_curves(H, J, total_topics=60, n_grid=[n0 - 1, n0], reps=10, rng=0)
+    at = {r["n"]: r["analytic_half"]["median"] for r in res["rows"]}
+    assert at[n0] <= 0.03 < at[n0 - 1]
+
+
+def test_effective_df_reflects_how_much_the_runs_share_their_topics():
+    """Runs that are copies of one another (same topic differences) give the median-run variance about n_p - 1
+    df; runs with independent differences give far more (bounded by R (n_p - 1))."""
+    rng = np.random.default_rng(4)
+    one = rng.normal(0, 0.1, size=(8, 1))
+    shared = np.repeat(one, 20, axis=1) + rng.normal(0, 1e-4, size=(8, 20))
+    indep = rng.normal(0, 0.1, size=(8, 20))
+    d_shared, d_indep = P.effective_df(shared, seed=0), P.effective_df(indep, seed=0)
+    assert 7 <= d_shared < 15
+    assert d_indep > 3 * d_shared and d_indep <= 20 * 7
+
+
+def test_separation_need_for_the_top_runs():
+    H = np.array([[0.9, 0.6, 0.3], [0.8, 0.7, 0.2], [0.85, 0.5, 0.4], [0.95, 0.65, 0.3]])
+    J = H - np.array([[0.05, 0.0, 0.1], [0.0, 0.1, 0.0], [0.1, 0.0, 0.05], [0.05, 0.05, 0.0]])
+    rows = P.separation_need(H, J, total=50, top=3, factor=2.0)
+    assert [(r["a"], r["b"]) for r in rows] == [(0, 1), (1, 2)]
+    r = rows[0]
+    s2 = ((H - J)[:, 0] - (H - J)[:, 1]).var(ddof=1)
+    assert r["gap"] == pytest.approx(H[:, 0].mean() - H[:, 1].mean())
+    assert r["point"] == P.topics_needed(np.array([s2]), abs(r["gap"]), 50)[0]
+    assert r["justified"] >= r["point"]

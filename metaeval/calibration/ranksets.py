@@ -1,0 +1,331 @@
+"""Which runs can be told apart: simultaneous intervals for all pairwise differences of prediction-powered run
+scores, each run's rank-set, indistinguishable groups, and Kendall's tau with the whole-track human leaderboard.
+
+**Setting and estimand.**  A track has ``N`` topics; the judge scored all of them (``J``, topics x runs), humans
+labelled a random subset ``L`` of ``n`` topics (``H`` there).  The target is the *human* run score over the whole
+track, ``theta_r = mean_{t in T} H_tr`` (the human leaderboard on all topics), and its ranking.  The
+prediction-powered estimate (PPI, Angelopoulos et al. 2023, Science 382:669; PPI++, Angelopoulos, Duchi & Zrnic
+2023, arXiv:2311.01453, with ``lambda`` power-tuned and pooled over runs as
+:func:`metaeval.calibration.scorelevel.power_tuned_lambda`) is
+
+    theta_hat_r = lambda mean_{t in T} J_tr + mean_{t in L} (H_tr - lambda J_tr),
+
+which is exactly the calibrated leaderboard's ``human_estimate`` (human labels on ``L``, the corrected judge on the
+judge-only topics ``T \\ L``).  Its error is ``mean_L D_r - mean_T D_r`` with ``D = H - lambda J``: the error of a
+simple random sample mean without replacement, variance ``S^2_D (1/n - 1/N)`` (Cochran 1977, thm 2.2).  The judge
+scores on the judge-only topics are observed, not sampled, for this estimand, so only the labelled topics are
+resampled; the finite-population factor ``1 - n/N`` enters through the standard error.  (Resampling the judge-only
+topics too would target a population of *new* topics, a wider estimand than the published leaderboard's.)
+
+**Simultaneous pairwise intervals (max-t topic bootstrap).**  For the ``m = R (R - 1) / 2`` pairs ``a < b``,
+``delta_ab = theta_a - theta_b`` is estimated by ``d_ab = theta_hat_a - theta_hat_b`` with standard error
+``se_ab = s_ab sqrt(1/n - 1/N)``, ``s^2_ab`` the sample variance over ``L`` of ``D_ta - D_tb`` (guarded against
+chance-small values by :func:`metaeval.calibration.scorelevel.moderated_variance` over pairs; it only widens).
+A bootstrap replicate draws ``n`` labelled topics with replacement, re-tunes ``lambda`` and recomputes every
+``d*_ab`` and ``s*_ab``; its studentized deviations are ``t*_ab = (d*_ab - d_ab) / (s*_ab / sqrt(n))`` (the
+finite-population factor cancels in a studentized statistic).  With ``c`` the ``1 - alpha`` quantile of
+``max_ab |t*_ab|``, the intervals ``d_ab +- c se_ab`` hold *all at once* with probability about ``1 - alpha``
+(max-t / single-step studentized bootstrap: Westfall & Young 1993; Romano & Wolf 2005, "Exact and approximate
+stepdown methods for multiple hypothesis testing", JASA 100:94-108).  They are intersected with [-1, 1].  Run ``a``
+**beats** ``b`` (``a > b``) when the interval of ``delta_ab`` lies above 0; ``a ~ b`` when it holds 0.
+
+**Rank-sets** (Mogstad, Romano, Shaikh & Wilhelm 2024, "Inference for ranks with applications to mobility across
+neighbourhoods and academic achievement across countries", REStud 91:476-518; Klein, Wright & Wieczorek 2020,
+"A joint confidence region for an overall ranking of populations", JRSS-C 69:589-606; Al Mohamad, van Zwet,
+Solari & Goeman 2022, simultaneous confidence intervals for ranks): run ``r``'s rank-set is
+``[1 + #{s : s > r}, R - #{s : r > s}]`` (1 = best).  When every pairwise interval holds, every run's true rank
+``1 + #{s : theta_s > theta_r}`` lies in its rank-set, so the rank-sets hold jointly with probability at least
+that of the intervals.
+
+**Groups** (compact letter display; Piepho 2004, "An algorithm for a letter-based representation of all-pairwise
+comparisons", J. Comput. Graph. Stat. 13:456-466, insert-absorb): letters such that two runs share a letter iff
+they cannot be told apart... as far as a letter display can say it: runs sharing a letter are pairwise ``~``; two
+runs with no letter in common differ.  Letters are ordered from the best run down (``a`` holds the top run).
+
+**Tau with the whole-track human leaderboard.**  For a published ranking ``S`` (any point method), the estimand
+is ``tau_b(S, theta)``; the plug-in ``tau_hat = tau_b(S, theta_hat)`` is biased (noise in ``theta_hat`` lowers it
+for a fixed ``S``; it is 1 when ``S`` is the PPI ranking itself).  In the bootstrap world the truth is ``theta_hat``
+and the estimate ``theta_w = theta_hat + f (theta_hat* - theta_hat)`` (``f = sqrt(1 - n/N)``, the finite-population
+factor of the error); ``S_w`` is ``S`` (fixed, e.g. the raw judge) or ``theta_w`` (when ``S`` is the PPI ranking).
+The world's error ``e* = tau_b(S_w, theta_w) - tau_b(S_w, theta_hat)`` gives the basic-bootstrap estimate
+``tau_hat - median(e*)`` and interval ``[tau_hat - q_{1-alpha/2}(e*), tau_hat - q_{alpha/2}(e*)]`` (Davison & Hinkley
+1997, sec. 5.2), clipped to [-1, 1].  For ``S`` = the PPI ranking this is the percentile interval of
+``tau_b(theta_w, theta_hat)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from metaeval.errors import ConfigError
+
+__all__ = ["PairwiseIntervals", "TrackSample", "compact_letters", "letter_columns", "pairwise_intervals", "rank_sets", "track_tau"]
+
+#: the stream of the rank-set bootstrap (``random_streams.stream(seed, RANKSET_STREAM)``)
+RANKSET_STREAM = "calibration.rank_sets"
+
+
+@dataclass(frozen=True)
+class TrackSample:
+    """The per-topic scores a prediction-powered leaderboard uses.
+
+    ``H_l`` / ``J_l``: (n labelled topics x R runs) human and judge scores on the labelled topics; ``J_all``:
+    (N x R) judge scores on every topic of the track (the labelled ones included); ``lam``: ``"tuned"`` (PPI++,
+    re-tuned in every replicate), or a fixed float (1 = classic PPI, 0 = the human mean on ``L`` alone).  Runs
+    must have a score on every topic (NaN refused with the run named)."""
+
+    H_l: np.ndarray
+    J_l: np.ndarray
+    J_all: np.ndarray
+    runs: Sequence[str]
+    lam: float | str = "tuned"
+
+    def __post_init__(self) -> None:
+        H, J, JA = (np.asarray(a, dtype=float) for a in (self.H_l, self.J_l, self.J_all))
+        if H.ndim != 2 or H.shape != J.shape or JA.ndim != 2 or JA.shape[1] != H.shape[1]:
+            raise ConfigError(f"rank sets: H_l {H.shape}, J_l {J.shape} and J_all {JA.shape} must be (topics x runs) "
+                              "with the same runs")
+        if len(self.runs) != H.shape[1]:
+            raise ConfigError(f"rank sets: {len(self.runs)} run names for {H.shape[1]} columns")
+        for name, a in (("human", H), ("judge (labelled)", J), ("judge", JA)):
+            bad = ~np.isfinite(a).all(axis=0)
+            if bad.any():
+                raise ConfigError(f"rank sets: run {self.runs[int(np.flatnonzero(bad)[0])]!r} has no {name} score on "
+                                  f"some topic; rank sets need every run on every topic")
+        if H.shape[0] < 2:
+            raise ConfigError(f"rank sets: need at least 2 human-labelled topics; have {H.shape[0]}")
+        if JA.shape[0] < H.shape[0]:
+            raise ConfigError(f"rank sets: the track ({JA.shape[0]} topics) is smaller than the labelled sample ({H.shape[0]})")
+        if H.shape[1] < 2:
+            raise ConfigError("rank sets: need at least 2 runs")
+        object.__setattr__(self, "H_l", H)
+        object.__setattr__(self, "J_l", J)
+        object.__setattr__(self, "J_all", JA)
+
+    @property
+    def n(self) -> int:
+        return int(self.H_l.shape[0])
+
+    @property
+    def N(self) -> int:
+        return int(self.J_all.shape[0])
+
+    @property
+    def fpc(self) -> float:
+        """``1 - n / N``: the finite-population factor of the error variance."""
+        return 1.0 - self.n / self.N
+
+
+def _lambdas(s: TrackSample, w: np.ndarray) -> np.ndarray:
+    """Per replicate (rows of topic weights ``w``, (B, n)): the pooled power-tuned lambda
+    ``sum_r Cov_w(H_r, J_r) / sum_r Var_w(J_r)`` clipped to [0, 1] (as ``power_tuned_lambda``), or the fixed one."""
+    if s.lam != "tuned":
+        return np.full(w.shape[0], float(s.lam))
+    tot = w.sum(axis=1, keepdims=True)
+    hm, jm = (w @ s.H_l) / tot, (w @ s.J_l) / tot                        # (B, R)
+    cov = (w @ (s.H_l * s.J_l)) / tot - hm * jm
+    var = (w @ (s.J_l ** 2)) / tot - jm ** 2
+    num, den = cov.sum(axis=1), var.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 1e-15, np.clip(num / np.where(den > 1e-15, den, 1.0), 0.0, 1.0), 1.0)
+
+
+def _estimates(s: TrackSample, w: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(theta (B, R), pair variances (B, m))`` for topic weights ``w`` (B, n) and lambdas (B,):
+    ``theta = lam mean_T J + mean_L^w (H - lam J)`` and the ``ddof = 1`` weighted variance over ``L`` of the pairwise
+    differences of ``D = H - lam J``."""
+    i, j = np.triu_indices(s.H_l.shape[1], k=1)
+    n = s.n
+    jbar = s.J_all.mean(axis=0)
+    thetas, pvars = [], []
+    for b in range(w.shape[0]):
+        D = s.H_l - lam[b] * s.J_l                                       # (n, R)
+        wb = w[b] / n
+        mean = wb @ D
+        C = (D - mean).T @ ((D - mean) * w[b][:, None]) / (n - 1)        # (R, R) weighted covariance, ddof 1
+        thetas.append(lam[b] * jbar + mean)
+        dg = np.diag(C)
+        pvars.append(np.maximum(dg[i] + dg[j] - 2.0 * C[i, j], 0.0))
+    return np.array(thetas), np.array(pvars)
+
+
+def _guard(pv: np.ndarray, n: int) -> np.ndarray:
+    """Pair variances guarded by the moderated variance over pairs (rows: replicates); only ever widens."""
+    from metaeval.calibration.scorelevel import moderated_variance
+
+    nn = np.full(pv.shape[-1], float(n))
+    return np.stack([moderated_variance(row, nn) for row in np.atleast_2d(pv)])
+
+
+@dataclass
+class PairwiseIntervals:
+    """Simultaneous intervals for every ``theta_a - theta_b`` (``a < b`` in ``runs`` order), see the module."""
+
+    runs: list[str]
+    estimate: np.ndarray       # (R,) theta_hat
+    pair_i: np.ndarray         # (m,)
+    pair_j: np.ndarray
+    diff: np.ndarray           # (m,) d_ab
+    se: np.ndarray             # (m,) se_ab
+    lo: np.ndarray
+    hi: np.ndarray
+    critical: float            # c: the 1 - alpha quantile of max |t*|
+    level: float
+    n_boot: int
+    lam: float
+    n_labelled: int
+    n_topics: int
+    replicates: np.ndarray = field(repr=False)  # (B, R) theta_hat* (for the tau interval)
+
+    def decision(self, a: int, b: int) -> int:
+        """+1 when run ``a`` beats ``b``, -1 when ``b`` beats ``a``, 0 when they cannot be told apart."""
+        if a == b:
+            return 0
+        k = self._index(min(a, b), max(a, b))
+        sign = 1 if a < b else -1
+        if self.lo[k] > 0:
+            return sign
+        if self.hi[k] < 0:
+            return -sign
+        return 0
+
+    def decisions(self) -> np.ndarray:
+        """(R, R) matrix of :meth:`decision` (+1 row beats column, -1 column beats row, 0 ~)."""
+        R = len(self.runs)
+        out = np.zeros((R, R), dtype=int)
+        up = np.where(self.lo > 0, 1, np.where(self.hi < 0, -1, 0))
+        out[self.pair_i, self.pair_j] = up
+        out[self.pair_j, self.pair_i] = -up
+        return out
+
+    def _index(self, a: int, b: int) -> int:
+        R = len(self.runs)
+        return int(a * R - a * (a + 1) // 2 + (b - a - 1))
+
+
+def pairwise_intervals(sample: TrackSample, level: float = 0.95, n_boot: int = 2000,
+                       seed: int | np.random.Generator = 0, studentize: bool = True) -> PairwiseIntervals:
+    """Max-t simultaneous intervals for all pairwise run differences of the whole-track human score (module).
+
+    ``studentize=False`` divides every replicate's deviation by the *observed* ``s_ab`` instead of its own
+    ``s*_ab`` (max-z; a comparison in ``experiments/ranksets``)."""
+    from metaeval.analysis.resample import topic_weights
+
+    if not 0 < level < 1:
+        raise ConfigError(f"rank sets: level {level} must be in (0, 1)")
+    if n_boot < 100:
+        raise ConfigError(f"rank sets: n_boot {n_boot}: expected at least 100 replicates")
+    n = sample.n
+    one = np.ones((1, n))
+    lam0 = _lambdas(sample, one)
+    theta, pv = _estimates(sample, one, lam0)
+    pv = _guard(pv, n)[0]
+    w = topic_weights(n, n_boot, seed, RANKSET_STREAM)
+    lam_b = _lambdas(sample, w)
+    theta_b, pv_b = _estimates(sample, w, lam_b)
+    pv_b = _guard(pv_b, n)
+    i, j = np.triu_indices(len(sample.runs), k=1)
+    d = theta[0, i] - theta[0, j]
+    d_b = theta_b[:, i] - theta_b[:, j]
+    t_b = np.abs(d_b - d) / np.sqrt((pv_b if studentize else pv[None, :]) / n)
+    crit = float(np.quantile(t_b.max(axis=1), level))
+    se = np.sqrt(pv * (1.0 / n - 1.0 / sample.N))
+    lo, hi = np.clip(d - crit * se, -1.0, 1.0), np.clip(d + crit * se, -1.0, 1.0)
+    return PairwiseIntervals(list(sample.runs), theta[0], i, j, d, se, lo, hi, crit, level, n_boot, float(lam0[0]), n,
+                             sample.N, theta_b)
+
+
+def rank_sets(pw: PairwiseIntervals) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` rank of every run (1 = best): ``1 + #{s beats r}`` and ``R - #{r beats s}``."""
+    dec = pw.decisions()
+    R = len(pw.runs)
+    return 1 + (dec == -1).sum(axis=1), R - (dec == 1).sum(axis=1)
+
+
+def letter_columns(pw: PairwiseIntervals) -> list[frozenset[int]]:
+    """The letter groups of Piepho's (2004) insert-absorb (sets of run indices), ordered from the best run down."""
+    dec = pw.decisions()
+    R = len(pw.runs)
+    order = list(np.argsort(-pw.estimate, kind="stable"))
+    cols: list[frozenset[int]] = [frozenset(range(R))]
+    for a in range(R):
+        for b in range(a + 1, R):
+            if dec[a, b] == 0:
+                continue
+            new: list[frozenset[int]] = []
+            for c in cols:
+                if a in c and b in c:
+                    new += [c - {a}, c - {b}]
+                else:
+                    new.append(c)
+            cols = [c for k, c in enumerate(new)
+                    if c and not any((c < o) or (c == o and q < k) for q, o in enumerate(new))]
+    pos = {r: k for k, r in enumerate(order)}
+    cols.sort(key=lambda c: (min(pos[r] for r in c), -len(c)))
+    return cols
+
+
+def compact_letters(pw: PairwiseIntervals) -> list[str]:
+    """Per run, the letters of the groups it belongs to (:func:`letter_columns`); runs sharing a letter are ``~``."""
+    cols = letter_columns(pw)
+    R = len(pw.runs)
+    letters = [_letter(k) for k in range(len(cols))]
+    return ["".join(letters[k] for k, c in enumerate(cols) if r in c) for r in range(R)]
+
+
+def _letter(k: int) -> str:
+    base = "abcdefghijklmnopqrstuvwxyz"
+    return base[k] if k < 26 else base[k // 26 - 1] + base[k % 26]
+
+
+def _world(pw: PairwiseIntervals) -> np.ndarray:
+    """``theta_w = theta_hat + f (theta_hat* - theta_hat)``, ``f = sqrt(1 - n/N)``: replicates at the error's size."""
+    f = np.sqrt(1.0 - pw.n_labelled / pw.n_topics)
+    return pw.estimate[None, :] + f * (pw.replicates - pw.estimate[None, :])
+
+
+def bootstrap_rank_intervals(pw: PairwiseIntervals, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The *naive* per-run rank interval: the percentile interval of each run's rank over the replicates at the
+    error's size (``theta_w``, see :func:`track_tau`), one run at a time (no simultaneity) - shown beside the
+    rank-sets for comparison."""
+    from metaeval.analysis.ranks import rank_array
+
+    level = pw.level if level is None else level
+    rk = np.stack([rank_array(row) for row in _world(pw)])
+    a = (1 - level) / 2
+    return np.floor(np.quantile(rk, a, axis=0)).astype(int), np.ceil(np.quantile(rk, 1 - a, axis=0)).astype(int)
+
+
+def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float | None = None) -> dict[str, Any]:
+    """Kendall's tau-b between the ``shown`` leaderboard and the human leaderboard on all topics (module docstring).
+
+    ``shown``: the published run scores when they do not depend on the labelled sample (the raw judge), or
+    ``"estimate"`` for the prediction-powered leaderboard itself (recomputed in every replicate).  Returns
+    ``{"estimate", "ci", "level", "plug_in"}``; ``plug_in`` = ``tau_b(shown, theta_hat)`` (1 for ``"estimate"``)."""
+    from metaeval.analysis.kendall import tau_b_batch
+
+    level = pw.level if level is None else level
+    world = _world(pw)
+    if isinstance(shown, str):
+        if shown != "estimate":
+            raise ConfigError(f"track tau: shown {shown!r}: expected run scores or 'estimate'")
+        fixed, shown_b = pw.estimate, world
+    else:
+        fixed = np.asarray(shown, dtype=float)
+        if fixed.shape != pw.estimate.shape:
+            raise ConfigError(f"track tau: {fixed.shape[0]} shown scores for {pw.estimate.shape[0]} runs")
+        shown_b = np.broadcast_to(fixed, world.shape)
+    plug = float(np.asarray(tau_b_batch(fixed[None, :], pw.estimate[None, :]))[0])
+    est_b = np.asarray(tau_b_batch(shown_b, world), dtype=float)                   # the world's estimator
+    true_b = np.asarray(tau_b_batch(shown_b, np.broadcast_to(pw.estimate, world.shape)), dtype=float)  # its estimand
+    err = (est_b - true_b)[np.isfinite(est_b) & np.isfinite(true_b)]
+    if not err.size or not np.isfinite(plug):
+        return {"estimate": None, "ci": [None, None], "level": level, "plug_in": plug}
+    a = (1 - level) / 2
+    clip = lambda x: float(min(1.0, max(-1.0, x)))  # noqa: E731
+    return {"estimate": clip(plug - np.median(err)),
+            "ci": [clip(plug - np.quantile(err, 1 - a)), clip(plug - np.quantile(err, a))],
+            "level": level, "plug_in": plug}
