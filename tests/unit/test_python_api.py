@@ -138,17 +138,16 @@ def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir
     judge = ref.with_labels(ref.labels["support"].replace({"partial_support": "support"}), name="lenient")
     cal = metaeval.calibrate(ref, judge, seed=0, folds=4, n_boot=50, metrics=["V_strict", "a_strict"])
     assert isinstance(cal, metaeval.CalibrationResult) and cal.metric == "v_strict"
-    # the demo's 8 human-labelled topics are below min_topics (10): PPI++, and the recommendation says why
-    assert cal.recommendation.startswith("V_strict: too few human-labelled topics to choose a method - 8 human-labelled "
-                                         "topics < min_topics 10; nested error ")
-    assert "leaderboard by PPI++" in cal.recommendation
+    # the demo's 8 human-labelled topics are below min_topics (10): nothing is evaluated or fitted, the leaderboard is
+    # composite (human labels where they exist, the raw judge elsewhere) with PPI++ intervals, and it says why
+    assert cal.recommendation.startswith("V_strict: leaderboard by composite (human labels where they exist, the raw "
+                                         "judge elsewhere); intervals by PPI++")
+    assert cal.recommendation.endswith("too few human-labelled topics to evaluate a correction (8 < min_topics 10): "
+                                       "nothing evaluated, nothing fitted is shown")
     sel = cal.selection.set_index("metric")
-    assert set(sel["method"]) == {"ppi_pp"} and not sel["beats_raw"].any() and set(sel["n_topics"]) == {8}
-    cand = cal.candidates.set_index(["metric", "method"])["held_out_mae"]
-    for m in ("v_strict", "a_strict"):
-        assert sel.loc[m, "raw_mae"] == pytest.approx(cand[(m, "none")])
-        assert sel.loc[m, "held_out_mae"] == pytest.approx(cand[(m, "ppi_pp")])
-        assert cand[(m, "ppi_pp")] < cand[(m, "none")]  # a judge that turns every partial into support: PPI++ helps
+    assert set(sel["method"]) == {"composite"} and set(sel["verdict"]) == {"cannot decide"}
+    assert not sel["beats_raw"].any() and set(sel["n_topics"]) == {8} and sel["held_out_mae"].isna().all()
+    assert set(cal.candidates["status"]) == {"not evaluated"}
     assert set(cal.json["by_metric"]) == {"v_strict", "a_strict"} and "model" not in cal.json and cal.json["pairing"]
     assert cal.model["format"] == "metaeval-calibration-model"
     assert {"raw", "composite", "ppi_pp"} <= set(cal.candidates["method"]) and set(cal.selection["metric"]) == {"v_strict",
