@@ -55,8 +55,10 @@ class CalibrationResult:
                 r = {"metric": m, **{k: v for k, v in row.items() if not k.endswith("_ci")}}
                 for k, v in row.items():
                     if k.endswith("_ci"):
-                        r[k[:-3] + "_lo"], r[k[:-3] + "_hi"] = (v if isinstance(v, (list, tuple)) and len(v) == 2
-                                                                else (None, None))
+                        lo, hi = v if isinstance(v, (list, tuple)) and len(v) == 2 else (None, None)
+                        # float NaN for a missing bound: the columns stay float, not object columns of None
+                        r[k[:-3] + "_lo"], r[k[:-3] + "_hi"] = (float("nan") if lo is None else float(lo),
+                                                                float("nan") if hi is None else float(hi))
                 lb.append(r)
             for name, c in (block.get("candidates") or {}).items():
                 mae = ((c.get("held_out") or {}).get("mae") or {})

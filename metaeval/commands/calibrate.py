@@ -166,7 +166,7 @@ def print_result(res: dict, top: int = 10) -> None:
               f"{st['fit_topics']}, scored on {st['held_out_topics']} (the sizes mimic human-labelled : judge-only); "
               f"+- = corrected resampled SE; intervals {int(100 * st['level'])}%, inside [0, 1]")
     print(f"{'metric':<10}{'method':<22}{'wins':>5}{'MAE held-out':>16}{'vs raw':>18}{'bias':>9}{'cover':>7}{'worst':>7}"
-          f"{'width':>7}  tau run/topic/pooled")
+          f"{'width':>7}  held-out tau run/topic/pooled")
     refused = {}
     for metric, block in res["by_metric"].items():
         wins = block["selection"]["wins"]
@@ -177,7 +177,11 @@ def print_result(res: dict, top: int = 10) -> None:
                 refused[name] = c["reason"]
                 continue
             h = c["held_out"]
-            mark = " *" if name == block["selection"]["method"] else ""
+            sel = block["selection"]
+            if sel.get("beats_raw") is False:  # no method recommended: raw kept (*), the method's intervals only (i)
+                mark = " *" if name == "none" else (" i" if name == sel["method"] else "")
+            else:
+                mark = " *" if name == sel["method"] else ""
             tau = "/".join(_f3(h["tau"].get(k)) for k in ("run", "topic_avg", "pooled"))
             vs = "-" if name == "raw" else _pm(h["diff_vs_raw"], signed=True)
             label = name + mark
@@ -199,11 +203,12 @@ def print_result(res: dict, top: int = 10) -> None:
     print(f"\nleaderboard, {metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} "
           f"topics (human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} "
           f"judge-only); {lb['intervals_why']}")
-    print(f"{'rank':>4}  {'run':<44}{'human est.':>11}  {'interval':<18}{'human (lab.)':>13}{'judge score':>12}")
+    w = max([len("run")] + [len(row["run_id"]) for row in lb["rows"][:top]]) + 1  # run ids whole, never cut
+    print(f"{'rank':>4}  {'run':<{w}}{'human est.':>11}  {'interval':<18}{'human (lab.)':>13}{'judge score':>12}")
     for row in lb["rows"][:top]:
         ci = row["human_estimate_ci"]
         iv = f"[{_f4(ci[0])}, {_f4(ci[1])}]" if ci else "(all labelled)"
-        print(f"{row['human_estimate_rank']:>4}  {row['run_id'][:43]:<44}{_f4(row['human_estimate']):>11}  {iv:<18}"
+        print(f"{row['human_estimate_rank']:>4}  {row['run_id']:<{w}}{_f4(row['human_estimate']):>11}  {iv:<18}"
               f"{_f4(row['human_labelled']):>13}{_f4(row['judge_score']):>12}")
     rank_lines = rank_set_lines(res.get("rank_sets"), metric, top)
     if rank_lines:
@@ -268,6 +273,6 @@ def _apply(args: argparse.Namespace, metrics) -> int:
             ci = row.get("human_estimate_ci")
             iv = f"  [{_f4(ci[0])}, {_f4(ci[1])}]" if ci else ""
             est = f"{_f4(row['human_estimate']):>8}{iv}  " if "human_estimate" in row else ""
-            print(f"  {row['run_id'][:48]:<50}{est}judge score {_f4(row['judge_score'])}")
+            print(f"  {row['run_id']:<50}{est}judge score {_f4(row['judge_score'])}")
     print(f"\nwrote {path}")
     return 0

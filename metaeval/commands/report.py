@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     v = rep.verdict
     print(f"wrote {paths['md']}, {paths['json']} ({len(rep.figures)} figures in {paths['files']})")
     if "latex" in paths:
-        print(f"wrote LaTeX tables to {paths['latex']} (\\input{{tables.tex}}; preamble in {paths['latex']}/preamble.tex)")
+        print(f"wrote LaTeX tables to {paths['latex']} (\\input{{tables.tex}}; preamble in {paths['latex']}/preamble.tex, "
+              f"citations in metaeval.bib, each table's details and the verdict in README.md)")
     for line in closing_lines(rep.data, paths["html"]):
         print(line)
     if args.strict and not v["passed"]:

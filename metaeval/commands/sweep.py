@@ -84,10 +84,13 @@ def run(args: argparse.Namespace) -> int:
         for note in settings.document.get("_grid_notes") or ():  # judges left out of the grid, once each
             print(f"grid: {note}")
         return 0
+    from metaeval.report.render_text import fit_table, terminal_width
     from metaeval.study.summary import summary_markdown
 
     summary = run.summary
-    print(summary_markdown(summary))
+    width = terminal_width()  # summary.md keeps the Markdown table; the terminal gets it aligned to its width
+    text = summary_markdown(summary, table=lambda head, rows, numeric: fit_table(head, rows, numeric, width))
+    print("\n".join(_fold(line, width) for line in text.splitlines()))
     out = f"{settings.pipeline.results_dir}/{settings.name}"
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")
     if summary.get("stopped"):
@@ -108,6 +111,17 @@ def run(args: argparse.Namespace) -> int:
 
 #: exit status of a sweep that stored everything but lacks figures it was asked for (see ``SweepRun.missing``)
 EXIT_MISSING_FIGURES = 5
+
+
+def _fold(line: str, width: int) -> str:
+    """A prose line of the summary wrapped at ``width`` (table lines already fit; list items keep their indent)."""
+    if len(line) <= width:
+        return line
+    import textwrap
+
+    lead = len(line) - len(line.lstrip())
+    indent = " " * (lead + (2 if line.lstrip().startswith("- ") else 0))
+    return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 def info_text(config_dir=None) -> str:

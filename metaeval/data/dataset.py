@@ -63,9 +63,17 @@ def load_dataset(name_or_path: str | os.PathLike) -> Dataset:
         from metaeval.io import detect_format
 
         fmt = detect_format(p)
-        ds = _load_nist(p.name.split(".")[0], {p.name: p}) if fmt == "assignments" else _load_files(p.name, {p.name: (p, fmt)})
+        name = _registered_name(p.name) or p.name.split(".")[0]
+        ds = _load_nist(name, {p.name: p}) if fmt == "assignments" else _load_files(p.name, {p.name: (p, fmt)})
     ds.provenance = _provenance(_paths_of(p), source=str(p.resolve()))
     return ds
+
+
+def _registered_name(filename: str) -> str | None:
+    """The registered dataset whose file this is (``nugget_assignment.20241108.jl`` -> ``trec-rag-2024``), so that a
+    copy loaded by path (``dataset.source=...``) keeps the dataset's name; None when no entry (or several) list it."""
+    names = [e.name for e in REGISTRY.values() if any(f.filename == filename for f in e.files)]
+    return names[0] if len(set(names)) == 1 else None
 
 
 def _load_registered(entry: DatasetEntry) -> Dataset:
@@ -78,7 +86,9 @@ def _load_registered(entry: DatasetEntry) -> Dataset:
         raise ConfigError(f"dataset {entry.name}: {', '.join(corrupt)} in {st.directory} fail their checksum; run: metaeval data fetch {entry.name} --force --from PATH_OR_URL")
     if missing:
         how = f"metaeval data fetch {entry.name}" + ("" if all(f.url for f in entry.files) else " --from PATH")
-        raise ConfigError(f"dataset {entry.name} is not fully fetched ({', '.join(missing)} missing in {st.directory}); run: {how}")
+        raise ConfigError(f"dataset {entry.name} is not fully fetched ({', '.join(missing)} missing in {st.directory}); "
+                          f"with a copy of the file, point at it: dataset={entry.name} dataset.source=PATH (a sweep) "
+                          f"or fetch it once: {how}")
     files = {f.filename: f.path for f in st.files}
     loader = LOADERS[entry.kind]
     if entry.kind == "files":

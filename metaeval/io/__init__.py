@@ -197,7 +197,8 @@ def read_evaluable(path: str | os.PathLike, format: str | None = None) -> Any:
     other format is one ``FormatError`` naming it."""
     fmt = get_format(format or detect_format(path), path)
     if fmt.evaluate is None:
-        raise FormatError(str(path), 0, "", f"is a {fmt.name} file; analyze needs labels (assignments) or scores")
+        raise FormatError(str(path), 0, "", f"holds {fmt.name} (detected format {fmt.name!r}), not labels; analyze "
+                          "needs an assignments (labels) or scores file")
     return _resolve(fmt.evaluate)(path)
 
 

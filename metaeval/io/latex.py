@@ -37,11 +37,17 @@ _SIGNS = re.compile(r">=|<=|->|\+-|[\\&%$#_{}~^<>|±…≥≤→×τ–—−\n]
 _SIGN_TEX = {">=": r"$\geq$", "<=": r"$\leq$", "->": r"$\rightarrow$", "+-": r"$\pm$"}
 _BREAK_AFTER = re.compile(r"(\\_|[./-])(?=[^\s])")
 
-#: rough widths in points of one character of \small and of \scriptsize text (for choosing ``table`` or ``table*``)
-_PT_PER_CHAR, _PT_PER_SCRIPT_CHAR = 4.3, 3.1
-#: a two-column page: one column and the full text width (the article class at 10pt, twocolumn; ACM and IEEE
-#: templates are within a few points of these)
-COLUMN_PT, TEXT_PT = 241.0, 505.0
+#: the em of \small and of \scriptsize text in an 11pt document (10pt and 8pt type; for choosing ``table`` or
+#: ``table*``): a character is about half an em (digits exactly), punctuation and spaces less, capitals more
+_PT_PER_CHAR, _PT_PER_SCRIPT_CHAR = 10.0, 8.0
+#: Computer Modern Roman widths of the lowercase letters in ems (cmr10); digits are 0.5 em
+_LOWER_EM = dict(zip("abcdefghijklmnopqrstuvwxyz", (.5, .556, .444, .556, .444, .306, .5, .556, .278, .306, .528, .278,
+                                                     .833, .556, .5, .556, .528, .392, .394, .389, .556, .528, .722,
+                                                     .528, .528, .444)))
+_NARROW = set(".,;:[]()|!' ")
+#: a two-column page: one column and the full text width of the narrowest layout the tables are checked in, the
+#: article class at 11pt, twocolumn (ACM sigconf: 241 pt columns, 506 pt text, 9pt type)
+COLUMN_PT, TEXT_PT = 229.5, 469.0
 #: above this many rows a table is set in \footnotesize instead of \small, across both columns (~55 rows fit a page)
 LONG_ROWS = 30
 _COLSEP_PT = 8.0  # 2 x \tabcolsep (4pt in these tables)
@@ -62,11 +68,19 @@ def stack(estimate: str, interval: str) -> str:
     return f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{estimate}\\\\{{\\scriptsize {interval}}}\\end{{tabular}}"
 
 
+def _em(text: str) -> float:
+    """Width of ``text`` in ems (Computer Modern proportions, roughly): in math a command (``\\pm``, ``\\tau``)
+    counts as one letter and a minus sign as a capital; other markup counts nothing."""
+    text = re.sub(r"\$([^$]*)\$", lambda m: re.sub(r"\\[a-zA-Z]+", "x", m.group(1)).replace("-", "M"), text)
+    text = re.sub(r"\\[a-zA-Z]+|[{}]", "", text)
+    return sum(_LOWER_EM.get(ch) or (0.3 if ch in _NARROW else 0.72 if ch.isupper() else 0.5) for ch in text)
+
+
 def _natural_pt(cells: Sequence[str]) -> float:
     """Width estimate of the widest cell (LaTeX markup dropped; a stacked cell counts its longest line)."""
     def line(x: str) -> float:
         per = _PT_PER_SCRIPT_CHAR if "\\scriptsize" in x else _PT_PER_CHAR
-        return len(re.sub(r"\\[a-zA-Z]+|[{}$]", "", x)) * per
+        return _em(x) * per
 
     def plain(s: str) -> float:
         s = re.sub(r"\\begin\{tabular\}\[t\]\{@\{\}r@\{\}\}|\\end\{tabular\}|\\allowbreak\{\}", "", s)
@@ -77,17 +91,18 @@ def _natural_pt(cells: Sequence[str]) -> float:
 def _longest_word_pt(cells: Sequence[str]) -> float:
     """Width estimate of the longest unbreakable piece of text (split at spaces and ``\\allowbreak``)."""
     words = [w for c in cells for w in re.split(r"\s+|\\allowbreak\{\}", c)]
-    return max((len(re.sub(r"\\[a-zA-Z]+|[{}$]", "", w)) for w in words), default=0) * _PT_PER_CHAR
+    return max((_em(w) for w in words), default=0) * _PT_PER_CHAR
 
 
 def latex_table(df: "pd.DataFrame", *, numeric: Sequence[bool], caption: str, label: str,
-                min_text_pt: float = 30.0, wide: bool | None = None) -> str:
+                min_text_pt: float = 30.0, wide: bool | None = None, size: str | None = None) -> str:
     """A ``table`` float of ``df``'s cells (already LaTeX: see :func:`latex_text`), ``tabularx`` at ``\\linewidth``.
 
     Text columns (``numeric[i]`` false) become ragged-right ``X`` columns of equal width that share what the numeric
     columns leave; the float is ``table*`` (both columns of a two-column page) when the numeric columns at their
     natural width plus, per text column, the longest word of any text cell (at least ``min_text_pt``) exceed one
-    column, or when ``wide`` says so.  Header cells are LaTeX too.
+    column, or when ``wide`` says so.  Header cells are LaTeX too.  ``size``: the font size command of the table
+    (default ``\\small``, ``\\footnotesize`` above :data:`LONG_ROWS` rows).
     """
     numeric = list(numeric)
     if len(numeric) != df.shape[1]:
@@ -104,7 +119,7 @@ def latex_table(df: "pd.DataFrame", *, numeric: Sequence[bool], caption: str, la
     body = _styler(df).to_latex(column_format=spec, hrules=True, caption=caption, label=label,
                                 position_float="centering", environment="table*" if wide else "table")
     # the outer tabular (Styler writes it first and closes it last; stacked cells nest their own) becomes tabularx
-    size = "\\footnotesize" if len(df) > LONG_ROWS else "\\small"  # a long table still fits one page
+    size = size or ("\\footnotesize" if len(df) > LONG_ROWS else "\\small")  # a long table still fits one page
     body = body.replace("\\begin{tabular}{", size + "\\setlength{\\tabcolsep}{4pt}\n\\begin{tabularx}{\\linewidth}{", 1)
     head, _, tail = body.rpartition("\\end{tabular}")
     body = head + "\\end{tabularx}" + tail

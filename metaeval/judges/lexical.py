@@ -7,7 +7,9 @@ Tokens: lower-cased words ``[a-z0-9]+``, stop words removed, a light suffix stem
 
 * **assign**: ``c = max`` coverage over single answer sentences and pairs of adjacent sentences;
   ``support`` if ``c >= support_threshold`` (default 0.6), ``partial_support`` if ``c >= partial_threshold``
-  (default 0.3), else ``not_support``.  A nugget with no content words is FAILED (reason given).
+  (default 0.3), else ``not_support``.  A nugget made of stop words only (a title such as "She's All That") is
+  decided by its words in order: ``support`` if that word sequence occurs in the answer (same tokens, stop words
+  kept, not stemmed), else ``not_support``; only a nugget with no word at all is FAILED (reason given).
 * **create**: candidate statements are document sentences (cut to ``max_words`` at a clause boundary) with
   at least 3 content words; each is scored by ``2 * |query terms ∩ S| + mean document frequency of its words``;
   candidates whose content words overlap an existing nugget with Jaccard >= ``dedup_jaccard`` are dropped; the
@@ -86,6 +88,12 @@ def vital_by_share(scores: Sequence[float], share: float) -> list[Importance]:
     return [Importance.VITAL if i in top else Importance.OKAY for i in range(k)]
 
 
+def contains_sequence(text: str, words: Sequence[str]) -> bool:
+    """True when ``words`` (lower-case tokens) occur consecutively in ``text``'s tokens."""
+    toks, k = _WORD.findall(text.lower()), len(words)
+    return k > 0 and any(toks[i:i + k] == list(words) for i in range(len(toks) - k + 1))
+
+
 def best_coverage(nugget: str, text_sentences: Sequence[str]) -> float:
     nw = content_words(nugget)
     sets = [content_words(s) for s in text_sentences]
@@ -120,13 +128,17 @@ class LexicalJudge(Judge):
         labels, empty = [], []
         for i, n in enumerate(nuggets):
             text = nugget_text(n)
-            if not content_words(text):
-                labels.append(Support.FAILED)
-                empty.append(i + 1)
+            if not content_words(text):  # stop words only: the exact word sequence decides; no word: FAILED
+                seq = _WORD.findall(text.lower())
+                if not seq:
+                    labels.append(Support.FAILED)
+                    empty.append(i + 1)
+                else:
+                    labels.append(Support.SUPPORT if contains_sequence(answer.text, seq) else Support.NOT_SUPPORT)
                 continue
             c = best_coverage(text, sents)
             labels.append(Support.SUPPORT if c >= self.t_support else Support.PARTIAL_SUPPORT if c >= self.t_partial else Support.NOT_SUPPORT)
-        reason = f"nugget(s) {empty} have no content words" if empty else None
+        reason = f"nugget(s) {empty} have no words to match" if empty else None
         return AssignResult(status=status_of(labels), reason=reason, judge=self.name, labels=tuple(labels))
 
     # ------------------------------------------------------------------ importance

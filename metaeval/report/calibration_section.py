@@ -75,9 +75,12 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
                      _f(h["coverage"], ".2f"), _f(h["coverage_worst_run"], ".2f"), _f(h["mean_ci_width"], ".3f"),
                      "/".join(_f((h.get("tau") or {}).get(k), ".3f") for k in ("run", "topic_avg", "pooled"))])
     blocks.append(Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
-                         "mean CI width", "tau run/topic/pooled"], rows,
-                        caption=f"{metric}: held-out (out-of-fold) errors; coverage of {int(100 * st['level'])}% "
-                                "intervals for the human run score beside their width ('-': point estimates only)",
+                         "mean CI width", "held-out tau run/topic/pooled"], rows,
+                        caption=f"{metric}: held-out errors (± = standard error over the splits); coverage of "
+                                f"{int(100 * st['level'])}% intervals for the human run score beside their width ('-': "
+                                "point estimates only); held-out tau = Kendall's tau with the human run scores on each "
+                                "split's held-out topics, averaged over the splits (lower than the headline tau over "
+                                f"all {n_lab} topics)",
                         numeric=[False, False] + [True] * 8))
     by_reason: dict[str, list[str]] = {}  # one note per reason: the label-level methods share theirs
     for name, reason in refused:

@@ -1,28 +1,36 @@
-"""``metaeval report --latex``: the study's main tables as LaTeX to paste into a paper, in ``<results>/report_latex/``.
+"""``metaeval report --latex``: the study's main tables as LaTeX a paper takes as it is, in ``<results>/report_latex/``.
 
 One ``.tex`` file per table, built from what the report holds (``report.json``'s data: the study's figures, nothing
 recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styler.to_latex``, booktabs, a
 ``tabularx`` at ``\\linewidth`` so nothing runs into the margin):
 
-* ``verdict`` - pass/fail per cell with the checked values;
 * ``tau`` - Kendall's tau at the run, per-topic (mean) and pooled levels, each over its 95% topic-bootstrap CI;
 * ``leaderboard_<cell>`` - per run: the reference (human) score, the judge's raw score with its interval and, when
   some topics have no human labels, the calibrated estimate of the human score over every topic with its interval;
-* ``calibration`` - per cell the method used, the verdict of the repeated cross-fitting, the held-out error of raw
-  and of that method and the nested error of the whole selection; ``calibration_<cell>`` - every candidate method;
+  up to :data:`STACK_MAX_ROWS` runs it is one column wide, a longer one is set in two halves side by side across
+  both columns (45 runs: 23 lines in \\scriptsize, 0.7 of the text height) instead of a page-high float;
+* ``calibration_<cell>`` - one table per judge configuration: every candidate method's held-out error, its wins over
+  the repeated cross-fitting, the difference to raw, coverage and width, and the verdict of the selection;
 * ``ranksets_<cell>`` - per run the PPI++ estimate of the human score over all topics with its group letters as
   superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
   runs it is above / below;
-* ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4.
+* ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4;
+* ``compare`` - the paired differences between configurations (``metaeval.report.compare_section``).
+* ``plan`` - when the results folder holds the assessor plan (``study/plan.json``): precision of the calibrated
+  leaderboard against the number of human-labelled topics, with assessor hours.
 
-Cells are named by judge, prompt (when any judge has one) and where the nuggets come from, never by the internal
-cell id.  Every caption says what is estimated, on which data and with which interval, so a table stands alone.
-``tables.tex`` ``\\input``s them all, ``preamble.tex`` holds the packages (``booktabs``, ``tabularx``) and
-``standalone.tex`` is a two-column article that compiles as it is (``pdflatex standalone.tex`` in that folder).
+The pass/fail verdict is not a paper table: it goes in the folder's ``README.md`` with every table's full
+description (what is estimated, on which data, with which interval).  Captions stay at most three lines in an 11pt
+two-column article (the details are in the README); the references are ``\\citep``/``\\citet`` keys of the shipped
+``metaeval.bib``.  Cells are named by judge, prompt (when any judge has one) and where the nuggets come from, never by
+the internal cell id.  ``tables.tex`` ``\\input``s them all, ``preamble.tex`` holds the packages (``booktabs``,
+``tabularx``, ``natbib``) and ``standalone.tex`` is an 11pt two-column article that compiles as it is
+(``pdflatex standalone; bibtex standalone; pdflatex standalone`` in that folder).
 """
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -33,15 +41,18 @@ from metaeval.report.model import Report
 #: where a cell's nuggets come from (the judge assigns them to the answers in every judged strategy)
 NUGGET_SOURCE = {"auto_auto": "judge's own", "human_auto": "human", "human_judge_importance": "human, judge importance",
                  "human_human": "human (reference)"}
-#: short column heads of the verdict checks (the caption spells each out)
-CHECK_HEADS = {"min_run_tau_low": "run $\\tau$ low", "min_run_tau": "run $\\tau$", "min_topic_tau_low": "topic $\\tau$ low",
-               "min_pooled_tau_low": "pooled $\\tau$ low", "max_failure_rate": "FAILED", "min_cohen_kappa": "$\\kappa$",
-               "max_abs_strictness": "$|$strictness$|$", "max_cost_usd": "cost (USD)"}
-#: above this many runs a leaderboard puts each interval beside its estimate (one line a run, both columns)
+#: up to this many runs a leaderboard is one column wide (each interval below its estimate); a longer one is set in
+#: two halves side by side across both columns
 STACK_MAX_ROWS = 24
 #: above this many letter groups the rank-set table leaves the superscripts out (the caption says so)
 LETTERS_MAX = 12
-LEVEL_NAMES = {"run": "run", "topic_avg": "per topic", "pooled": "pooled"}
+LEVEL_NAMES = {"run": "run", "topic_avg": "topic", "pooled": "pooled"}
+#: BibTeX keys of ``metaeval.bib`` (shipped beside the tables)
+CITE_NUGGETS, CITE_PPI, CITE_PPI_PP, CITE_KENDALL = ("pradeep2025greatnuggetrecall", "angelopoulos2023ppi",
+                                                     "angelopoulos2023ppipp", "kendall1938tau")
+BIB_NAME = "metaeval.bib"
+#: the extra package the tables' citations need (``\\citep``); acmart and most ACL/IEEE templates load it already
+CITE_PREAMBLE = "\\usepackage{natbib}\n"
 
 
 def method_name(cal: Mapping[str, Any], method: str) -> str:
@@ -70,6 +81,7 @@ def _est_ci(est: Any, ci: Any, *, stacked: bool, digits: int = 3, signed: bool =
 
 
 def _pm(d: Mapping[str, Any] | None, *, stacked: bool = True, signed: bool = False) -> str:
+    """``mean`` over ``$\\pm$ se`` (the caption says it is a standard error)."""
     if not d or d.get("mean") is None:
         return "n/a"
     e = _n(d["mean"], 3, signed)
@@ -78,23 +90,29 @@ def _pm(d: Mapping[str, Any] | None, *, stacked: bool = True, signed: bool = Fal
     return stack(e, f"$\\pm$ {_n(d['se'])}") if stacked else f"{e} $\\pm$ {_n(d['se'])}"
 
 
+def _plain(x: Any, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and x != x) else f"{float(x):.{digits}f}"
+
+
 class _Paper:
-    """The tables of one report, as ``{file stem: LaTeX}``."""
+    """The tables of one report, as ``{file stem: LaTeX}``; ``details[stem]`` is each table's full description in
+    plain text (the folder's README), ``readme`` the notes that are not a table (the verdict)."""
 
     def __init__(self, data: Mapping[str, Any]):
         self.d = data
         self.metric = str(data.get("metric") or DEFAULT_PRIMARY)  # report.json records the metric it rendered
         known = find_measure(self.metric)  # as typeset in the paper (metaeval.measures: V with subscript strict)
         self.metric_tex = known.latex if known is not None else latex_text(self.metric)
+        self.metric_plain = getattr(known, "display", None) or self.metric
         self.cells = {r["cell"]: r for r in data.get("usage") or []}
         self.prompts = any((r.get("prompt") or "none") != "none" for r in self.cells.values())
         prov = data.get("provenance") or {}
         ds = prov.get("dataset") or {}
         name = ((prov.get("config") or {}).get("dataset") or {}).get("name") or ds.get("name") or "the dataset"
-        self.data_phrase = latex_text(f"{name} ({ds.get('topics', '?')} topics, "
-                                      f"{ds.get('runs', '?')} runs)")
-        if data.get("synthetic"):
-            self.data_phrase += " (synthetic data, not real assessments)"
+        self.data_plain = f"{name} ({ds.get('topics', '?')} topics, {ds.get('runs', '?')} runs"
+        self.data_plain += "; synthetic data)" if data.get("synthetic") else ")"
+        self.data_phrase = latex_text(self.data_plain)
+        self.details: dict[str, str] = {}
 
     # ---------------------------------------------------------------- names
     def name_cols(self, cell: str) -> list[str]:
@@ -111,54 +129,61 @@ class _Paper:
     def name_head(self) -> list[str]:
         return ["judge"] + (["prompt"] if self.prompts else []) + ["nuggets"]
 
-    def cell_phrase(self, cell: str) -> str:
+    def cell_plain(self, cell: str) -> str:
         r = self.cells.get(cell) or {}
         s = NUGGET_SOURCE.get(r.get("strategy") or "", r.get("strategy") or "")
         p = r.get("prompt") or "none"
-        return latex_text(f"judge {r.get('judge') or cell}" + ("" if p == "none" else f" (prompt {p})")
-                          + f" assigning the {s} nuggets")
+        return f"judge {r.get('judge') or cell}" + ("" if p == "none" else f", prompt {p}") + f", {s} nuggets"
+
+    def cell_phrase(self, cell: str) -> str:
+        return latex_text(self.cell_plain(cell))
 
     def _frame(self, head: list[str], rows: list[list[str]]):
         import pandas as pd
 
         return pd.DataFrame(rows, columns=head)
 
-    def _table(self, head: list[str], rows: list[list[str]], numeric: list[bool], caption: str, name: str) -> str:
-        return latex_table(self._frame(head, rows), numeric=numeric, caption=caption, label=f"tab:metaeval-{name}")
+    def _table(self, head: list[str], rows: list[list[str]], numeric: list[bool], caption: str, name: str,
+               details: str = "", **kw: Any) -> str:
+        """A table float; ``caption`` (LaTeX) at most three lines, ``details`` (plain text) for the README."""
+        if details:
+            self.details[name] = details
+        return latex_table(self._frame(head, rows), numeric=numeric, caption=caption, label=f"tab:metaeval-{name}",
+                           **kw)
 
-    def _per_config(self, rows: list[list[str]], columns: list[str], caption: str, name: str) -> str | None:
+    def _per_config(self, rows: list[list[str]], columns: list[str], caption: str, name: str,
+                    details: str = "") -> str | None:
         """A table with one row per judge configuration: its name columns, then the numeric ``columns``; None
         without rows."""
         if not rows:
             return None
         return self._table(self.name_head() + columns, rows, [False] * len(self.name_head()) + [True] * len(columns),
-                           caption, name)
+                           caption, name, details)
 
-    # ---------------------------------------------------------------- tables
-    def verdict(self) -> str | None:
+    # ---------------------------------------------------------------- the verdict (README, not a paper table)
+    def verdict_lines(self) -> list[str]:
+        """The pass/fail verdict per configuration as Markdown lines for the README (no paper prints it)."""
         from metaeval.report.verdict import CHECKS
 
         v = self.d.get("verdict") or {}
         th = {k: x for k, x in (v.get("thresholds") or {}).items() if k != "metric" and x is not None}
-        if not v.get("cells"):
-            return None
+        cells = [c for c in v.get("cells") or [] if c["status"] not in ("skipped", "withheld")]
+        if not cells:
+            return []
         keys = list(th)
-        rows = []
-        for c in v["cells"]:
-            if c["status"] in ("skipped", "withheld"):
-                continue
+        rules = "; ".join(f"{CHECKS[k][0]} {CHECKS[k][3]} {th[k]:g}" for k in keys if k in CHECKS)
+        out = ["## Verdict (not a paper table)", "",
+               f"Pass/fail per judge configuration on {self.data_plain}, metric {self.metric_plain}; a configuration "
+               f"passes when every check holds: {rules}.", "",
+               "| configuration | verdict | " + " | ".join(CHECKS[k][0] if k in CHECKS else k for k in keys) + " |",
+               "|---|---|" + "---:|" * len(keys)]
+        for c in cells:
             by = {x["check"]: x for x in c["checks"]}
-            rows.append(self.name_cols(c["cell"]) + [c["status"].upper()] +
-                        [("undefined" if by[k]["value"] is None else _n(by[k]["value"])) for k in keys])
-        if not rows:
-            return None
-        rules = "; ".join(latex_text(f"{CHECKS[k][0]} {CHECKS[k][3]} {th[k]:g}").replace("tau", "$\\tau$") for k in keys)
-        head = self.name_head() + ["verdict"] + [CHECK_HEADS.get(k) or latex_text(CHECKS[k][0]) for k in keys]
-        cap = (f"Pass/fail verdict per judge configuration on {self.data_phrase}, metric {self.metric_tex}. A "
-               f"configuration passes when every check holds: {rules} (the run-level interval is the 95\\% topic-"
-               "bootstrap CI of Kendall's $\\tau$ between the judge's and the human run ranking).")
-        return self._table(head, rows, [False] * (len(head) - len(keys)) + [True] * len(keys), cap, "verdict")
+            vals = [("undefined" if (by.get(k) or {}).get("value") is None else _plain(by[k]["value"])) for k in keys]
+            out.append(f"| {self.cell_plain(c['cell'])} | {c['status'].upper()} | " + " | ".join(vals) + " |")
+        return out + [""]
 
+    # ---------------------------------------------------------------- tables
     def tau(self) -> str | None:
         look = {(r["cell"], r["metric"], r["level"]): r for r in self.d.get("tau") or []}
         rows = []
@@ -170,11 +195,14 @@ class _Paper:
                         [look[(cell, self.metric, lv)].get("ci_low"), look[(cell, self.metric, lv)].get("ci_high")],
                         stacked=True) if (cell, self.metric, lv) in look else "n/a"
                 for lv in LEVEL_NAMES])
-        cap = (f"Kendall's $\\tau$ between the judge's and the human labels' {self.metric_tex} on {self.data_phrase}: "
-               "at the run level (runs ranked by mean score over topics), per topic (runs ranked within each topic, "
-               "averaged over the topics where $\\tau$ is defined) and pooled (all topic-run pairs). Below each "
-               "estimate its 95\\% topic-bootstrap confidence interval.")
-        return self._per_config(rows, [LEVEL_NAMES[lv] for lv in LEVEL_NAMES], cap, "tau")
+        cap = (f"Kendall's $\\tau$, judge vs.\\ human {self.metric_tex} rankings \\citep{{{CITE_NUGGETS}}}, "
+               f"{self.data_phrase}; 95\\% CI below.")
+        det = (f"Kendall's tau-b between the rankings by the judge's and by the human labels' {self.metric_plain} on "
+               f"{self.data_plain}: run = runs ranked by their mean score over topics; topic = runs ranked within "
+               "each topic, tau averaged over the topics where it is defined; pooled = tau over all (topic, run) "
+               "cells (the three levels of Pradeep et al., 2025). Below each estimate its 95% topic-bootstrap "
+               "confidence interval (topics resampled with replacement).")
+        return self._per_config(rows, [LEVEL_NAMES[lv] for lv in LEVEL_NAMES], cap, "tau", det)
 
     def leaderboards(self) -> dict[str, str]:
         out = {}
@@ -189,74 +217,80 @@ class _Paper:
                 out[f"leaderboard_{cell}"] = self._raw_leaderboard(cell, lb)
         return out
 
+    def _board(self, cell: str, head: list[str], rows: list[list[str]], caption: str, details: str,
+               name: str | None = None) -> str:
+        """A leaderboard float: one column up to :data:`STACK_MAX_ROWS` runs, else two halves side by side across
+        both columns (first half on the left), in footnote size."""
+        numeric = [False] + [True] * (len(head) - 1)
+        name = name or f"leaderboard_{cell}"
+        if len(rows) <= STACK_MAX_ROWS:
+            return self._table(head, rows, numeric, caption, name, details, wide=False)
+        half = (len(rows) + 1) // 2
+        left, right = rows[:half], rows[half:] + [[""] * len(head)] * (2 * half - len(rows))
+        return self._table(head + head, [a + b for a, b in zip(left, right)], numeric + numeric, caption, name,
+                           details + f" Set in two halves side by side: ranks 1-{half} on the left, "
+                                     f"{half + 1}-{len(rows)} on the right.", wide=True, size="\\scriptsize")
+
     def _calibrated_leaderboard(self, cell: str, cal: Mapping[str, Any], clb: Mapping[str, Any]) -> str:
         """Per run: the human score on the human-labelled topics, the judge's raw score, and - when some topics have
         no human labels - the calibrated estimate of the human score over every topic, each with its interval."""
         rows_in = sorted(clb["rows"], key=lambda r: (r.get("human_labelled") is None, -(r.get("human_labelled") or 0)))
         n_lab, n_only = clb.get("human_labelled_topics"), clb.get("judge_only_topics") or 0
         estimate = n_only > 0  # with every topic labelled the estimate is the human score itself
-        stacked = len(rows_in) <= STACK_MAX_ROWS
-        head = ["run", "reference", "judge raw"] + (["calibrated"] if estimate else [])
+        stacked = len(rows_in) <= STACK_MAX_ROWS or estimate
+        head = ["run", "human", "judge"] + (["calibrated"] if estimate else [])
         rows = [[latex_text(r["run_id"], breakable=True), _n(r.get("human_labelled")),
                  _est_ci(r.get("judge_score"), r.get("judge_score_ci"), stacked=stacked)]
                 + ([_est_ci(r.get("human_estimate"), r.get("human_estimate_ci"), stacked=stacked)] if estimate else [])
                 for r in rows_in]
-        by = latex_text(method_name(cal, clb.get("estimated_by") or "?"))
-        what = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the {n_lab} "
-                f"labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95\\% interval "
-                f"({latex_text(clb.get('intervals_why') or '')})." if estimate else
-                "every topic is human-labelled, so the calibrated estimate of the human leaderboard is the reference "
-                "itself (no calibrated column); the calibration table gives each method's error on held-out topics.")
+        m = clb.get("estimated_by") or "?"
+        by = method_name(cal, m)
+        cite = {"ppi": CITE_PPI, "ppi_pp": CITE_PPI_PP}.get(m)
         where = "below" if stacked else "beside"
-        cap = (f"Run leaderboard on {self.metric_tex}, {self.cell_phrase(cell)}, on {self.data_phrase}, runs ordered "
-               f"by the reference: reference = mean human score over the {n_lab} human-labelled topics; judge raw = the "
-               f"judge's mean score with its 95\\% topic-bootstrap interval {where} it (an interval for the judge's "
-               f"score, not the human one); {what}")
-        return self._table(head, rows, [False, True, True] + ([True] if estimate else []), cap, f"leaderboard_{cell}")
+        if estimate:
+            cited = f" \\citep{{{cite}}}" if cite else ""
+            what = f", calibrated: {latex_text(by)}{cited}, all {n_lab + n_only} topics"
+            more = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the "
+                    f"{n_lab} labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95% interval "
+                    f"({clb.get('intervals_why') or ''}).")
+        else:
+            what = ""
+            more = ("Every topic is human-labelled, so the calibrated estimate of the human leaderboard is the "
+                    "reference itself (no calibrated column); the calibration table gives each method's error on "
+                    "held-out topics.")
+        cap = f"{self.metric_tex} per run, {self.cell_phrase(cell)}, {self.data_phrase}: human, judge (95\\% CI {where}){what}."
+        det = (f"Run leaderboard on {self.metric_plain}, {self.cell_plain(cell)}, on {self.data_plain}, runs ordered by "
+               f"the reference: human = mean human score over the {n_lab} human-labelled topics; judge = the judge's "
+               f"mean score with its 95% topic-bootstrap interval {where} it (an interval for the judge's score, not "
+               f"the human one). " + more)
+        return self._board(cell, head, rows, cap, det)
 
     def _raw_leaderboard(self, cell: str, lb: Mapping[str, Any]) -> str:
         rows_in = sorted(lb["rows"], key=lambda r: (r.get("reference") is None, -(r.get("reference") or 0)))
         stacked = len(rows_in) <= STACK_MAX_ROWS
         rows = [[latex_text(r["run_id"], breakable=True), _n(r.get("reference")),
                  _est_ci(r.get("raw"), r.get("raw_ci"), stacked=stacked)] for r in rows_in]
-        cap = (f"Run leaderboard on {self.metric_tex}, {self.cell_phrase(cell)}, on {self.data_phrase}, runs ordered "
-               "by the reference: reference = mean human score over topics; judge raw = the judge's mean score with its "
-               f"95\\% topic-bootstrap interval {'below' if stacked else 'beside'} it. Not calibrated: calibration "
-               "needs the judge to label the human nuggets.")
-        return self._table(["run", "reference", "judge raw"], rows, [False, True, True], cap,
-                           f"leaderboard_{cell}")
+        where = "below" if stacked else "beside"
+        cap = f"{self.metric_tex} per run, {self.cell_phrase(cell)}, {self.data_phrase}: human, judge (95\\% CI {where})."
+        det = (f"Run leaderboard on {self.metric_plain}, {self.cell_plain(cell)}, on {self.data_plain}, runs ordered by "
+               "the reference: human = mean human score over topics; judge = the judge's mean score with its 95% "
+               f"topic-bootstrap interval {where} it. Not calibrated: calibration needs the judge to label the human "
+               "nuggets.")
+        return self._table(["run", "human", "judge"], rows, [False, True, True], cap, f"leaderboard_{cell}", det,
+                           wide=False) if len(rows) <= STACK_MAX_ROWS else \
+            self._board(cell, ["run", "human", "judge"], rows, cap, det)
 
     def calibration(self) -> dict[str, str]:
+        """One table per judge configuration: every candidate method on held-out topics, the selection's verdict."""
         cals = {c: x for c, x in (self.d.get("calibration") or {}).items() if x and x.get("selection")}
-        if not cals:
-            return {}
-        out: dict[str, str] = {}
-        rows = []
-        for cell, cal in cals.items():
-            sel = cal["selection"]
-            m = sel["method"]
-            verdict = "stable" if sel.get("verdict") == "stable" else "within noise"
-            rows.append(self.name_cols(cell) + [f"{latex_text(method_name(cal, m))} ({verdict})",
-                                                _pm(sel.get("raw_mae")), _pm(sel.get("held_out_mae")),
-                                                _pm(sel.get("nested_mae"))])
-            out[f"calibration_{cell}"] = self._candidates(cell, cal)
-        st = next(iter(cals.values())).get("settings") or {}
-        reps, folds = st.get("repeats", 1), st.get("folds_used", st.get("folds", "?"))
-        head = self.name_head() + ["method (verdict)", "raw", "method", "nested"]
-        cap = (f"Calibrating each judge against human labels on {self.data_phrase}, metric {self.metric_tex}, "
-               f"scored on topics held out of the fit ({reps} repeats of {folds}-fold leave-topics-out cross-fitting): "
-               f"the method used and the verdict (stable = it won at least {100 * float(st.get('win_share', 0.8)):g}\\% "
-               "of the repeats and beats raw by more than one standard error with a lower nested error; within noise = "
-               "no method does, PPI++ is used), then the mean absolute error (MAE) of run scores, $\\pm$ its standard "
-               "error, of raw, of that method, and the nested MAE of the whole selection procedure (selection repeated "
-               f"inside each training set over {st.get('inner_folds', '?')} inner folds).")
-        out["calibration"] = self._table(head, rows, [False] * (len(head) - 3) + [True] * 3, cap, "calibration")
-        return out
+        return {f"calibration_{cell}": self._candidates(cell, cal) for cell, cal in cals.items()}
 
     def _candidates(self, cell: str, cal: Mapping[str, Any]) -> str:
         cands = cal.get("candidates") or {}
         sel = cal.get("selection") or {}
         wins = sel.get("wins") or {}
+        chosen = sel.get("method")
+        recommended = chosen not in (None, "none") and sel.get("beats_raw") is not False
         order = ["none"] + [k for k in cands if k != "none"]
         rows, refusals = [], []
         for m in order:
@@ -264,28 +298,47 @@ class _Paper:
             if c is None:
                 continue
             name = latex_text(method_name(cal, m))
-            if sel.get("method") == m:
+            if (recommended and m == chosen) or (not recommended and m == "none"):
                 name = f"\\textbf{{{name}}}"
+            elif not recommended and m == (sel.get("intervals_by") or chosen):
+                name += "$^\\dagger$"
             if c.get("status") != "ok":
                 refusals.append(str(c.get("reason") or c.get("status")))
                 rows.append([name, "refused", "", "", "", ""])
                 continue
             h = c.get("held_out") or {}
-            rows.append([name, str(wins.get(m, 0)), _pm(h.get("mae")), _pm(h.get("diff_vs_raw"), signed=True),
+            rows.append([name, str(wins.get(m, 0)), _pm(h.get("mae")),
+                         "--" if m == "none" else _pm(h.get("diff_vs_raw"), signed=True),
                          _n(h.get("coverage"), 2), _n(h.get("mean_ci_width"), 2)])
+        st = cal.get("settings") or {}
+        reps, folds = st.get("repeats", sel.get("repeats", 1)), st.get("folds_used", st.get("folds", "?"))
+        level = 100 * float(st.get("level", 0.95))
+        ib = method_name(cal, sel.get("intervals_by") or chosen or "")
+        if recommended:
+            verdict, verdict_plain = "bold: the method used", \
+                f"in bold the method used ({method_name(cal, chosen)}, verdict {sel.get('verdict')})"
+        else:
+            verdict = "bold: raw kept (none beats it), $^\\dagger$: intervals"
+            verdict_plain = (f"no method beats raw reliably ({sel.get('verdict') or 'not better than raw'}): raw scores "
+                             f"stand (bold) and {ib} (dagger) supplies the intervals")
+        cap = f"Calibration, {self.cell_phrase(cell)}, {self.metric_tex}: held-out MAE $\\pm$ s.e.; {verdict}."
         why = ""
         if refusals:
-            why = " Refused: " + "; ".join(latex_text(r) for r in dict.fromkeys(refusals)) + "."
-        st = cal.get("settings") or {}
-        level = st.get("level", 0.95)
-        cap = (f"Calibration methods for {self.cell_phrase(cell)} on {self.data_phrase}, metric {self.metric_tex}, "
-               f"scored on topics held out of their fit: how many of the {st.get('repeats', 1)} repeats of the "
-               "cross-fitting each method won (wins), the mean absolute error of the run scores against the human ones "
-               "(MAE, $\\pm$ standard error over folds), the paired difference to raw (negative = better), the share "
-               f"of {100 * float(level):g}\\% intervals that hold the human run score (cover) and the mean interval "
-               "width (n/a: point estimates only). In bold: the method used." + why)
+            why = " Refused: " + "; ".join(dict.fromkeys(refusals)) + "."
+        nested = sel.get("nested_mae") or {}
+        det = (f"Calibration methods for {self.cell_plain(cell)} on {self.data_plain}, metric {self.metric_plain}, "
+               f"scored on topics held out of their fit ({reps} repeats of {folds}-fold leave-topics-out "
+               "cross-fitting): wins = how many repeats each method won; MAE = mean absolute error of the run scores "
+               "against the human ones, +- its standard error over folds; vs raw = the paired difference to raw "
+               f"(negative = better), +- its standard error; cover = the share of {level:g}% intervals that hold the "
+               "human run score; width = mean interval width (n/a: point estimates only). "
+               f"{verdict_plain[0].upper() + verdict_plain[1:]}. A method is used when it won at least "
+               f"{100 * float(st.get('win_share', 0.8)):g}% of the repeats and beats raw by more than one standard "
+               f"error with a lower nested error; the nested MAE of the whole selection procedure (selection repeated "
+               f"inside each training set over {st.get('inner_folds', '?')} inner folds) is "
+               f"{_plain(nested.get('mean'))} +- {_plain(nested.get('se'))} (standard error)." + why)
         return self._table(["method", "wins", "MAE", "vs raw", "cover", "width"], rows,
-                           [False, True, True, True, True, True], cap, f"calibration_{cell}")
+                           [False, True, True, True, True, True], cap, f"calibration_{cell}", det)
 
     def rank_sets(self) -> dict[str, str]:
         """Per cell with rank-sets: runs by estimate, the estimate with its group letters as superscripts (as papers
@@ -313,38 +366,48 @@ class _Paper:
                        f"{s['pairs']} run pairs (max-$t$ bootstrap of the {rs['human_labelled_topics']} labelled topics, "
                        f"{rs['n_boot']} resamples); {s['decided_pairs']} pairs decided, mean rank-set size "
                        f"{s['mean_rank_set_size']:.1f} of {rs['runs']} runs.")
-            cap = f"Which runs can be told apart on {self.metric_tex}, {self.cell_phrase(cell)}, on {self.data_phrase}: {how}"
-            out[f"ranksets_{cell}"] = self._table(["run", "estimate", "rank-set", "above / below"], rows,
-                                                  [False, True, True, True], cap, f"ranksets_{cell}")
+            cap = (f"Which runs can be told apart on {self.metric_tex}, {self.cell_phrase(cell)}, {self.data_phrase} "
+                   f"({rs['level'] * 100:.0f}\\% simultaneous; details in README).")
+            det = (f"Rank-sets on {self.metric_plain}, {self.cell_plain(cell)}, on {self.data_plain}: "
+                   + how.replace("\\%", "%").replace("$t$", "t"))
+            out[f"ranksets_{cell}"] = self._board(cell, ["run", "estimate", "rank-set", "above / below"], rows, cap,
+                                                  det, name=f"ranksets_{cell}")
         return out
 
     def bias(self) -> str | None:
         per = self.d.get("bias") or {}
-        rows = []
+        rows, n_runs = [], []
         for cell, b in per.items():
             m = b.get("mean") or {}
             runs = b.get("runs") or []
             low = sum(1 for r in runs if (r.get("ci") or [None, None])[1] is not None and r["ci"][1] < 0)
             high = sum(1 for r in runs if (r.get("ci") or [None, None])[0] is not None and r["ci"][0] > 0)
             rows.append(self.name_cols(cell) + [_est_ci(m.get("bias"), m.get("ci"), stacked=True, signed=True),
-                                                str(len(runs)), str(low), str(high)])
-        cap = (f"Per-run bias of each judge, judge minus human run score on {self.metric_tex} on {self.data_phrase}: "
-               "the mean over runs with its 95\\% paired topic-bootstrap CI below it, and how many runs the judge "
-               "scores significantly lower or higher (their own CI excludes 0).")
-        return self._per_config(rows, ["mean bias", "runs", "lower", "higher"], cap, "bias")
+                                                str(low), str(high)])
+            n_runs.append(f"{self.cell_plain(cell)}: {len(runs)}")
+        cap = (f"Judge minus human {self.metric_tex} per run, {self.data_phrase}: mean (95\\% CI below), runs "
+               "significantly lower or higher.")
+        det = (f"Per-run bias of each judge, judge minus human run score on {self.metric_plain} on {self.data_plain}: "
+               "the mean over runs with its 95% paired topic-bootstrap CI below it, and how many runs the judge scores "
+               f"significantly lower or higher (their own CI excludes 0)" + (f"; runs per configuration: {'; '.join(n_runs)}." if rows else "."))
+        return self._per_config(rows, ["bias", "lower", "higher"], cap, "bias", det)
 
     def strictness(self) -> str | None:
-        rows = []
+        rows, pairs = [], []
         for r in self.d.get("strictness") or []:
-            rows.append(self.name_cols(r["cell"]) + [str(r.get("n") or 0), _n(r.get("exact_agreement"), 2),
+            pairs.append(f"{self.cell_plain(r['cell'])}: {r.get('n') or 0}")
+            rows.append(self.name_cols(r["cell"]) + [_n(r.get("exact_agreement"), 2),
                                                      _n(r.get("cohen_kappa"), 2),
                                                      _est_ci(r.get("strictness_index"), r.get("strictness_ci"),
                                                              stacked=True, signed=True)])
-        cap = ("Agreement of the judge's support labels with the human ones on the same (nugget, answer) pairs, "
-               f"{self.data_phrase}: exact agreement, Cohen's $\\kappa$ and the net strictness index P(judge lower) "
-               "$-$ P(judge higher) on not support $<$ partial support $<$ support, with its 95\\% topic-bootstrap "
-               "CI below it (positive = the judge is stricter than the assessors).")
-        return self._per_config(rows, ["pairs", "agree", "$\\kappa$", "net strictness"], cap, "strictness")
+        cap = (f"Judge vs.\\ human labels, {self.data_phrase}: agreement, Cohen's $\\kappa$, strictness ($>0$: "
+               "stricter; 95\\% CI below).")
+        det = ("Agreement of the judge's support labels with the human ones on the same (nugget, answer) pairs, "
+               f"{self.data_plain}: exact agreement, Cohen's kappa and the net strictness index P(judge lower) - "
+               "P(judge higher) on not support < partial support < support, with its 95% topic-bootstrap CI below "
+               "it (positive = the judge is stricter than the assessors)"
+               + (f"; (nugget, answer) pairs per configuration: {'; '.join(pairs)}." if rows else "."))
+        return self._per_config(rows, ["agree", "$\\kappa$", "strict"], cap, "strictness", det)
 
     def descriptive(self) -> str | None:
         recs = self.d.get("descriptive") or []
@@ -359,18 +422,43 @@ class _Paper:
                                _n(r.get("nugget_len_tokens"), 1), _n(r.get("pct_vital"), 1),
                                _n(r.get("pct_not_support"), 1), _n(r.get("pct_partial_support"), 1),
                                _n(r.get("pct_support"), 1)])
-        cap = (f"Label sources on {self.data_phrase}, as in Pradeep et al.\\ (2025), Table 4: nuggets per topic, mean "
+        cap = (f"Label sources on {self.data_phrase}, as in Table 4 of \\citet{{{CITE_NUGGETS}}}: nuggets per topic, "
+               "nugget length, \\% vital, and \\% of nugget-answer pairs per support label.")
+        det = (f"Label sources on {self.data_plain}, as in Pradeep et al. (2025), Table 4: nuggets per topic, mean "
                "nugget length in whitespace tokens, the share of vital nuggets, and the shares of nugget-answer pairs "
                "labelled not support, partial support and support (each judge on the topics it shares with the "
                "human labels).")
-        return self._per_config(rows, ["topics", "nuggets per topic", "nugget length", "\\% vital", "\\% not",
-                                       "\\% partial", "\\% support"], cap, "descriptive")
+        return self._per_config(rows, ["topics", "nuggets", "length", "\\% vital", "\\% not", "\\% partial",
+                                       "\\% support"], cap, "descriptive", det)
+
+    def plan(self) -> str | None:
+        """The assessor plan's precision table (``metaeval plan``'s ``plan.json`` in the results folder)."""
+        plan = self.d.get("plan")
+        try:
+            c = plan["curves"][plan["metric"]]
+            rows_in, pilot, level = c["rows"], plan["pilot"], float(plan["level"])
+        except (KeyError, TypeError):
+            return None
+        rows = [[str(r["n"]), f"{r['hours']:.0f}", _n(r["analytic_half"]["median"]),
+                 _n(r["empirical_half"]["median"]), _n(r["plugin_coverage"]["median"], 2)] for r in rows_in]
+        known = find_measure(str(plan["metric"]))
+        metric = known.latex if known is not None else latex_text(plan.get("metric_name") or plan["metric"])
+        cap = (f"Human-labelled topics needed: {100 * level:g}\\% half-width of the PPI \\citep{{{CITE_PPI}}} {metric} "
+               f"run mean over {pilot['total_topics']} topics.")
+        det = (f"Assessor plan (metaeval plan): for each number of human-labelled topics, the assessor hours, the "
+               f"{100 * level:g}% half-width of the PPI-calibrated run mean of {plan.get('metric_name') or plan['metric']} "
+               f"over the track's {pilot['total_topics']} topics (median over runs) analytic and by topic resampling "
+               f"({c.get('reps', '?')} worlds, seed {plan.get('seed')}), and the coverage of the plug-in interval. "
+               f"Pilot: {pilot['topics']} topics labelled by {plan.get('reference')} and {plan.get('judge')}, "
+               f"{pilot['runs']} runs. {plan.get('recommendation') or ''}")
+        return self._table(["topics", "hours", "analytic", "resampled", "cover"], rows, [True] * 5, cap, "plan", det,
+                           wide=False)
 
     def all(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        builders: list[Callable[[], Any]] = [self.verdict, self.tau, self.calibration, self.leaderboards, self.rank_sets,
-                                             self.bias, self.strictness, self.descriptive]
-        names = ["verdict", "tau", None, None, None, "bias", "strictness", "descriptive"]
+        builders: list[Callable[[], Any]] = [self.tau, self.calibration, self.leaderboards, self.rank_sets,
+                                             self.bias, self.strictness, self.descriptive, self.plan]
+        names = ["tau", None, None, None, "bias", "strictness", "descriptive", "plan"]
         for name, build in zip(names, builders):
             got = build()
             if isinstance(got, dict):
@@ -379,33 +467,65 @@ class _Paper:
                 out[name] = got
         return out
 
+    def readme(self, names: list[str]) -> str:
+        """``README.md`` of the folder: how to use the tables, each table's full description, the verdict."""
+        out = ["# metaeval paper tables", "",
+               "Generated by `metaeval report --latex` from this results folder's `report.json`; every number is the "
+               "study's own. Add `preamble.tex`'s packages to your preamble, `\\input{tables}` (or single files) in "
+               f"the body and `{BIB_NAME}` to your `\\bibliography{{...}}`: the captions cite its keys with "
+               "`\\citep`/`\\citet` (natbib; acmart loads it already). `standalone.tex` is an 11pt two-column "
+               "article with every table: `pdflatex standalone && bibtex standalone && pdflatex standalone && "
+               "pdflatex standalone`.", "",
+               "Captions are kept to three lines; what each table estimates, on which data and with which interval "
+               "is below.", "", "## Tables", ""]
+        for n in names:
+            out += [f"- `{n}.tex` (label `tab:metaeval-{n}`): {self.details.get(n, '')}".rstrip(": "), ""]
+        return "\n".join(out + self.verdict_lines()).rstrip() + "\n"
+
 
 def paper_tables(data: Mapping[str, Any]) -> dict[str, str]:
     """``{file stem: LaTeX table}`` for a report's data (``Report.data`` or a ``report.json``), in paper order."""
-    return _Paper(data).all()
+    from metaeval.report.compare_section import compare_latex  # the paired comparisons between cells (issue 32)
+
+    return {**_Paper(data).all(), **compare_latex(data)}
 
 
-def standalone(names: list[str]) -> str:
-    """A two-column article that ``\\input``s the tables (compiles as it is; copy the preamble into your paper)."""
-    return ("\\documentclass[twocolumn]{article}\n\\input{preamble}\n\\begin{document}\n"
+def bibliography() -> str:
+    """The BibTeX entries the tables cite (``metaeval.bib``, shipped with the package)."""
+    return resources.files("metaeval.report").joinpath(BIB_NAME).read_text(encoding="utf-8")
+
+
+def standalone(names: list[str], wide: set[str] | None = None) -> str:
+    """An 11pt two-column article that ``\\input``s the tables and their bibliography (compiles as it is; copy the
+    preamble into your paper); the ``wide`` ones (``table*``) last, so that the one-column tables fill the first
+    page's two columns (floats keep their order)."""
+    wide = wide or set()
+    names = [n for n in names if n not in wide] + [n for n in names if n in wide]
+    return ("\\documentclass[11pt,twocolumn]{article}\n\\input{preamble}\n\\begin{document}\n"
             "% metaeval report --latex: every table of this folder, as it prints in a two-column paper\n"
-            + "".join(f"\\input{{{n}}}\n" for n in names) + "\\end{document}\n")
+            + "".join(f"\\input{{{n}}}\n" for n in names)
+            + f"\\clearpage\n\\bibliographystyle{{plainnat}}\n\\bibliography{{{Path(BIB_NAME).stem}}}\n\\end{{document}}\n")
 
 
 def write_latex(rep: Report, layout) -> Path:
     """Write the paper tables of ``rep`` to ``layout.root / "report_latex"`` (one ``.tex`` each, ``tables.tex``,
-    ``preamble.tex``, ``standalone.tex``); tables of an earlier export that this report lacks are removed."""
+    ``preamble.tex``, ``standalone.tex``, ``metaeval.bib`` and ``README.md``); tables of an earlier export that this
+    report lacks are removed."""
     folder = layout.root / "report_latex"
     folder.mkdir(parents=True, exist_ok=True)
-    tables = paper_tables(rep.data)
+    paper = _Paper(rep.data)
+    tables = paper.all()
     keep = set(tables) | {"tables", "preamble", "standalone"}
     for old in folder.glob("*.tex"):
         if old.stem not in keep:
             old.unlink()
     for name, tex in tables.items():
         layout.write_text(folder / f"{name}.tex", tex)
-    layout.write_text(folder / "preamble.tex", "% packages the metaeval tables need\n" + PREAMBLE)
+    layout.write_text(folder / "preamble.tex", "% packages the metaeval tables need\n" + PREAMBLE + CITE_PREAMBLE)
     layout.write_text(folder / "tables.tex", "% \\input this file (preamble: preamble.tex)\n"
                       + "".join(f"\\input{{{n}}}\n" for n in tables))
-    layout.write_text(folder / "standalone.tex", standalone(list(tables)))
+    layout.write_text(folder / "standalone.tex",
+                      standalone(list(tables), {n for n, tex in tables.items() if "\\begin{table*}" in tex}))
+    layout.write_text(folder / BIB_NAME, bibliography())
+    layout.write_text(folder / "README.md", paper.readme(list(tables)))
     return folder

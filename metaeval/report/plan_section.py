@@ -171,17 +171,37 @@ def write_plot(plan: dict[str, Any], path: str | Path, extra: list[dict[str, Any
     return path
 
 
+def find_plan(root: Path, study_dir: Path) -> Path | None:
+    """The assessor plan that sits in a results folder: ``study/plan.json`` (``metaeval plan --results DIR``), else a
+    ``plan.json`` one folder down (``metaeval plan --out DIR/plan``; the first in name order), else None."""
+    first = study_dir / "plan.json"
+    if first.is_file():
+        return first
+    return next(iter(sorted(p for p in root.glob("*/plan.json") if p.is_file())), None)
+
+
+def plot_link(root: Path, plan_path: Path) -> str | None:
+    """The plan's curves beside its ``plan.json`` (``plan_curves.svg`` or ``.png``), relative to ``root``."""
+    for ext in ("svg", "png"):
+        p = plan_path.parent / f"plan_curves.{ext}"
+        if p.is_file():
+            return p.relative_to(root).as_posix()
+    return None
+
+
 def section(ctx: "Context") -> "Section | None":
-    """The assessor plan (``metaeval plan --results DIR`` writes ``study/plan.json``) as a report section; no
-    section when there is no plan, a problem line when it cannot be rendered."""
+    """The assessor plan as a report section when its ``plan.json`` sits in the results folder (:func:`find_plan`);
+    no section when there is none, a problem line when it cannot be rendered."""
     from metaeval.report.model import Rendered, Section
 
-    path = ctx.res.layout.study_dir / "plan.json"
-    if not path.exists():
+    lay = ctx.res.layout
+    path = find_plan(lay.root, lay.study_dir)
+    if path is None:
         return None
     try:
-        plan = ctx.res.layout.read_json(path)
-        block = Rendered(render_html(plan), render_markdown(plan))
+        plan = lay.read_json(path)
+        plot = plot_link(lay.root, path)
+        block = Rendered(render_html(plan, plot=plot), render_markdown(plan, plot=plot))
     except Exception as exc:  # noqa: BLE001 - shown, never hidden
         ctx.unreadable(path, exc, "cannot render the plan")
         return None

@@ -1,4 +1,5 @@
-"""Plain-text rendering for the terminal (``metaeval report --print``): the verdict and the main tables."""
+"""Plain-text rendering for the terminal: ``metaeval report --print`` (the verdict and the main tables) and
+:func:`fit_table`, the aligned tables that ``metaeval sweep`` prints (fitted to the terminal's width with rich)."""
 
 from __future__ import annotations
 
@@ -7,28 +8,132 @@ import textwrap
 from metaeval.report.model import Detail, Items, Report, Table, Text
 
 #: sections printed by ``--print``, in this order
-MAIN_SECTIONS = ("summary", "verdict", "usage", "tau", "leaderboards", "agreement", "calibration")
+MAIN_SECTIONS = ("summary", "verdict", "usage", "tau", "compare", "leaderboards", "agreement", "calibration")
 
 
-def text_table(t: Table, max_width: int = 60) -> str:
-    def clip(s: str) -> str:
-        s = s.replace("\n", " ")
-        return s if len(s) <= max_width else s[: max_width - 3] + "..."
-
-    rows = [[clip(x) for x in r] for r in t.rows]
-    cols = [clip(c) for c in t.columns]
-    w = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w[i]) if t.numeric[i] else c.ljust(w[i]) for i, c in enumerate(cells)).rstrip()
-
-    out = [t.caption] if t.caption else []
-    out += [line(cols), "  ".join("-" * x for x in w)]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+def text_table(t: Table, width: int | None = None) -> str:
+    """A report table for the terminal: its caption, then :func:`fit_table` (nothing clipped; long names shortened
+    with an ellipsis and given in full in a legend)."""
+    rows = [[x.replace("\n", " ") for x in r] for r in t.rows]
+    cols = [c.replace("\n", " ") for c in t.columns]
+    body = fit_table(cols, rows, list(t.numeric), width) if rows else ""
+    return "\n".join(([t.caption] if t.caption else []) + ([body] if body else []))
 
 
-def render_text(rep: Report, sections: tuple[str, ...] = MAIN_SECTIONS, width: int = 110) -> str:
+#: the ellipsis that marks a shortened name (its full form is in the legend under the table)
+ELLIPSIS = "…"
+#: a name column is never shortened below this many characters (nor below a quarter of the width)
+MIN_NAME = 16
+_GAP = 3  # between two columns: one space of padding on each side of a blank rule
+
+
+def terminal_width(default: int = 100) -> int:
+    """Columns of the terminal (``COLUMNS`` when set; ``default`` when the output is not a terminal)."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((default, 24)).columns)
+
+
+def shorten(names: list[str], width: int) -> dict[str, str]:
+    """``{name: short}`` for the names longer than ``width``: head and tail joined by an ellipsis, unique."""
+    out: dict[str, str] = {}
+    taken: set[str] = set(n for n in names if len(n) <= width)
+    for n in dict.fromkeys(names):
+        if len(n) <= width:
+            continue
+        head = (width - 1 + 1) // 2
+        for h in range(head, width - 1):  # move the cut until the short form is unique
+            s = n[:h] + ELLIPSIS + n[len(n) - (width - 1 - h):]
+            if s not in taken:
+                break
+        out[n] = s
+        taken.add(s)
+    return out
+
+
+def _wrap_head(head: str, width: int) -> str:
+    """The header broken into lines at spaces, each at most ``width`` (a longer word keeps its line)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(head, max(width, 1), break_long_words=False)) or head
+
+
+def _longest_word(s: str) -> int:
+    return max((len(w) for w in s.split()), default=0)
+
+
+def fit_table(columns: list[str], rows: list[list[str]], numeric: list[bool], width: int | None = None) -> str:
+    """An aligned plain-text table (rich) fitted to ``width`` terminal columns, the same columns as the Markdown.
+
+    Numbers are never cut: a numeric column is as wide as its widest cell (its header wraps at spaces).  Text
+    columns wrap at spaces, never inside a word.  The first column names the rows: when the table is still too wide
+    its names are shortened with an ellipsis in the middle and a legend under the table gives each in full.  If the
+    columns do not fit even then, they are printed in several blocks (each repeating the name column), as pandas
+    does.  A row whose cells after the second are all empty (``skipped: ...``) is printed as a line under the table.
+    """
+    from io import StringIO
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    width = width or terminal_width()
+    notes = [r for r in rows if len(r) > 2 and not any(x.strip() for x in r[2:])]
+    rows = [r for r in rows if r not in notes]
+    n = len(columns)
+    names = [r[0] for r in rows]
+    # the narrowest each column can be: numbers whole, words whole; headers may wrap at spaces
+    need = [max([len(r[i]) if numeric[i] else _longest_word(r[i]) for r in rows] + [_longest_word(columns[i])])
+            for i in range(n)]
+    natural = [max([len(r[i]) for r in rows] + [len(columns[i])]) for i in range(n)]
+    full_name = natural[0]
+
+    def total(ws: list[int]) -> int:
+        return sum(ws) + _GAP * (len(ws) - 1)
+
+    name_w = full_name
+    if total([full_name] + need[1:]) > width:  # too wide: names up to a quarter of the width, then blocks
+        name_w = min(full_name, max(MIN_NAME, width - total(need[1:]) - _GAP, width // 4))
+    short = shorten(names, name_w) if name_w < full_name else {}
+    # blocks of columns that fit beside the name column
+    blocks: list[list[int]] = [[]]
+    for i in range(1, n):
+        if blocks[-1] and total([name_w] + [need[j] for j in blocks[-1]] + [need[i]]) > width:
+            blocks.append([])
+        blocks[-1].append(i)
+    out = StringIO()
+    console = Console(file=out, width=width, color_system=None, force_terminal=False, legacy_windows=False,
+                      soft_wrap=False, emoji=False, markup=False, highlight=False)
+    for k, block in enumerate(blocks):
+        if k:
+            console.print()
+        cols = [0] + block
+        spare = width - total([name_w] + [need[j] for j in block])
+        widths = {0: name_w}
+        for j in block:  # give the text columns room up to their natural width, numbers exactly theirs
+            grow = min(natural[j] - need[j], max(spare, 0))
+            widths[j] = need[j] + grow
+            spare -= grow
+        t = RichTable(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False, expand=False)
+        for j in cols:
+            t.add_column(_wrap_head(columns[j], widths[j]), justify="right" if numeric[j] else "left",
+                         width=widths[j], no_wrap=numeric[j] or j == 0, overflow="fold")
+        for r in rows:
+            t.add_row(*[short.get(r[0], r[0]) if j == 0 else r[j] for j in cols])
+        console.print(t)
+    text = out.getvalue().rstrip("\n").splitlines()
+    text = [ln.rstrip() for ln in text]
+    for r in notes:
+        text.append(f"{r[0]}: {' '.join(x for x in r[1:] if x.strip())}")
+    if short:
+        text.append(f"names shortened ({ELLIPSIS}):")
+        text += [f"  {s} = {full}" for full, s in short.items()]
+    return "\n".join(text)
+
+
+def render_text(rep: Report, sections: tuple[str, ...] = MAIN_SECTIONS, width: int | None = None) -> str:
+    """The report as plain text ``width`` columns wide (default: the terminal's, 100 when not a terminal)."""
+    width = width or terminal_width()
     out = [rep.title, "=" * len(rep.title), ""]
     by_id = {s.id: s for s in rep.sections}
     if "summary" not in sections or "summary" not in by_id:  # the summary section carries the verdict line itself
@@ -43,7 +148,7 @@ def render_text(rep: Report, sections: tuple[str, ...] = MAIN_SECTIONS, width: i
         def emit(blocks, depth=0):
             for b in blocks:
                 if isinstance(b, Table):
-                    out.append(text_table(b))
+                    out.append(text_table(b, width))
                     out.append("")
                 elif isinstance(b, Items):
                     out.extend(textwrap.fill(x, width, initial_indent="- ", subsequent_indent="  ") for x in b.items)

@@ -6,8 +6,11 @@ transcript records joined with the human labels); like Inspect's log viewer, but
 * a list of the judge's units (one per judge call unit: a topic's nugget creation or importance, an answer's
   assignment), filterable by topic, run, stage, judge label, human label and disagreement (judge label differs from
   the human one), and by free text;
-* for the selected unit: the prompt (rendered messages) and the raw reply side by side, every re-ask as its own
-  pair, and the items with the parsed judge label beside the human label and importance, disagreements marked.
+* for the selected unit: the answer text (an assignment unit; offline judges send no prompt, so this is where their
+  labels can be checked), the prompt (rendered messages) and the raw reply side by side, every re-ask as its own
+  pair, and the items with the parsed judge label beside the human label and importance, disagreements marked;
+  a unit is one batch of an answer's nuggets, so a topic and run with more nuggets than a batch are listed once per
+  batch ("batch 1/2").
 
 The data sit in the page as JSON (``<script type="application/json">``, every ``<`` written ``\\u003c``) and the
 script puts every text in the page with ``textContent``, never as HTML, so an answer or a reply cannot inject
@@ -87,7 +90,7 @@ function render() {
   $('count').textContent = shown.length + ' of ' + V.units.length + ' units';
   shown.forEach(u => {
     const li = el('li'); li.dataset.unit = u.id;
-    li.appendChild(el('span', 'topic ' + u.qid + (u.run_id ? ' / ' + u.run_id : '')));
+    li.appendChild(el('span', 'topic ' + u.qid + (u.run_id ? ' / ' + u.run_id : '') + (u.batches > 1 ? ' (batch ' + u.batch + '/' + u.batches + ')' : '')));
     li.appendChild(el('span', u.stage, 'badge stage'));
     if (u.disagree) li.appendChild(el('span', 'disagrees', 'badge dis'));
     if (u.status && u.status !== 'ok') li.appendChild(el('span', u.status, 'badge fail'));
@@ -106,7 +109,10 @@ function show(id) {
   if (id === null) { d.appendChild(el('p', 'No unit matches these filters.', 'note')); return; }
   const u = V.units[id];
   d.appendChild(el('h2', 'Topic ' + u.qid + (u.run_id ? ', run ' + u.run_id : '') + ' (' + u.stage + ')'));
+  if (u.batches > 1) d.appendChild(el('p', 'Batch ' + u.batch + ' of ' + u.batches + ' of this ' + (u.run_id ? 'answer' : 'topic') +
+    ': the judge takes ' + (V.batch_size ? 'up to ' + V.batch_size + ' ' : '') + 'nuggets per unit, so a topic and run appear once per batch.', 'meta'));
   if (u.query) d.appendChild(el('p', 'Query: ' + u.query));
+  if (u.answer) { d.appendChild(el('h3', 'Answer')); d.appendChild(el('pre', u.answer, 'answer')); }
   if (u.status && u.status !== 'ok') d.appendChild(el('p', 'Status ' + u.status + (u.reason ? ': ' + u.reason : ''), 'note'));
   const t = el('table'); t.id = 'items';
   const hr = el('tr'); ['#', 'item', 'judge label (parsed)', 'human label', 'importance'].forEach(h => hr.appendChild(el('th', h)));
@@ -126,7 +132,8 @@ function show(id) {
     d.appendChild(el('h3', 'Output of this unit'));
     const ol = el('ol'); u.outputs.forEach(x => ol.appendChild(el('li', x))); d.appendChild(ol);
   }
-  if (!u.calls.length) d.appendChild(el('p', 'This judge made no model call for this unit (an offline judge): there is no prompt or reply to show.', 'note'));
+  if (!u.calls.length) d.appendChild(el('p', 'This judge made no model call for this unit (an offline judge): there is no prompt or reply to show' +
+    (u.answer ? '; the answer it labelled is above.' : '.'), 'note'));
   u.calls.forEach((c, i) => {
     const head = 'Call ' + (i + 1) + (c.reask ? ' (re-ask ' + c.reask + ')' : '') + ': ' + (c.prompt_id ? c.prompt_id + '@' + c.prompt_version : '') +
       (c.model ? ', model ' + c.model : '') + (c.latency_s != null ? ', ' + Number(c.latency_s).toFixed(2) + ' s' : '') +
@@ -159,6 +166,9 @@ def viewer_html(view: Mapping[str, Any], title: str) -> str:
     data = json.dumps(view, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")  # no tag can open or close
     counts = (f"{view.get('n_units', 0)} judge units, {view.get('n_disagree', 0)} with a label that differs from the "
               "human one" if view.get("has_reference") else f"{view.get('n_units', 0)} judge units, no human labels")
+    if view.get("batch_size"):  # one unit per judge call: an answer with more nuggets than a batch has several
+        counts += (f"; a unit is one batch of up to {view['batch_size']} nuggets, so a topic and run with more "
+                   "nuggets appear once per batch")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"

@@ -7,7 +7,7 @@ exit 0).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from metaeval.measures import DEFAULT_PRIMARY, display_name, normalize_metric
 
@@ -49,8 +49,38 @@ def _tau(block: dict[str, Any] | None, metric: str, level: str) -> str:
     return f"{tau:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else f"{tau:.3f}"
 
 
-def summary_markdown(summary: dict[str, Any], metric: str | None = None) -> str:
-    """The summary table on ``metric`` (default: the study's primary metric)."""
+#: the columns of the sweep's table (summary.md and the terminal); the tau columns are numbers with their interval
+SUMMARY_COLUMNS = ("cell", "judge calls", "model requests", "cache hits", "failed labels", "cost (USD)",
+                   "run-level tau", "per-topic tau", "pooled tau", "calibration (held-out run MAE)")
+#: right-aligned (numbers) in the terminal; in summary.md the tau and calibration columns stay left-aligned
+SUMMARY_NUMERIC = (False, True, True, True, True, True, True, True, True, False)
+
+
+def summary_table(summary: dict[str, Any], metric: str | None = None) -> tuple[list[str], list[list[str]], list[bool]]:
+    """Header, rows and alignment of the sweep's table on ``metric`` (default: the study's primary metric), one row
+    per cell (a skipped or withheld cell: its reason in the second column, the others empty)."""
+    metric = metric or primary_metric(summary)
+    rows = []
+    for c in summary.get("cells", []):
+        if c.get("skipped") or c.get("withheld"):  # withheld: no figures were computed (study.run.withheld_cells)
+            why = f"skipped: {c['skipped']}" if c.get("skipped") else f"withheld: {c['withheld']}"
+            rows.append([c["cell"], why] + [""] * (len(SUMMARY_COLUMNS) - 2))
+            continue
+        st = c.get("stats", {})
+        a = c.get("analysis")
+        fr = c.get("failure_rate")
+        rows.append([c["cell"], str(st.get("judge_calls", 0)), str(st.get("calls", 0)), str(st.get("cache_hits", 0)),
+                     f"{c.get('failed_labels', 0)} ({(fr or 0) * 100:.1f}%)", f"{st.get('cost_usd', 0.0):.4f}",
+                     _tau(a, metric, "run"), _tau(a, metric, "topic_avg"), _tau(a, metric, "pooled"),
+                     _best_calibration(c.get("calibration"), metric)])
+    return list(SUMMARY_COLUMNS), rows, list(SUMMARY_NUMERIC)
+
+
+def summary_markdown(summary: dict[str, Any], metric: str | None = None,
+                     table: Callable[[list[str], list[list[str]], list[bool]], str] | None = None) -> str:
+    """``summary.md``, the summary table on ``metric`` (default: the study's primary metric); ``table`` renders the
+    table from (header, rows, right-aligned) instead of Markdown (the terminal:
+    :func:`metaeval.report.render_text.fit_table`)."""
     metric = metric or primary_metric(summary)
     ds = summary.get("dataset", {})
     lines = [
@@ -84,25 +114,13 @@ def summary_markdown(summary: dict[str, Any], metric: str | None = None) -> str:
     lines += [
         f"Kendall's tau (tau-b) on {display_name(metric)} with 95% topic-bootstrap CIs:",
         "",
-        "| cell | judge calls | model requests | cache hits | failed labels | cost (USD) | run-level tau | per-topic tau | pooled tau | calibration: recommended method, held-out run MAE raw -> calibrated |",
-        "|---|---:|---:|---:|---:|---:|---|---|---|---|",
     ]
-    for c in summary.get("cells", []):
-        if c.get("skipped"):
-            lines.append(f"| {c['cell']} | skipped: {c['skipped']} | | | | | | | | |")
-            continue
-        if c.get("withheld"):  # no figures were computed (study.run.withheld_cells): the reason only
-            lines.append(f"| {c['cell']} | withheld: {c['withheld']} | | | | | | | | |")
-            continue
-        st = c.get("stats", {})
-        a = c.get("analysis")
-        fr = c.get("failure_rate")
-        cal = _best_calibration(c.get("calibration"), metric)
-        lines.append(
-            f"| {c['cell']} | {st.get('judge_calls', 0)} | {st.get('calls', 0)} | {st.get('cache_hits', 0)} | "
-            f"{c.get('failed_labels', 0)} ({(fr or 0) * 100:.1f}%) | {st.get('cost_usd', 0.0):.4f} | "
-            f"{_tau(a, metric, 'run')} | {_tau(a, metric, 'topic_avg')} | {_tau(a, metric, 'pooled')} | {cal} |"
-        )
+    head, rows, numeric = summary_table(summary, metric)
+    if table is None:
+        lines += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * 5 + "---|" * (len(head) - 6)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        lines.append(table(head, rows, numeric))
     lines.append("")
     sampled = [c for c in summary.get("cells", []) if c.get("consistency")]
     if sampled:

@@ -33,17 +33,36 @@ def human_index(reference: "LabelSet | None") -> dict[tuple[str, str, str], tupl
     return out
 
 
+def answer_index(*label_sets: "LabelSet | None") -> dict[tuple[str, str], str]:
+    """``(qid, run_id) -> answer text`` from the label sets that carry it (the first that has an answer wins)."""
+    out: dict[tuple[str, str], str] = {}
+    for ls in label_sets:
+        ans = getattr(ls, "answers", None)
+        if ans is None or "answer_text" not in getattr(ans, "columns", ()):
+            continue
+        for qid, run, text in zip(ans["qid"], ans["run_id"], ans["answer_text"]):
+            if isinstance(text, str) and text:
+                out.setdefault((str(qid), str(run)), text)
+    return out
+
+
 def transcript_view(records: Iterable[dict[str, Any]], reference: "LabelSet | None", cell: str,
-                    queries: dict[str, str] | None = None) -> dict[str, Any]:
+                    queries: dict[str, str] | None = None,
+                    answers: dict[tuple[str, str], str] | None = None) -> dict[str, Any]:
     """The viewer's document: one unit per transcript record, in the sweep's order.
 
-    ``units[i]``: ``stage``, ``qid``, ``query``, ``run_id``, ``status``, ``reason``, ``reasks``, ``rows`` (per item:
-    ``item``, ``judge`` label, ``human`` label and ``importance`` or ``None``), ``outputs`` (what a unit made that
-    is not one label per item: the nuggets a creation unit wrote), ``disagree`` (some item's judge label
-    differs from its human label), ``calls`` (:data:`CALL_FIELDS` of each model call, re-asks included).
+    ``units[i]``: ``stage``, ``qid``, ``query``, ``run_id``, ``answer`` (an assignment unit's answer text from
+    ``answers``, so that a label can be judged in the viewer even when an offline judge sent no prompt), ``status``,
+    ``reason``, ``reasks``, ``rows`` (per item: ``item``, ``judge`` label, ``human`` label and ``importance`` or
+    ``None``), ``outputs`` (what a unit made that is not one label per item: the nuggets a creation unit wrote),
+    ``disagree`` (some item's judge label differs from its human label), ``calls`` (:data:`CALL_FIELDS` of each
+    model call, re-asks included), ``batch`` / ``batches`` (the judge labels an answer's nuggets in batches of at
+    most ``batch_size`` items, one unit per batch: this unit is batch ``batch`` of ``batches`` of its topic and run).
     """
     human = human_index(reference)
     queries = queries or {}
+    answers = answers or {}
+    records = list(records)
     units = []
     for rec in records:
         stage, qid, run = rec.get("stage"), str(rec.get("qid")), rec.get("run_id")
@@ -59,9 +78,19 @@ def transcript_view(records: Iterable[dict[str, Any]], reference: "LabelSet | No
             outputs = labels
         units.append({
             "id": len(units), "stage": stage, "qid": qid, "query": queries.get(qid, ""), "run_id": run,
+            "answer": answers.get((qid, str(run))) if stage == "assign" and run is not None else None,
             "status": rec.get("status"), "reason": rec.get("reason"), "reasks": rec.get("reasks", 0),
             "rows": rows, "outputs": outputs, "disagree": any(r["human"] is not None and r["judge"] != r["human"] for r in rows),
             "calls": [{k: c.get(k) for k in CALL_FIELDS} for c in rec.get("calls") or []],
         })
+    count: dict[tuple[Any, str, Any], int] = {}
+    for u in units:  # batch k of n of the same (stage, topic, run)
+        key = (u["stage"], u["qid"], u["run_id"])
+        count[key] = count.get(key, 0) + 1
+        u["batch"] = count[key]
+    for u in units:
+        u["batches"] = count[(u["stage"], u["qid"], u["run_id"])]
+    sizes = [len(u["rows"]) for u in units if u["stage"] == "assign"]
     return {"format": FORMAT, "version": 1, "cell": cell, "has_reference": bool(human),
+            "batch_size": max(sizes) if sizes else None,
             "n_units": len(units), "n_disagree": sum(u["disagree"] for u in units), "units": units}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,7 +21,7 @@ def results(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("report")
     cmd = [sys.executable, "-m", "metaeval", "sweep", "--no-progress", "runtime=serial", "grid.optional_judges=[]",
            "analysis.bootstrap=200", f"results_dir={root}", "name=demo"]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"})
     assert res.returncode == 0, res.stderr[-3000:]
     (root / "sweep.stdout").write_text(res.stdout, encoding="utf-8")
     return root / "demo"
@@ -35,6 +36,16 @@ def test_the_sweep_ends_with_the_verdict_and_the_report_path(results):
     assert any(line.startswith("**Synthetic data:** ILLUSTRATIVE DEMO DATA") for line in out)  # summary.md, on top
     md = (results / "summary.md").read_text(encoding="utf-8")
     assert md.index("**Synthetic data:**") < md.index("| cell |")
+    # the terminal gets the same table aligned to its 100 columns (summary.md keeps the Markdown), numbers whole
+    table = out[:next(i for i, line in enumerate(out) if line.startswith("wrote "))]  # the summary, before the paths
+    assert all(len(line) <= 100 for line in table), max(table, key=len)
+    assert not any(line.startswith("| ") for line in out)
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    text = "\n".join(out)
+    for c in summary["cells"]:
+        run = c["analysis"]["metrics"]["v_strict"]["run"]
+        assert f"{run['tau']:.3f} [{run['ci'][0]:.2f}, {run['ci'][1]:.2f}]" in text
+        assert f"| {c['cell']} |" in md
 
 
 def report(*args: str, check: bool = False) -> subprocess.CompletedProcess:
@@ -179,8 +190,10 @@ def test_latex_export_of_the_main_tables(results):
     folder = results / "report_latex"
     assert "report_latex" in res.stdout
     names = {p.stem for p in folder.glob("*.tex")}
-    assert {"tables", "preamble", "standalone", "verdict", "tau", "calibration", "bias", "strictness",
+    assert {"tables", "preamble", "standalone", "tau", "bias", "strictness",
             "descriptive", "leaderboard_lexical__human_auto", "calibration_lexical__human_auto"} <= names
+    assert "verdict" not in names and "calibration" not in names  # the verdict is in README.md, not a paper table
+    assert (folder / "README.md").exists() and (folder / "metaeval.bib").exists()
     tex = (folder / "tau.tex").read_text(encoding="utf-8")
     assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex and "\\begin{tabularx}{\\linewidth}" in tex
     summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
@@ -294,3 +307,24 @@ def test_figures_drawn_in_worker_processes_are_the_ones_one_process_draws(result
     if can_fork():  # the drawing really left this process
         pids = plots.draw_all([plots.later(os.getpid) for _ in range(2)], workers=2)
         assert os.getpid() not in pids
+
+
+def test_a_plan_anywhere_in_the_results_folder_is_in_the_report_and_in_latex(results, tmp_path, nist_file):
+    """The README's recipe writes the plan with ``--results``; a plan written with ``--out RESULTS/plan`` sits in
+    the results folder too: both are rendered (the section, its curves, and ``plan.tex``)."""
+    import shutil
+
+    res = tmp_path / "demo"
+    shutil.copytree(results, res)
+    plan = subprocess.run([sys.executable, "-m", "metaeval", "plan", "--reference", str(nist_file), "--simulate-judge",
+                           "paper-fig6-edits", "--reps", "20", "--replay-reps", "0", "--metric", "v_strict",
+                           "--out", str(res / "plan")], capture_output=True, text=True, timeout=300)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    report(str(res), "--latex", check=True)
+    recommendation = json.loads((res / "plan" / "plan.json").read_text(encoding="utf-8"))["recommendation"]
+    md = (res / "report.md").read_text(encoding="utf-8")
+    assert "## Assessor plan" in md and recommendation in md and "](plan/plan_curves.svg)" in md
+    assert recommendation in (res / "report.html").read_text(encoding="utf-8")
+    tex = (res / "report_latex" / "plan.tex").read_text(encoding="utf-8")
+    assert "\\caption{Human-labelled topics needed" in tex and "\\input{plan}" in \
+        (res / "report_latex" / "tables.tex").read_text(encoding="utf-8")

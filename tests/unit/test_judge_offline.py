@@ -29,10 +29,21 @@ def test_lexical_assign_thresholds():
         "Cats purr by vibrating the larynx",          # 4/4 -> support
         "Purring lowers stress hormones in humans",   # purr 1/5 -> not_support
         "Cats purr when injured or frightened",       # cat, purr 2/5 = 0.4 -> partial
-        "the of and",                                 # no content words -> FAILED with a reason
+        "the of and",                                 # stop words only, not in the answer -> not_support
+        "...",                                        # no word at all -> FAILED with a reason
     ]))
-    assert res.labels == (Support.SUPPORT, Support.NOT_SUPPORT, Support.PARTIAL_SUPPORT, Support.FAILED)
-    assert res.status == "partial" and "no content words" in res.reason
+    assert res.labels == (Support.SUPPORT, Support.NOT_SUPPORT, Support.PARTIAL_SUPPORT, Support.NOT_SUPPORT,
+                          Support.FAILED)
+    assert res.status == "partial" and "nugget(s) [5] have no words to match" in res.reason
+
+
+def test_lexical_decides_a_stop_word_nugget_by_its_word_sequence():
+    """"She's All That" has no content word (she, s, all, that are stop words or single letters): an offline judge
+    can still decide it, by the title's words in order."""
+    j = LexicalJudge()
+    ans = Answer("r", "q", "The 1999 film She's All That starred Freddie Prinze Jr. That is all she said.")
+    res = run(j.assign(Topic("q", "which teen films"), ans, ["She's All That", "All that she", "That is all she"]))
+    assert res.labels == (Support.SUPPORT, Support.NOT_SUPPORT, Support.SUPPORT) and res.status == "ok"
 
 
 def test_lexical_create_and_importance():

@@ -124,7 +124,10 @@ def test_markdown_and_text_rendering():
     assert "a\\|b &lt;b&gt;" in md and "](report_files/f1.png)" in md and "| a\\|b |" in md
     t = text_table(Table(["name", "value"], [["x", "1.5"], ["long-name", "10.25"]], "cap", [False, True]))
     lines = t.splitlines()
-    assert lines[0] == "cap" and lines[2].startswith("---------") and lines[3].endswith("  1.5") and lines[4].endswith("10.25")
+    assert lines[0] == "cap" and lines[2].startswith("─────") and lines[3].endswith("  1.5") and lines[4].endswith("10.25")
+    # nothing clipped: a long run id stays whole (the old text table cut it at 60 characters)
+    long = "Enhanced_Iterative_Fact_Refinement_and_Prioritization_with_a_very_long_suffix"
+    assert long in text_table(Table(["run", "tau"], [[long, "0.5"]], "", [False, True]), width=100)
     assert "VERDICT: FAIL" in render_text(_report("z"), sections=("s1",))
 
 
@@ -275,23 +278,27 @@ def test_paper_tables_from_report_data(tmp_path):
                 {"cell": "lex__human_auto", "status": "fail", "checks": [{"check": "min_run_tau_low", "value": 0.1}]},
                 {"cell": "gpt__v1__auto_auto", "status": "skipped", "checks": []}]}}
     tables = paper_tables(data)
-    assert list(tables) == ["verdict", "tau", "calibration_lex__human_auto", "calibration",
-                            "leaderboard_lex__human_auto", "leaderboard_gpt__v1__auto_auto"]
+    # no pass/fail table in a paper (the verdict is in the folder's README); one calibration table per configuration
+    assert list(tables) == ["tau", "calibration_lex__human_auto", "leaderboard_lex__human_auto",
+                            "leaderboard_gpt__v1__auto_auto"]
     lb = tables["leaderboard_lex__human_auto"]
     assert lb.index("run\\_\\allowbreak{}a") < lb.index("run\\_\\allowbreak{}b")  # ordered by the reference
-    assert "0.590" in lb and "[0.50, 0.70]" in lb and "PPI on the 3 judge-only ones" in lb
+    assert "0.590" in lb and "[0.50, 0.70]" in lb and "calibrated: PPI \\citep{angelopoulos2023ppi}, all 10 topics" in lb
     assert "trec-rag-2024 (7 topics, 2 runs)" in lb
     # judge / prompt / nuggets columns, never the cell id; '--' where a judge has no prompt
-    assert "lex & -- & human & FAIL & 0.100" in tables["verdict"] and "lex\\_\\_human" not in "".join(tables.values())
-    assert "run $\\tau$ low" in tables["verdict"] and "$\\geq$ 0.8" in tables["verdict"]
+    assert "lex & -- & human & \\begin{tabular}" in tables["tau"] and "lex\\_\\_human" not in "".join(tables.values())
     cand = tables["calibration_lex__human_auto"]
-    assert "\\textbf{PPI} & 9 &" in cand and "refused" in cand and "Refused: label-level methods refused: 3 of 9 pairs." in cand
-    assert "PPI (stable)" in tables["calibration"]
+    assert "\\textbf{PPI} & 9 &" in cand and "refused" in cand and "bold: the method used" in cand
     raw_only = tables["leaderboard_gpt__v1__auto_auto"]
-    assert "Not calibrated" in raw_only and "calibrated}" not in raw_only
+    assert "calibrated" not in raw_only
     # every topic labelled: the human estimate is the reference itself, no calibrated column
     full = paper_tables({**data, "calibration": {"lex__human_auto": _cal("ppi", 0)}})["leaderboard_lex__human_auto"]
-    assert "no calibrated column" in full and "& calibrated" not in full and "0.590" not in full
+    assert "& calibrated" not in full and "0.590" not in full
+    # a method that does not beat raw: raw stays (bold), the interval method is marked
+    weak = _cal("ppi")
+    weak["selection"].update(beats_raw=False, verdict="unstable: methods within noise", intervals_by="ppi")
+    cand = paper_tables({**data, "calibration": {"lex__human_auto": weak}})["calibration_lex__human_auto"]
+    assert "\\textbf{raw}" in cand and "PPI$^\\dagger$" in cand and "\\textbf{PPI}" not in cand
 
     root = tmp_path / "res"
     root.mkdir()
@@ -301,7 +308,11 @@ def test_paper_tables_from_report_data(tmp_path):
     folder = write_latex(Report("T", [], data, {}), ResultsLayout.open(root))
     assert not (folder / "stale.tex").exists()
     assert {"preamble.tex", "standalone.tex", "tables.tex", "tau.tex"} <= {p.name for p in folder.iterdir()}
-    assert "\\documentclass[twocolumn]{article}" in (folder / "standalone.tex").read_text(encoding="utf-8")
+    assert "\\documentclass[11pt,twocolumn]{article}" in (folder / "standalone.tex").read_text(encoding="utf-8")
+    assert "@inproceedings{pradeep2025greatnuggetrecall," in (folder / "metaeval.bib").read_text(encoding="utf-8")
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "`tau.tex`" in readme and "| judge lex, human nuggets | FAIL | 0.100 |" in readme
+    assert "Refused: label-level methods refused: 3 of 9 pairs." in readme
 
 
 def test_run_bias_matches_a_hand_computed_paired_bootstrap():

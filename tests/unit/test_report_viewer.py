@@ -124,3 +124,22 @@ def test_closing_lines_name_synthetic_data_the_verdict_and_the_page():
     assert lines[0].startswith("note: synthetic data") and lines[1].startswith("Verdict: FAIL")
     assert lines[-1] == "report: results/demo/report.html"
     assert closing_lines({"summary": {"verdict": "Verdict: PASS - all"}}, "r.html") == ["Verdict: PASS - all", "report: r.html"]
+
+
+def test_viewer_shows_the_answer_and_says_a_unit_is_one_batch_of_nuggets():
+    """Offline judges send no prompt: the answer text must be in the viewer to judge a disagreement there, and an
+    answer whose nuggets took two batches is two units (said, not left to look like a duplicate)."""
+    from metaeval.study.transcript_view import answer_index
+
+    answers = SimpleNamespace(answers=pd.DataFrame({"qid": ["q1", "q1"], "run_id": ["r1", "r2"],
+                                                    "answer_text": ["Cats purr when content.", "Dogs bark."]}))
+    second = {**RECORDS[2], "items": ["Dogs bark"], "labels": ["support"]}  # r2's second batch
+    view = transcript_view(RECORDS + [second], _reference(), "c", answers=answer_index(None, answers))
+    create, r1, r2, r3, r2b = view["units"]
+    assert r1["answer"] == "Cats purr when content." and r2["answer"] == r2b["answer"] == "Dogs bark."
+    assert create["answer"] is None and r3["answer"] is None  # creation units have no answer; r3 has none on file
+    assert (r2["batch"], r2["batches"], r2b["batch"], r2b["batches"]) == (1, 2, 2, 2) and r1["batches"] == 1
+    assert view["batch_size"] == 2
+    page = viewer_html(view, "t")
+    assert "a unit is one batch of up to 2 nuggets, so a topic and run with more nuggets appear once per batch" in page
+    assert "'Answer'" in page and "the answer it labelled is above" in page and "(batch ' + u.batch" in page

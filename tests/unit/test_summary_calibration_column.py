@@ -30,6 +30,16 @@ def test_raw_kept():
     assert got == "leaderboard by raw, intervals by ppi_pp: held-out MAE raw 0.087 -> raw 0.087"
 
 
+def test_the_column_says_the_errors_are_held_out_run_maes():
+    from metaeval.study.summary import SUMMARY_COLUMNS, summary_markdown
+
+    assert SUMMARY_COLUMNS[-1] == "calibration (held-out run MAE)"
+    md = summary_markdown({"cells": [{"cell": "c", "stats": {}, "calibration": _sel(method="raw",
+                                                                                   held_out_mae={"mean": 0.087})}]})
+    assert "| calibration (held-out run MAE) |" in md
+    assert "| leaderboard by raw, intervals by ppi_pp: held-out MAE raw 0.087 -> raw 0.087 |" in md
+
+
 def test_sweep_result_row_says_whether_the_method_is_recommended():
     from metaeval.api_results import _cell_row
 
