@@ -202,14 +202,19 @@ def pair_rows(name_a: str, name_b: str, a: Mapping[str, Replicated], b: Mapping[
 
 
 def _mae(doc: Mapping[str, Any] | None) -> dict[str, tuple[float, float]]:
-    """``{raw_mae: (mean, se), calibrated_mae: (mean, se)}`` of a calibration result (what is there)."""
+    """``{raw_mae: (mean, se), calibrated_mae: (mean, se)}`` of a calibration result, what is there with a usable
+    SE (``selection.raw_mae`` or the raw candidate's held-out MAE; ``selection.nested_mae``).  An SE of 0 (raw
+    scores need no fit, so repeated splits of one procedure can give raw the same error every time) says nothing
+    about new topics: such a figure is left out rather than given a zero-width interval."""
     out: dict[str, tuple[float, float]] = {}
     if not isinstance(doc, Mapping) or doc.get("error"):
         return out
-    raw = ((((doc.get("candidates") or {}).get("none") or {}).get("held_out") or {}).get("mae")) or {}
-    nested = (doc.get("selection") or {}).get("nested_mae") or {}
-    for key, d in (("raw_mae", raw), ("calibrated_mae", nested)):
-        if isinstance(d, Mapping) and d.get("mean") is not None and d.get("se") is not None:
+    sel = doc.get("selection") or {}
+    cands = doc.get("candidates") or {}
+    raw_cand = cands.get("raw") or cands.get("none") or {}
+    raw = sel.get("raw_mae") or (raw_cand.get("held_out") or {}).get("mae") or {}
+    for key, d in (("raw_mae", raw), ("calibrated_mae", sel.get("nested_mae") or {})):
+        if isinstance(d, Mapping) and d.get("mean") is not None and d.get("se") is not None and float(d["se"]) > 1e-9:
             out[key] = (float(d["mean"]), float(d["se"]))
     return out
 

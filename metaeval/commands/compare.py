@@ -93,7 +93,7 @@ def format_comparison(doc: dict) -> str:
         t = _table([r for r in rows if (r["candidate_a"], r["candidate_b"]) == (a, b)], "")
         t.columns, t.numeric = t.columns[2:], t.numeric[2:]
         t.rows = [r[2:-1] + [{a: "A", b: "B"}.get(r[-1], r[-1])] for r in t.rows]
-        out += ["", f"A = {a}", f"B = {b}", text_table(t, max_width=48)]
+        out += ["", f"A = {a}", f"B = {b}", text_table(t, width=width)]
     return "\n".join(out)
 
 

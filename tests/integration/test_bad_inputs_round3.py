@@ -20,6 +20,9 @@ import pytest
 
 from tests.helpers.cli_cases import assert_no_traceback_and_exit, assert_one_error_line, run_all
 
+#: 30 CLI runs, three at a time, in one module fixture: on a loaded 2-core machine more than the default 900 s
+pytestmark = pytest.mark.timeout(1800)
+
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
 DEMO = ROOT / "metaeval" / "data" / "demo"

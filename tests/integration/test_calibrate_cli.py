@@ -32,7 +32,7 @@ def test_calibrate_validate_and_apply(files, capsys):
     assert sum(line.startswith("recommendation:") for line in printed) == 1
     text = "\n".join(printed)
     # the printed figures say what they are: +- is a standard error, tau is held-out; run ids are never cut
-    assert "x+-y = mean +- its standard error over the splits" in text and "held-out tau run/topic/pooled" in text
+    assert "+- = corrected resampled SE" in text and "held-out tau run/topic/pooled" in text
     longest = max(json.loads((out / "calibration.json").read_text())["leaderboard"]["rows"][:10],
                   key=lambda r: len(r["run_id"]))["run_id"]
     assert any(f"  {longest} " in line for line in printed), longest

@@ -157,6 +157,9 @@ def test_calibration_rows_by_hand():
     assert raw["diff"] == pytest.approx(-0.06) and raw["ci_low"] == pytest.approx(-0.06 - norm.ppf(0.975) * se)
     assert raw["p_value"] == pytest.approx(2 * norm.sf(0.06 / se))
     assert calibration_rows([("a", "c")], {"a": doc((0.1, 0.02), (0.1, 0.02)), "c": {"error": "x"}}) == []
+    # an SE of 0 (raw: the same error on every split) gives no row, never a zero-width interval
+    rows = calibration_rows([("a", "b")], {"a": doc((0.10, 0.0), (0.08, 0.01)), "b": doc((0.16, 0.0), (0.09, 0.02))})
+    assert [r["statistic"] for r in rows] == ["calibrated_mae"]
 
 
 def test_pair_lines_say_who_agrees_better(small):
