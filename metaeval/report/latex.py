@@ -11,7 +11,7 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
   both columns (45 runs: 23 lines in \\scriptsize, 0.7 of the text height) instead of a page-high float;
 * ``calibration_<cell>`` - one table per judge configuration: every candidate (raw, composite, the corrections) on
   the calibration procedure's random splits of the human-labelled topics (sized like human-labelled : judge-only):
-  held-out whole-track error, wins, the difference to raw, tau, coverage and width of the interval shown with it;
+  held-out whole-track error, the difference to raw, tau, coverage and width of the interval shown with it;
   the shown point method in bold, the interval method (PPI++) marked when it is another;
 * ``ranksets_<cell>`` - per run the PPI++ estimate of the human score over all topics with its group letters as
   superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
@@ -292,7 +292,6 @@ class _Paper:
         method in bold, the interval method (PPI++) marked when it is another."""
         cands = cal.get("candidates") or {}
         sel = cal.get("selection") or {}
-        wins = sel.get("wins") or {}
         shown, ib = sel.get("method"), sel.get("intervals_by")
         order = [k for k in ("raw", "composite") if k in cands] + [k for k in cands if k not in ("raw", "composite")]
         rows, refusals = [], []
@@ -306,11 +305,10 @@ class _Paper:
             if c.get("status") != "ok" or not c.get("held_out"):
                 if c.get("status") not in ("ok", "not evaluated"):
                     refusals.append(str(c.get("reason") or c.get("status")))
-                rows.append([name, str(c.get("status") or "n/a"), "", "", "", "", ""])
+                rows.append([name, str(c.get("status") or "n/a"), "", "", "", ""])
                 continue
             h = c["held_out"]
-            rows.append([name, str(wins.get(m, 0)), _pm(h.get("mae")),
-                         "--" if m == "raw" else _pm(h.get("diff_vs_raw"), signed=True),
+            rows.append([name, _pm(h.get("mae")), "--" if m == "raw" else _pm(h.get("diff_vs_raw"), signed=True),
                          _n((h.get("tau") or {}).get("run"), 2), _n(h.get("coverage"), 2),
                          _n(h.get("mean_ci_width"), 2)])
         st = cal.get("settings") or {}
@@ -335,8 +333,8 @@ class _Paper:
             det = (f"Calibration candidates for {self.cell_plain(cell)} on {self.data_plain}, metric "
                    f"{self.metric_plain}: nothing evaluated (too few human-labelled topics or runs for a choice). "
                    + decision + why)
-            return self._table(["method", "wins", "MAE", "vs raw", "$\\tau$", "cover", "width"], rows,
-                               [False] + [True] * 6, cap, f"calibration_{cell}", det)
+            return self._table(["method", "MAE", "vs raw", "$\\tau$", "cover", "width"], rows,
+                               [False] + [True] * 5, cap, f"calibration_{cell}", det)
         nested = sel.get("nested_mae") or {}
         nd = sel.get("nested_diff_vs_raw") or {}
         nested_txt = (f" Nested: the same procedure re-run inside {sel['nested_splits']} splits' fit topics and "
@@ -348,14 +346,14 @@ class _Paper:
                f"scored on {splits} random splits of the human-labelled topics into {fit} fit and {held} held-out "
                "topics (the sizes mimic human-labelled : judge-only); every figure is on the whole-track run score "
                "(human labels on the fit topics where the method uses them, its estimate on the held-out ones) "
-               "against the human one. wins = splits on which the method had the lowest error; MAE = mean over "
+               "against the human one. MAE = mean over "
                "splits of the mean absolute error over runs, +- its corrected resampled standard error (Nadeau and "
                "Bengio, 2003); vs raw = the paired difference to raw (negative = better), +- its corrected standard "
                "error; tau = mean held-out run-level Kendall tau-b with the human leaderboard; cover = the share of "
                f"the {level:g}% intervals shown with that point (PPI++'s, widened to contain it) that hold the human "
                "run score; width = their mean width. " + decision + nested_txt + why)
-        return self._table(["method", "wins", "MAE", "vs raw", "$\\tau$", "cover", "width"], rows,
-                           [False] + [True] * 6, cap, f"calibration_{cell}", det)
+        return self._table(["method", "MAE", "vs raw", "$\\tau$", "cover", "width"], rows,
+                           [False] + [True] * 5, cap, f"calibration_{cell}", det)
 
     def rank_sets(self) -> dict[str, str]:
         """Per cell with rank-sets: runs by estimate, the estimate with its group letters as superscripts (as papers
@@ -383,8 +381,8 @@ class _Paper:
                        f"{s['pairs']} run pairs (max-$t$ bootstrap of the {rs['human_labelled_topics']} labelled topics, "
                        f"{rs['n_boot']} resamples); {s['decided_pairs']} pairs decided, mean rank-set size "
                        f"{s['mean_rank_set_size']:.1f} of {rs['runs']} runs.")
-            cap = (f"Which runs can be told apart on {self.metric_tex}, {self.cell_phrase(cell)}, {self.data_phrase} "
-                   f"({rs['level'] * 100:.0f}\\% simultaneous; details in README).")
+            cap = (f"Rank-sets, {self.metric_tex}, {self.cell_phrase(cell)}, {self.data_phrase}: "
+                   f"{rs['level'] * 100:.0f}\\% simultaneous.")
             det = (f"Rank-sets on {self.metric_plain}, {self.cell_plain(cell)}, on {self.data_plain}: "
                    + how.replace("\\%", "%").replace("$t$", "t"))
             out[f"ranksets_{cell}"] = self._board(cell, ["run", "estimate", "rank-set", "above / below"], rows, cap,

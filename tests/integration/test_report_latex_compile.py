@@ -193,7 +193,7 @@ def test_nist_lexical_tables_compile_in_an_article_and_in_acm_sigconf(nist, tmp_
     cell = summary["cells"][0]
     tables = check_tables(nist / "report_latex", [cell["cell"]])
     assert set(tables) == {"tau", f"calibration_{cell['cell']}", f"leaderboard_{cell['cell']}", "strictness", "bias",
-                           "descriptive", "plan"}
+                           "descriptive", "plan", f"ranksets_{cell['cell']}"}
     log, pdf = compile_article(nist, tmp_path)
     check_log(log)
     assert pdf.stat().st_size > 10_000
@@ -216,10 +216,14 @@ def test_nist_lexical_tables_compile_in_an_article_and_in_acm_sigconf(nist, tmp_
     assert "\\begin{table*}" in lb and fit[f"leaderboard_{cell['cell']}"]["height"] < 0.75
     for name in ("tau", "bias", "strictness", f"calibration_{cell['cell']}", "plan"):
         assert "\\begin{table}" in tables[name], name  # one column each
-    # no method beats raw on these data (the study's verdict): raw in bold, the interval method marked, not bold
-    assert cal["selection"]["beats_raw"] is False
+    # the shown point method (the study's one decision) in bold; PPI++, whose intervals are shown, marked if another
+    sel = cal["selection"]
     cand = tables[f"calibration_{cell['cell']}"]
-    assert "\\textbf{raw}" in cand and "PPI++$^\\dagger$" in cand and "\\textbf{PPI++}" not in cand
+    shown = latex_text(cal["method_names"].get(sel["method"], sel["method"]))
+    assert f"\\textbf{{{shown}}}" in cand and cand.count("\\textbf{") == 1
+    if sel["method"] != sel["intervals_by"]:
+        assert "PPI++$^\\dagger$" in cand and "\\textbf{PPI++}" not in cand
+    assert f"over {sel['splits']} splits" in cand
     assert "$\\pm$ s.e." in cand
     # the metric typeset, the paper cited
     assert "$V_{\\mathrm{strict}}$" in tables["tau"] and "\\citep{pradeep2025greatnuggetrecall}" in tables["tau"]

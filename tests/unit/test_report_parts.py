@@ -297,7 +297,7 @@ def test_paper_tables_from_report_data(tmp_path):
     # judge / prompt / nuggets columns, never the cell id; '--' where a judge has no prompt
     assert "lex & -- & human & \\begin{tabular}" in tables["tau"] and "lex\\_\\_human" not in "".join(tables.values())
     cand = tables["calibration_lex__human_auto"]
-    assert "\\textbf{PPI} & 9 &" in cand and "refused" in cand and "PPI++$^\\dagger$" in cand
+    assert "\\textbf{PPI} & \\begin{tabular}" in cand and "& 0.81 & 0.90 & 0.40" in cand and "refused" in cand and "PPI++$^\\dagger$" in cand
     # the caption names the procedure as it now is: held-out splits, the shown point, its intervals (PPI++)
     assert "over 10 splits; bold: shown, $^\\dagger$: its intervals." in cand
     assert cand.index("\\textbf{PPI}") > cand.index("composite") > cand.index("raw")  # raw, composite, corrections
