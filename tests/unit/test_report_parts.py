@@ -397,3 +397,23 @@ def test_strictness_by_importance_by_hand(nist_labels):
         sp = sub[sub["h"] == 2]
         assert r["support_to_partial"] == pytest.approx((sp["jd"] == 1).mean(), abs=1e-12)
     assert out["all"]["index"] > 0  # the judge only ever lowers labels
+
+
+def test_figures_print_the_metric_by_its_display_name():
+    """Axis labels and titles say V_strict (the measure registry's display name), never the column name v_strict."""
+    from metaeval.report import plots
+
+    tau_rows = [{"cell": "c1", "metric": "v_strict", "level": lv, "tau": 0.7, "ci_low": 0.6, "ci_high": 0.8}
+                for lv in ("run", "topic_avg", "pooled")]
+    runs = [{"run_id": r, "bias": b, "ci": [b - 0.05, b + 0.05]} for r, b in (("ra", 0.1), ("rb", -0.1))]
+    docs = {"tau_levels": plots.tau_levels(tau_rows, ["c1"], "v_strict"),
+            "forest": plots.forest({"c1": pd.DataFrame({"qid": ["q1", "q2"], "tau": [0.5, float("nan")]})},
+                                   {"c1": (0.5, [0.4, 0.6])}, "v_strict"),
+            "bias": plots.bias({"c1": {"mean": {"bias": 0.0, "ci": [-0.1, 0.1]}, "runs": runs}}, "v_strict"),
+            "scatter": plots.scatter({"c1": pd.DataFrame({"run_id": ["ra", "rb", "rc"], "reference": [0.2, 0.4, 0.6],
+                                                          "judge": [0.3, 0.35, 0.5]})}, {"c1": (1.0, [0.5, 1.0])},
+                                     "v_strict")}
+    for name, doc in docs.items():
+        assert "V_strict" in doc and "v_strict" not in doc, name
+    assert "pooled" in docs["tau_levels"] and "undefined" not in docs["tau_levels"]  # rows still matched by column name
+    assert plots.metric_label("my_metric") == "my_metric"
