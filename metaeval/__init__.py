@@ -7,15 +7,15 @@ metaeval`` and ``metaeval --help`` stay fast::
     nist = metaeval.load("nugget_assignment.20241108.jl")
     metaeval.leaderboard(metaeval.score(nist))
 
-``load, load_dataset, score, leaderboard, analyze, compare, calibrate, sweep, register_judge, to_latex`` and the
-result types ``AnalysisResult, CalibrationResult, SweepResult``; the layers underneath are importable directly
+``load, load_dataset, score, leaderboard, analyze, compare, run_pairs, calibrate, sweep, register_judge, to_latex``
+and the result types ``AnalysisResult, CalibrationResult, SweepResult``; the layers underneath are importable directly
 (``metaeval.io``, ``metaeval.scoring``, ``metaeval.analysis`` ...).  ``dir(metaeval)`` lists these names and the
 subpackages already imported (no typing helpers).
 """
 
 from metaeval.version import __version__
 
-_API = ("load", "load_dataset", "score", "leaderboard", "analyze", "compare", "calibrate", "sweep",
+_API = ("load", "load_dataset", "score", "leaderboard", "analyze", "compare", "run_pairs", "calibrate", "sweep",
         "register_judge", "to_latex", "AnalysisResult", "CalibrationResult", "SweepResult")
 
 __all__ = ["__version__", *_API]

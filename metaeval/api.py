@@ -7,14 +7,16 @@ import stays fast)::
     per_answer = metaeval.score(nist)                                                       # one row per answer
     runs = metaeval.leaderboard(per_answer)                                                 # one row per run
     res = metaeval.analyze(nist, "judge.jsonl", run_map={"old_run": "new_run"})           # .tau, .descriptive ...
-    pairs = metaeval.compare(nist, "judge.jsonl", metrics="V_strict")                      # run pairs, flips
+    pairs = metaeval.run_pairs(nist, "judge.jsonl", metrics="V_strict")                    # run pairs, flips
+    cmp = metaeval.compare(nist, ["judge_a.jsonl", "judge_b.jsonl"])     # which agrees better: paired differences
     cal = metaeval.calibrate(nist, "judge.jsonl")                # a CalibrationResult: .leaderboard, .candidates ...
     print(metaeval.to_latex(res.tau), cal.to_latex())
 
 Results are typed: ``analyze`` returns an ``AnalysisResult``, ``calibrate`` a ``CalibrationResult`` and ``sweep`` a
 ``SweepResult`` (dataclasses of DataFrames with ``.to_latex()``; the JSON document each command writes is ``.json``).
 Keyword names are the same everywhere (``metrics``, ``n_boot``, ``seed``, ``run_map``, ``flip_test``); the old
-``compare(metric=, test=)`` and ``calibrate(metric=)`` still work with a ``DeprecationWarning``.  Errors name the
+``run_pairs(metric=, test=)`` and ``calibrate(metric=)`` still work with a ``DeprecationWarning`` (and so does
+``compare(reference, candidate)`` with one candidate, the run-pair table ``run_pairs`` now gives).  Errors name the
 keyword to change (``format=``, ``run_map=``), never a command-line option.
 
 Inputs: a path (assignment file, nuggetizer metrics file, score table, folder of ``trec_eval -q`` outputs, or a
@@ -37,7 +39,7 @@ from metaeval.api_results import CalibrationResult, SweepResult
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.analysis.api import AnalysisResult
 
-__all__ = ["load", "load_dataset", "score", "leaderboard", "analyze", "compare", "calibrate", "sweep",
+__all__ = ["load", "load_dataset", "score", "leaderboard", "analyze", "compare", "run_pairs", "calibrate", "sweep",
            "register_judge", "to_latex", "AnalysisResult", "CalibrationResult", "SweepResult"]
 
 
@@ -62,6 +64,7 @@ def load(source: Any, *, name: str | None = None, run_map: Any = None, format: s
 def _load(source: Any, *, name: str | None, run_map: Any, format: str | None) -> Any:
     from metaeval.io.runmap import rename_runs
 
+    _check_source(source)
     obj = source
     if isinstance(source, (str, os.PathLike)):
         p = Path(source)
@@ -78,6 +81,41 @@ def _load(source: Any, *, name: str | None, run_map: Any, format: str | None) ->
         if name and hasattr(obj, "name"):
             obj.name = name
     return rename_runs(obj, _run_map(run_map))
+
+
+def _check_source(source: Any) -> None:
+    """What ``load`` takes: a path, a ``LabelSet`` or a score table (a pandas DataFrame); anything else
+    (``None``, a number) is a ``TypeError`` rather than passed back as if it were labels."""
+    if isinstance(source, (str, os.PathLike)):
+        if not str(source).strip():
+            raise TypeError("load() got an empty path")
+        return
+    from metaeval.types import LabelSet
+
+    if isinstance(source, LabelSet):
+        return
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        return
+    raise TypeError(f"load() takes a path, a LabelSet or a score DataFrame; got {type(source).__name__} {source!r:.60}")
+
+
+def check_count(func: str, keyword: str, value: Any, limit: int, what: str) -> None:
+    """``value`` of ``keyword`` an integer in ``0..limit`` (the cap the command line applies), else ``ValueError``
+    / ``TypeError`` naming it: ``analyze(n_boot=10**9)`` would need ~156 GiB."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import numpy as np
+
+            if isinstance(value, np.integer):
+                value = int(value)
+        except ImportError:  # pragma: no cover
+            pass
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{func}({keyword}=) takes an integer, got {type(value).__name__} {value!r:.40}")
+    if not 0 <= value <= limit:
+        raise ValueError(f"{func}({keyword}={value}): {what} must be between 0 and {limit:,} (the command line's cap)")
 
 
 def _has_assignment_file(folder: Path) -> bool:
@@ -137,6 +175,10 @@ def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: A
 
     _check_keywords("analyze", kwargs, [p for p in inspect.signature(_analyze).parameters if p not in
                                         ("reference", "candidates")])
+    from metaeval.study.settings import MAX_BOOTSTRAP
+
+    if "n_boot" in kwargs:
+        check_count("analyze", "n_boot", kwargs["n_boot"], MAX_BOOTSTRAP, "bootstrap replicates")
     cands = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
     names = kwargs.pop("names", None)
     if names is None:
@@ -156,21 +198,78 @@ def _display_name(obj: Any, k: int) -> str:
     return getattr(obj, "name", None) or f"candidate_{k}"
 
 
-def compare(reference: Any, candidate: Any, *, metrics: "str | Sequence[str]" = "v_strict", run_map: Any = None,
-            flip_test: str = "t", alpha: float = 0.05, seed: int = 0, policy: Any = None, **deprecated: Any) -> Any:
+def run_pairs(reference: Any, candidate: Any, *, metrics: "str | Sequence[str]" = "v_strict", run_map: Any = None,
+              flip_test: str = "t", alpha: float = 0.05, seed: int = 0, policy: Any = None, **deprecated: Any) -> Any:
     """One row per run pair (``run_a, run_b, ref_diff, cand_diff, p_ref, ref_significant, ref_significant_holm,
     flip``): the reference's mean difference over topics, the candidate's, the reference's paired test over
-    topics (``flip_test``: ``t`` or ``wilcoxon``), and whether the candidate orders the pair the other way.
-    ``metrics``: one metric (or a list of one), the same keyword as :func:`analyze`'s."""
-    _check_keywords("compare", deprecated, ["metric", "test"])
-    metrics = _renamed("compare", deprecated, "metric", "metrics", metrics, "v_strict")
-    flip_test = _renamed("compare", deprecated, "test", "flip_test", flip_test, "t")
+    topics (``flip_test``: ``t`` or ``permutation``), and whether the candidate orders the pair the other way.
+    ``metrics``: one metric (or a list of one), the same keyword as :func:`analyze`'s.  (Until 0.x this was
+    ``compare(reference, candidate)``; ``compare`` now compares candidates with each other.)"""
+    _check_keywords("run_pairs", deprecated, ["metric", "test"])
+    metrics = _renamed("run_pairs", deprecated, "metric", "metrics", metrics, "v_strict")
+    flip_test = _renamed("run_pairs", deprecated, "test", "flip_test", flip_test, "t")
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     if len(metrics) != 1:
-        raise TypeError(f"compare() compares on one metric; got metrics={metrics!r} (use analyze() for several)")
+        raise TypeError(f"run_pairs() compares on one metric; got metrics={metrics!r} (use analyze() for several)")
     res = analyze(reference, candidate, run_map=run_map, metrics=metrics, n_boot=0, flip_test=flip_test, alpha=alpha,
                   seed=seed, policy=policy)
     return res.flip_pairs.drop(columns=["candidate"], errors="ignore").reset_index(drop=True)
+
+
+def compare(reference: Any, candidates: Any, *, metrics: "str | Sequence[str] | None" = None, pairs: Any = "all",
+            n_boot: int = 1000, seed: int = 0, alpha: float = 0.05, variant: str = "b", run_map: Any = None,
+            **old: Any) -> Any:
+    """Which candidate agrees better with ``reference``, pair by pair, as ranx's ``compare(qrels, runs)``: a
+    DataFrame with one row per pair and statistic (``candidate_a, candidate_b, metric, statistic, level, value_a,
+    value_b, diff, ci_low, ci_high, p_value, p_holm, n_boot, better, interval``): tau at the three levels per metric
+    and the label agreement (Cohen's kappa, weighted kappa, exact agreement), ``diff = a - b`` with its paired
+    topic-bootstrap interval (``n_boot`` resamples shared by every candidate, ``seed``) and Holm-adjusted p over the
+    pairs; the held-out calibrated error too for sweep cells whose study calibrated.  ``better`` names the side a
+    difference favours where ``p_holm < alpha``.  ``df.attrs["lines"]``: one plain-language line per pair.
+
+    ``candidates``: a list of label sets or paths (cell folders, sweep folders: every cell, label files);
+    ``reference``: labels, or ``None`` for sweep cells (their sweep's dataset's human labels).  ``pairs``:
+    ``"all"``, ``"neighbours"`` (same judge, another prompt or strategy) or ``[(name_a, name_b), ...]``;
+    ``metrics``: default all six (the first is the one the lines speak of).  See
+    :mod:`metaeval.analysis.comparison`.
+
+    With ONE candidate (the form of earlier versions) this returns that candidate's run pairs, as
+    :func:`run_pairs`, with a ``DeprecationWarning``.
+    """
+    if not isinstance(candidates, (list, tuple)) and not _is_sweep_folder(candidates):
+        warnings.warn("compare(reference, candidate) with one candidate returns its run pairs and is deprecated: use "
+                      "run_pairs(reference, candidate); compare(reference, [a, b, ...]) compares candidates with each "
+                      "other", DeprecationWarning, stacklevel=2)
+        return run_pairs(reference, candidates, metrics=metrics or "v_strict", run_map=run_map, alpha=alpha, seed=seed,
+                         **old)
+    _check_keywords("compare", old, [])
+    from metaeval.study.compare import Candidate, compare_candidates, resolve_candidates, sweep_reference
+
+    with _speaks_python():
+        cands = []
+        for k, c in enumerate([candidates] if not isinstance(candidates, (list, tuple)) else candidates, start=1):
+            if isinstance(c, (str, os.PathLike)):
+                cands += resolve_candidates([c], minimum=1)
+            else:
+                cands.append(Candidate(getattr(c, "name", None) or f"candidate_{k}", c))
+        for c in cands:
+            c.labels = load(c.labels, run_map=run_map, name=c.name)
+        if reference is None:
+            ref, ref_name = sweep_reference(cands)
+            ref = load(ref, run_map=run_map)
+        else:
+            ref = load(reference, run_map=run_map)
+            ref_name = str(reference) if isinstance(reference, (str, os.PathLike)) else getattr(ref, "name", "reference")
+        metrics = [metrics] if isinstance(metrics, str) else metrics
+        table, doc = compare_candidates(ref, cands, reference_name=ref_name, metrics=metrics, pairs=pairs,
+                                        n_boot=n_boot, seed=seed, alpha=alpha, variant=variant)
+    table.attrs["lines"] = doc["lines"]
+    return table
+
+
+def _is_sweep_folder(obj: Any) -> bool:
+    return isinstance(obj, (str, os.PathLike)) and (Path(obj) / "summary.json").is_file() \
+        and not (Path(obj) / "labels.jsonl").exists()
 
 
 def _renamed(func: str, given: dict[str, Any], old: str, new: str, value: Any, default: Any) -> Any:
@@ -198,6 +297,10 @@ def calibrate(reference: Any, judge: Any, *, seed: int = 0, run_map: Any = None,
 
     known = [k for k in DEFAULTS if k not in ("metric", "metrics")]
     _check_keywords("calibrate", settings, [*known, "judge_spec", "prompt_version", "metric"])
+    from metaeval.study.settings import MAX_BOOTSTRAP
+
+    if "n_boot" in settings:
+        check_count("calibrate", "n_boot", settings["n_boot"], MAX_BOOTSTRAP, "bootstrap replicates")
     primary = settings.pop("metric", None)
     if primary is not None:
         warnings.warn("calibrate(metric=) is deprecated; use metrics= (its first metric is the primary one, as in "

@@ -17,6 +17,7 @@ import sys
 COMMANDS: dict[str, str] = {
     "score": "metaeval.commands.score",
     "analyze": "metaeval.commands.analyze",
+    "compare": "metaeval.commands.compare",
     "calibrate": "metaeval.commands.calibrate",
     "simulate": "metaeval.commands.simulate",
     "judge": "metaeval.commands.judge",

@@ -73,6 +73,64 @@ def _inside(root: Path, path: Path, what: str) -> Path:
     return path
 
 
+def link_in_path(path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path | None:
+    """The first component of ``path`` at or below ``root`` that is a symbolic link (``None`` when there is none).
+
+    ``root`` (a results folder, or ``results_dir``) and the folders above it are the user's to arrange; below it
+    every component must be a real folder or file, so nothing metaeval writes there goes through a link to a place
+    outside.  Without ``root`` only ``path`` itself is checked."""
+    p = Path(os.path.abspath(path))
+    parts: list[Path] = [p]
+    if root is not None:
+        r = Path(os.path.abspath(root))
+        q = p.parent
+        while q != r and r in q.parents:
+            parts.append(q)
+            q = q.parent
+        if q == r:
+            parts.append(r)
+    for part in reversed(parts):
+        try:
+            if os.path.islink(part):
+                return part
+        except OSError:  # pragma: no cover - islink does not raise
+            return None
+    return None
+
+
+def refuse_links(path: str | os.PathLike, root: str | os.PathLike | None = None) -> None:
+    """One-line ``OutputError`` when ``path`` (or a component of it below ``root``) is a symbolic link."""
+    link = link_in_path(path, root)
+    if link is not None:
+        from metaeval.io.outputs import OutputError
+
+        try:
+            target = os.readlink(link)
+        except OSError:
+            target = "?"
+        raise OutputError(f"{link} is a symbolic link (to {target}); metaeval never writes through a link in a "
+                          "results folder or cache: remove the link (or choose another name=)")
+
+
+def open_nofollow(path: str | os.PathLike, flags: int, mode: int = 0o644, *,
+                  root: str | os.PathLike | None = None) -> int:
+    """``os.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)`` after :func:`refuse_links`; a link found only by
+    the kernel (one made between the check and the open: ``ELOOP``) gets the same one line."""
+    import errno
+
+    refuse_links(path, root)
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        from metaeval.io.outputs import OutputError, os_error_line
+
+        if exc.errno == errno.ELOOP:
+            refuse_links(path, root)
+            raise OutputError(f"{path} is a symbolic link; metaeval never writes through a link in a results "
+                              "folder or cache: remove the link") from None
+        raise OutputError(os_error_line(exc, path)) from None
+
+
 def _in_folder(relpath: str, doc: str) -> property:
     """A property: the path ``relpath`` inside the results folder."""
     return property(lambda self: self.root / relpath, doc=f"``{relpath}``: {doc}.")

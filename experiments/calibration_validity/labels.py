@@ -9,6 +9,7 @@ format, same rows as the NIST file):
   ``run.py`` says so);
 * ``fig6``: every label redrawn through the paper's Figure 6 confusion (``metaeval.simulation.simulate_judge``),
   one fixed draw (stream ``simulation.calibration_validity``, seed 0);
+* ``hetero`` / ``skewed``: heteroscedastic and skewed per-topic differences (:func:`hetero_skew_labels`);
 * ``run_bias``: the simulation's per-run-bias judge (``simulate_structured(kind="run_bias")``): each run gets a
   strictness shift ``s_r ~ N(0, 0.8^2)``, one fixed draw.
 
@@ -62,6 +63,39 @@ def run_bias_labels(human, seed: int = 0):
     return human.with_labels(codes_to_labels(new), name="run_bias", provenance={"judge_spec": "run_bias", "on": human.name})
 
 
+def hetero_skew_labels(human, kind: str, seed: int = 0):
+    """Judges that break the equal-variance / symmetric-error assumptions (one fixed draw each):
+
+    * ``hetero`` (heteroscedastic per-topic differences): run ``r`` gets a noise level ``p_r ~ U(0, 0.6)``; each
+      of its labels is redrawn through the paper's Figure 6 confusion with probability ``p_r``, else kept - some
+      runs' human-minus-judge differences are near zero on every topic, others' vary a lot;
+    * ``skewed`` (skewed per-topic differences): a third of the runs get a topic-level failure rate 0.15 - with that
+      probability the judge marks every nugget of the run's answer not_support (a one-sided heavy tail of the
+      per-topic differences); every label is otherwise redrawn through Figure 6 with probability 0.1.
+    """
+    from metaeval.random_streams import stream
+    from metaeval.simulation import codes_to_labels, labels_to_codes, resolve_confusion, simulate_codes
+
+    rng = stream(seed, "simulation.calibration_validity", kind)
+    lab = human.labels
+    codes = labels_to_codes(lab["support"].astype(object).to_numpy())
+    runs = lab["run_id"].astype("category").cat.codes.to_numpy()
+    R = int(runs.max()) + 1
+    redrawn = simulate_codes(codes, resolve_confusion(), rng)
+    if kind == "hetero":
+        p = rng.uniform(0.0, 0.6, R)[runs]
+        new = np.where(rng.random(len(codes)) < p, redrawn, codes)
+    else:
+        new = np.where(rng.random(len(codes)) < 0.1, redrawn, codes)
+        skewed = rng.random(R) < 1 / 3
+        answer = (lab["qid"].astype(str) + "\t" + lab["run_id"].astype(str)).astype("category").cat.codes.to_numpy()
+        fails = rng.random(int(answer.max()) + 1) < 0.15
+        hit = skewed[runs] & fails[answer] & (codes >= 0)
+        new = np.where(hit, 0, new)
+    new = np.where(codes < 0, codes, new).astype(np.int8)
+    return human.with_labels(codes_to_labels(new), name=kind, provenance={"judge_spec": kind, "on": human.name})
+
+
 def main() -> None:
     from metaeval.io import load_labels
     from metaeval.io.assignments import write_assignments
@@ -72,11 +106,16 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     human = load_labels(str(NIST), name="nist")
     write_assignments(human, OUT / "nist.jl")
-    sets = {"lexical": offline_judge_labels(human, LexicalJudge(0.6, 0.3), "lexical"),
-            "lexical_strict": offline_judge_labels(human, LexicalJudge(0.8, 0.5), "lexical_strict"),
-            "fig6": simulate_judge(human, seed=stream(0, "simulation.calibration_validity", "fig6"), name="fig6"),
-            "run_bias": run_bias_labels(human)}
+    makers = {"lexical": lambda: offline_judge_labels(human, LexicalJudge(0.6, 0.3), "lexical"),
+              "lexical_strict": lambda: offline_judge_labels(human, LexicalJudge(0.8, 0.5), "lexical_strict"),
+              "fig6": lambda: simulate_judge(human, seed=stream(0, "simulation.calibration_validity", "fig6"), name="fig6"),
+              "run_bias": lambda: run_bias_labels(human), "hetero": lambda: hetero_skew_labels(human, "hetero"),
+              "skewed": lambda: hetero_skew_labels(human, "skewed")}
+    only = [a for a in sys.argv[1:] if a in makers]  # e.g. `labels.py hetero skewed`: just those
+    sets = {k: f() for k, f in makers.items() if not only or k in only}
     try:
+        if only:
+            raise RuntimeError("not asked for")
         from metaeval.judges.embedding import EmbeddingJudge
 
         sets["embedding"] = offline_judge_labels(human, EmbeddingJudge(), "embedding")

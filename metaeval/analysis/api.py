@@ -4,7 +4,9 @@ Per candidate and metric: tau at the three levels with topic-bootstrap CIs (:mod
 run-level ``kendall@k`` and ``tau_ap_b`` with CIs, run-pair flips (:mod:`.runpairs`), diagnostics (per-run
 rankings on both sides and flags, :mod:`.diagnostics`); per candidate, when both sides are label sets: label
 agreement with its nugget-text coverage (:mod:`.agreement`) and descriptive statistics (:mod:`.descriptive`);
-between every two candidates: the paired bootstrap test (:mod:`.bootstrap`).  Metric names are matched
+between the candidates of ``pairs`` (default every two): paired topic-bootstrap differences of tau and label
+agreement with Holm-adjusted p-values (:mod:`.comparison`; each candidate's replicates are computed once and kept,
+so the pairs cost a subtraction each).  Metric names are matched
 case-insensitively (``V_strict`` = ``v_strict``; ``NDCG_cut_10`` = ``ndcg_cut_10``).
 Inputs are LabelSets, score DataFrames, or paths (:func:`load_input`).
 """
@@ -16,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
-from metaeval.analysis.bootstrap import paired_bootstrap
 from metaeval.analysis.cells import align, metrics_of, to_long
 from metaeval.analysis.diagnostics import comparison_diagnostics, defaulted_cells
 from metaeval.analysis.levels import LEVELS, levels_from_aligned
@@ -153,6 +155,8 @@ class _Rows:
     flip_pairs: list = field(default_factory=list)
     top_heavy: list = field(default_factory=list)
     rankings: list = field(default_factory=list)
+    #: (candidate index, metric) -> {level: Replicated}: the tau replicates the paired comparisons reuse
+    replicates: dict = field(default_factory=dict)
 
 
 def _load(reference: Any, candidates: Any, names: Sequence[str] | None, policy: Any) -> _Inputs:
@@ -212,8 +216,13 @@ def _metric_block(inp: _Inputs, k: int, metric: str, opt: _Options, rows: _Rows)
         hint = ("; runs whose names nearly match: " + " ".join(f"--run-map {c}={r}" for c, r in list(suggested.items())[:5])
                 if suggested else "")
         raise ConfigError(f"{where}: {exc}{hint}") from None
+    reps: dict = {}
     tl = levels_from_aligned(al, opt.variant, n_boot=opt.n_boot, seed=opt.seed, alpha=opt.alpha,
-                             ci_method=opt.ci_method, top_k=opt.top_k)
+                             ci_method=opt.ci_method, top_k=opt.top_k, replicates=reps)
+    if reps:
+        from metaeval.analysis.comparison import Replicated
+
+        rows.replicates[(k, metric)] = {lvl: Replicated(getattr(tl, lvl), reps[lvl], tuple(al.topics)) for lvl in LEVELS}
     fsum, fpairs = run_flips(al, test=opt.flip_test, alpha=opt.alpha, seed=opt.seed)
     diag, ranks = comparison_diagnostics(
         al, min_topics=opt.min_topics, n_topics_skipped=tl.n_topics_skipped,
@@ -293,24 +302,52 @@ def _shared_runs_check(inp: _Inputs, k: int, n_shared: int) -> dict[str, Any]:
     return {"warnings": warnings, "suggested_run_map": suggested}
 
 
-def _paired(inp: _Inputs, common: list[str], opt: _Options) -> pd.DataFrame:
-    """The paired topic-bootstrap test between every two candidates on every metric (empty without a bootstrap
-    or with one candidate)."""
-    paired = []
-    if opt.n_boot > 0 and len(inp.cands) > 1:
-        for a in range(len(inp.cands)):
-            for b in range(a + 1, len(inp.cands)):
-                for metric in common:
-                    al = align(inp.ref_long, [inp.cand_longs[a], inp.cand_longs[b]], metric)
-                    df = paired_bootstrap(al, opt.variant, opt.n_boot, opt.seed, opt.alpha)
-                    paired.append(df.assign(candidate_a=inp.names[a], candidate_b=inp.names[b]))
-    return pd.concat(paired, ignore_index=True) if paired else pd.DataFrame()
+def _paired(inp: _Inputs, common: list[str], opt: _Options, rows: _Rows, blocks: dict[str, Any],
+            pairs: Any) -> pd.DataFrame:
+    """The paired comparisons of the candidates in ``pairs`` (:func:`metaeval.analysis.comparison.resolve_pairs`)
+    on every metric's tau levels and, where both sides are label sets with agreement statistics, on the label
+    agreement; empty without a bootstrap or a pair.  Replicates: each candidate's own (kept by
+    :func:`_metric_block`), re-drawn once on the shared topic universe for a candidate on other topics."""
+    from metaeval.analysis.comparison import (Replicated, SharedWeights, agreement_counts, agreement_replicates,
+                                              finish, on_shared, pair_rows, resolve_pairs)
+    from metaeval.analysis.levels import LevelEngine
+
+    index_pairs = resolve_pairs(pairs, inp.names)
+    if opt.n_boot <= 0 or not index_pairs:
+        return finish([])
+    used = sorted({k for pair in index_pairs for k in pair})
+    out: list[dict[str, Any]] = []
+    for metric in common:
+        kept = [rows.replicates.get((k, metric), {}) for k in used]
+
+        def recompute(j: int, w: Any, metric: str = metric, kept: list = kept) -> dict:
+            al = align(inp.ref_long, [inp.cand_longs[used[j]]], metric)
+            lv = LevelEngine(al.x, al.ys[0], opt.variant).levels(w)
+            return {lvl: Replicated(r.value, lv[lvl], ("<shared>",)) for lvl, r in kept[j].items()}
+
+        shared = dict(zip(used, on_shared(kept, recompute, opt.n_boot, opt.seed)))
+        for a, b in index_pairs:
+            out += pair_rows(inp.names[a], inp.names[b], shared[a], shared[b], metric, "tau", opt.alpha)
+    labelled = [k for k in used if (blocks[inp.names[k]].get("labels") or {}).get("coverage", {}).get("statistics")]
+    if labelled:
+        counts = {k: agreement_counts(inp.ref, inp.cands[k]) for k in labelled}
+        universe = SharedWeights([t for topics, _ in counts.values() for t in topics], opt.n_boot, opt.seed)
+        col = {t: i for i, t in enumerate(universe.topics)}
+        agree = {}
+        for k, (topics, c) in counts.items():
+            full = np.zeros((len(universe.topics),) + c.shape[1:])
+            full[[col[t] for t in topics]] = c
+            agree[k] = agreement_replicates(universe.topics, full, universe.w)
+        for a, b in index_pairs:
+            if a in agree and b in agree:
+                out += pair_rows(inp.names[a], inp.names[b], agree[a], agree[b], "labels", None, opt.alpha)
+    return finish(out, opt.alpha)
 
 
 def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = None, variant: str = "b",
             n_boot: int = 1000, seed: int = 0, alpha: float = 0.05, ci_method: str = "centered",
             policy: Any = None, flip_test: str = "t", names: Sequence[str] | None = None, top_k: int = 10,
-            min_topics: int = 10) -> AnalysisResult:
+            min_topics: int = 10, pairs: Any = "all") -> AnalysisResult:
     """Meta-evaluate ``candidates`` (one or a list) against ``reference``; see the module docstring.
 
     ``metrics``: defaults to every metric both sides have (the six nugget metrics for label sets).
@@ -319,7 +356,9 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     from its named stream (``random_streams.stream(seed, "analysis.<what>")``); ``ci_method``: ``percentile``,
     ``centered`` or ``bca``; ``flip_test``: reference's paired test over topics (``t`` or ``permutation``);
     ``top_k``: the k of ``kendall@k``; ``min_topics``: below this many common topics the diagnostics flag
-    ``too_few_topics``.
+    ``too_few_topics``; ``pairs``: the candidates compared with each other (``paired``: paired topic-bootstrap
+    differences, :mod:`metaeval.analysis.comparison`): ``"all"`` (default), ``"none"`` or ``[(name_a, name_b),
+    ...]``.
     """
     from metaeval.analysis.agreement import confusion_frame
     from metaeval.types import LabelSet
@@ -333,7 +372,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
         blocks[cname], al = _candidate_block(inp, k, common, opt, rows)
         shared_topics.append(set(al.topics))
         shared_runs.append(set(al.runs))
-    paired_df = _paired(inp, common, opt)
+    paired_df = _paired(inp, common, opt, rows, blocks, pairs)
     ref_desc = None
     if isinstance(inp.ref, LabelSet):  # on the topics and runs every candidate shares with it
         ref_desc = _describe_shared(inp.ref, set.intersection(*shared_topics), set.intersection(*shared_runs),

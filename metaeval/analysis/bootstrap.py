@@ -1,8 +1,10 @@
 """Paired topic-bootstrap test between two candidates (and the historical home of the bootstrap names).
 
-**Paired test** "candidate A agrees with the reference more than candidate B": both candidates are scored on
-the same topic resamples (:func:`metaeval.analysis.resample.topic_weights`, one stream per seed);
-``d* = tau_A* - tau_B*`` per replicate.  The CI is the percentile interval of ``d*`` and the two-sided p-value
+**Paired test** "candidate A agrees with the reference more than candidate B" on the cells both share (one
+:class:`~metaeval.analysis.cells.Aligned` with two candidates): both are scored on the same topic resamples
+(:func:`metaeval.analysis.resample.topic_weights`, one stream per seed); ``d* = tau_A* - tau_B*`` per replicate,
+interval and p-value by :func:`metaeval.analysis.comparison.paired_difference` (the one implementation, also
+behind ``analyze``'s comparisons of many candidates, which keep each candidate's replicates instead).  The CI is the percentile interval of ``d*`` and the two-sided p-value
 the one that inverts it, ``p = min(1, 2 min((1 + #{d* <= 0}) / (B + 1), (1 + #{d* >= 0}) / (B + 1)))``, so
 ``p < alpha`` exactly when the ``1 - alpha`` interval excludes 0 (up to the +1 terms).
 
@@ -35,6 +37,8 @@ def paired_bootstrap(al: Aligned, variant: str = "b", n_boot: int = 1000, seed: 
     One row per level: ``metric, level, tau_candidate_a, tau_candidate_b, diff, ci_low, ci_high, p_value,
     n_boot`` (``n_boot`` = replicates where both taus are defined).
     """
+    from metaeval.analysis.comparison import paired_difference
+
     ea = LevelEngine(al.x, al.ys[a], variant)
     eb = LevelEngine(al.x, al.ys[b], variant)
     one = np.ones((1, len(al.topics)))
@@ -43,13 +47,7 @@ def paired_bootstrap(al: Aligned, variant: str = "b", n_boot: int = 1000, seed: 
     ra, rb = ea.levels(w), eb.levels(w)
     rows = []
     for lvl in LEVELS:
-        d = float(pa[lvl][0] - pb[lvl][0])
-        ds = ra[lvl] - rb[lvl]
-        ds = ds[~np.isnan(ds)]
-        n = len(ds)
-        p = float(min(1.0, 2 * min((1 + np.sum(ds <= 0)) / (n + 1), (1 + np.sum(ds >= 0)) / (n + 1)))) if n else float("nan")
-        lo, hi = percentile_ci(ds, alpha)
+        d = paired_difference(float(pa[lvl][0]), float(pb[lvl][0]), ra[lvl], rb[lvl], alpha)
         rows.append({"metric": al.metric, "level": lvl, "tau_candidate_a": float(pa[lvl][0]),
-                     "tau_candidate_b": float(pb[lvl][0]),
-                     "diff": d, "ci_low": lo, "ci_high": hi, "p_value": p, "n_boot": n})
+                     "tau_candidate_b": float(pb[lvl][0]), **d})
     return pd.DataFrame(rows)

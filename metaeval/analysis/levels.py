@@ -161,13 +161,16 @@ def _f(v: Any) -> float:
 
 def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: int = 0,
                         alpha: float = 0.05, candidate: int = 0, weights: np.ndarray | None = None,
-                        ci_method: str = "centered", top_k: int = 10) -> TauLevels:
+                        ci_method: str = "centered", top_k: int = 10,
+                        replicates: dict[str, np.ndarray] | None = None) -> TauLevels:
     """Point estimates (and bootstrap CIs when ``n_boot > 0`` or ``weights`` are given) for one candidate.
 
     ``seed``: the analysis seed; the resamples are ``topic_weights(T, n_boot, seed)``, i.e. drawn from
     ``random_streams.stream(seed, "analysis.topic_bootstrap")``, so another seed moves every interval;
     ``weights``: a ``(B, T)`` topic-multiplicity matrix to reuse (e.g. the same resamples for every metric);
-    ``ci_method``: a name in :data:`metaeval.analysis.resample.CI_METHODS`; ``top_k``: the k of ``kendall@k``.
+    ``ci_method``: a name in :data:`metaeval.analysis.resample.CI_METHODS`; ``top_k``: the k of ``kendall@k``;
+    ``replicates``: a dict that receives ``{level: (B,) replicates}`` when bootstrapped (kept by the paired
+    comparisons between candidates, :mod:`metaeval.analysis.comparison`).
     """
     from metaeval.errors import ConfigError
 
@@ -191,6 +194,8 @@ def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: 
     if boot:
         w = weights if weights is not None else topic_weights(t_count, n_boot, seed)
         reps, heavy = eng.levels_and_top_heavy(w, top_k)
+        if replicates is not None:
+            replicates.update({lvl: reps[lvl] for lvl in LEVELS})
         jack, jack_heavy = eng.levels_and_top_heavy(1.0 - np.eye(t_count), top_k) if ci_method == "bca" else ({}, {})
         for lvl in LEVELS:
             ci[lvl] = CI_METHODS[ci_method](reps[lvl], alpha, _f(point[lvl]), jack.get(lvl))

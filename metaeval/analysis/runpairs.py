@@ -44,7 +44,7 @@ import numpy as np
 
 from metaeval.analysis.kendall import _div
 
-__all__ = ["PAIRED_TESTS", "holm", "paired_t", "run_flips", "sign_flip"]
+__all__ = ["PAIRED_TESTS", "holm", "holm_adjusted", "paired_t", "run_flips", "sign_flip"]
 
 _CHUNK = 4_000_000  # elements of a (draws x pairs) block
 
@@ -203,6 +203,22 @@ def holm(p: np.ndarray, alpha: float = 0.05) -> np.ndarray:
     passed = p[order] <= thresholds
     k = m if passed.all() else int(np.argmin(passed))  # first failure stops the step-down
     out[order[:k]] = True
+    return out
+
+
+def holm_adjusted(p: np.ndarray) -> np.ndarray:
+    """Holm's (1979) adjusted p-values: with the defined p-values sorted ``p_(1) <= ... <= p_(m)``,
+    ``p~_(k) = max_{j <= k} min(1, (m - j + 1) p_(j))``; ``p~_i <= alpha`` exactly when :func:`holm` rejects
+    ``H_i`` at ``alpha``.  NaN stays NaN and does not count in ``m`` (as statsmodels
+    ``multipletests(method="holm")[1]`` on the defined p-values)."""
+    p = np.asarray(p, dtype=float)
+    out = np.full(len(p), np.nan)
+    idx = np.nonzero(~np.isnan(p))[0]
+    m = len(idx)
+    if m == 0:
+        return out
+    order = idx[np.argsort(p[idx], kind="mergesort")]
+    out[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
     return out
 
 

@@ -12,6 +12,7 @@ sweep judge=NAME``), with the sweep's client, cache and transcripts.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -63,14 +64,14 @@ def prepare_judge(args: argparse.Namespace, stages: tuple[str, ...]) -> tuple[An
 
 
 def _prompt_config(name: str, dirs: list) -> dict[str, str]:
-    import yaml
-
     from metaeval.errors import ConfigError
 
     for d in dirs:
         p = Path(d) / "prompt" / f"{name}.yaml"
         if p.is_file():
-            cfg = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+            from metaeval.io.yamlsafe import load_yaml, read_yaml_text
+
+            cfg = load_yaml(read_yaml_text(p), str(p)) or {}
             return {k: v for k, v in cfg.items() if k in ("relevance", "create", "importance", "assign") and v}
     raise ConfigError(f"--prompt {name}: no prompt/{name}.yaml in {', '.join(str(d) for d in dirs)}")
 
@@ -91,6 +92,13 @@ def check_outputs(args: argparse.Namespace) -> None:
     check_output(transcripts_path(args), kind="file", option="--transcripts")
     if getattr(args, "cache", None) and not getattr(args, "no_cache", False):
         check_output(args.cache, kind="file", option="--cache")
+    from metaeval.io.outputs import check_not_input
+
+    inputs = [*(getattr(args, "answers", None) or []), getattr(args, "nuggets", None), getattr(args, "pool", None),
+              getattr(args, "documents", None), getattr(args, "judge", None)]
+    inputs = [p for p in inputs if isinstance(p, str) and os.path.exists(p)]
+    for path, option in ((args.out, "--out"), (transcripts_path(args), "--transcripts")):
+        check_not_input(path, inputs, option=option, input_option="an input")
 
 
 def progress_callback(stage: str, total: int):

@@ -31,25 +31,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", required=True, help="judge assignment labels (same format)")
     p.add_argument("--model", help="calibration-model.json (apply)")
     p.add_argument("--method", action="append", metavar="NAME",
-                   help="candidate method: a registered calibration method, e.g. ppi_pp (repeat; default every "
-                        "registered one; 'none' = raw is always included; an unknown name lists them)")
+                   help="candidate method: raw, composite or a registered calibration method, e.g. ppi_pp (repeat; "
+                        "default every one; raw, composite and ppi_pp are always included; 'none' = raw; an unknown "
+                        "name lists them)")
     p.add_argument("--metric", action="append", type=str.lower,
                    help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
-    p.add_argument("--folds", type=int, default=D["folds"], help="outer leave-topics-out folds (default %(default)s)")
+    p.add_argument("--folds", type=int, default=D["folds"],
+                   help="when every judge topic is human-labelled, splits fit on 1 - 1/folds of them (default "
+                        "%(default)s); otherwise the split sizes mimic human-labelled : judge-only")
     p.add_argument("--inner-folds", type=int, default=D["inner_folds"],
-                   help="inner folds for the nested selection (default %(default)s)")
+                   help="no longer used (one procedure: see docs/calibration.md)")
     p.add_argument("--repeats", type=int, default=D["repeats"],
-                   help="repeated cross-fitting: independent fold assignments (default %(default)s); a method is "
-                        "chosen only if it wins at least --win-share of them")
+                   help="random splits of the human-labelled topics at the applied size on which the one decision is "
+                        "made (default %(default)s)")
+    p.add_argument("--nested-splits", type=int, default=D["nested_splits"],
+                   help="splits inside whose fit topics the whole procedure is re-run for its nested error (default "
+                        "%(default)s)")
     p.add_argument("--workers", default=D["workers"],
                    help="processes for the repeats of the cross-fitting (default %(default)s: the available CPUs; the "
                         "numbers do not depend on it)")
     p.add_argument("--win-share", type=float, default=D["win_share"],
-                   help="share of repeats a method must win to be chosen (default %(default)s); else 'unstable' and PPI++")
+                   help="no longer used (one procedure)")
     p.add_argument("--min-topics", type=int, default=D["min_topics"],
-                   help="fewest human-labelled topics on which a method is chosen (default %(default)s); below: PPI++")
+                   help="fewest human-labelled topics on which a choice is evaluated (default %(default)s); below: "
+                        "composite with PPI++ intervals, nothing evaluated")
     p.add_argument("--selection", choices=["one_se", "min"], default=D["selection"],
-                   help="one_se (default): a method replaces raw only if it beats raw by more than one SE; min: lowest error")
+                   help="no longer used (one procedure)")
     p.add_argument("--min-coverage", type=float, default=D["min_coverage"],
                    help="share of label pairs that must match by nugget text for label-level methods (default %(default)s)")
     p.add_argument("--seed", type=int, default=SEED_DEFAULT,
@@ -110,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         mapping = parse_run_map(args.run_map)
         human, judge = rename_runs(human, mapping), rename_runs(judge, mapping)
     settings = {"methods": args.method, "metrics": metrics, "metric": metrics[0], "folds": args.folds,
-                "inner_folds": args.inner_folds, "repeats": args.repeats, "win_share": args.win_share,
+                "inner_folds": args.inner_folds, "repeats": args.repeats, "nested_splits": args.nested_splits, "win_share": args.win_share,
                 "min_topics": args.min_topics, "selection": args.selection, "min_coverage": args.min_coverage,
                 "level": args.level, "n_boot": args.bootstrap, "options": fit_options(args),
                 "judge_spec": args.judge_spec, "prompt_version": args.prompt_version, "workers": args.workers}
@@ -154,14 +161,18 @@ def print_result(res: dict, top: int = 10) -> None:
     print(f"calibration of {res['judge']} against {res['reference']}: {pr['matched']} of "
           f"{max(pr['judge_pairs'], pr['reference_pairs'])} label pairs match by nugget text ({100 * pr['coverage']:.1f}%); "
           f"{len(res['topics']['human_labelled'])} human-labelled topics, {len(res['topics']['judge_only'])} judge-only")
-    print(f"held-out = {st['repeats']} x {st['folds_used']}-fold leave-topics-out (fitted without the fold's topics), "
-          f"nested selection over {st['inner_folds']} inner folds; intervals {int(100 * st['level'])}%, inside [0, 1]")
+    if st.get("fit_topics"):
+        print(f"held-out = whole-track figures on {st['splits']} random splits of the human-labelled topics, fit on "
+              f"{st['fit_topics']}, scored on {st['held_out_topics']} (the sizes mimic human-labelled : judge-only); "
+              f"+- = corrected resampled SE; intervals {int(100 * st['level'])}%, inside [0, 1]")
     print(f"{'metric':<10}{'method':<22}{'wins':>5}{'MAE held-out':>16}{'vs raw':>18}{'bias':>9}{'cover':>7}{'worst':>7}"
           f"{'width':>7}  held-out tau run/topic/pooled")
     refused = {}
     for metric, block in res["by_metric"].items():
         wins = block["selection"]["wins"]
         for name, c in block["candidates"].items():
+            if c["status"] == "not evaluated":
+                continue
             if c["status"] != "ok":
                 refused[name] = c["reason"]
                 continue
@@ -172,27 +183,26 @@ def print_result(res: dict, top: int = 10) -> None:
             else:
                 mark = " *" if name == sel["method"] else ""
             tau = "/".join(_f3(h["tau"].get(k)) for k in ("run", "topic_avg", "pooled"))
-            vs = "-" if name == "none" else _pm(h["diff_vs_raw"], signed=True)
-            label = ("none (raw)" if name == "none" else name) + mark
+            vs = "-" if name == "raw" else _pm(h["diff_vs_raw"], signed=True)
+            label = name + mark
             cover = (f"{_f2(h['coverage']):>7}{_f2(h['coverage_worst_run']):>7}{_f2(h['mean_ci_width']):>7}"
                      if h["coverage"] is not None else f"{'point estimates only':>21}")
             print(f"{display_name(metric):<10}{label:<22}{wins.get(name, 0):>5}{_pm(h['mae']):>16}{vs:>18}"
                   f"{_f4(h['bias']):>9}{cover}  {tau}")
         sel = block["selection"]
-        print(f"{'':<10}nested (selection inside the folds){_pm(sel['nested_mae']):>23}"
-              f"{_pm(sel['nested_diff_vs_raw'], signed=True):>18}")
+        if sel.get("nested_splits"):
+            print(f"{'':<10}nested (the procedure inside the splits){_pm(sel['nested_mae']):>17}"
+                  f"{_pm(sel['nested_diff_vs_raw'], signed=True):>18}")
     for name, why in refused.items():
         print(f"{name}: {why}")
-    print("(* = the scores used; i = no method beats raw, this one only supplies the intervals; wins = repeats in which "
-          "the method had the lowest held-out error; x+-y = mean +- its standard error over the folds; vs raw = mean "
-          "paired fold difference of MAE, negative = better than raw; cover/worst = held-out coverage of the human run "
-          "score, overall / worst run; held-out tau = over each held-out fold's runs, averaged over the folds, so lower "
-          "than a tau over all topics)")
+    print("(* = shown; wins = splits on which the method had the lowest held-out error; vs raw = mean paired "
+          "difference of MAE, negative = better than raw; cover/worst = held-out coverage of the human run score by the "
+          "interval shown with that point, overall / worst run)")
     lb = res["leaderboard"]
     metric = display_name(res["metric"])
     print(f"\nleaderboard, {metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} "
           f"topics (human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} "
-          f"judge-only); intervals by {lb['estimated_by']} ({lb['intervals_why']})")
+          f"judge-only); {lb['intervals_why']}")
     w = max([len("run")] + [len(row["run_id"]) for row in lb["rows"][:top]]) + 1  # run ids whole, never cut
     print(f"{'rank':>4}  {'run':<{w}}{'human est.':>11}  {'interval':<18}{'human (lab.)':>13}{'judge score':>12}")
     for row in lb["rows"][:top]:

@@ -35,7 +35,35 @@ def overlay_dirs(config_dir: str | os.PathLike | Sequence[str | os.PathLike] | N
     for d in extra:
         if not Path(d).is_dir():
             raise ConfigError(f"--config-dir {d}: no such folder")
-    return [d for d in default_config_dirs(extra) if d != PACKAGE_CONF.resolve()]
+    dirs = [d for d in default_config_dirs(extra) if d != PACKAGE_CONF.resolve()]
+    for d in dirs:
+        check_overlay_files(d)
+    return dirs
+
+
+#: (file, size, mtime) already checked by ``check_overlay_files``
+_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def check_overlay_files(folder: Path) -> None:
+    """Every ``*.yaml`` of a user's config folder read within bounds before Hydra reads it
+    (``metaeval.io.yamlsafe``: UTF-8, size, alias expansion - a "billion laughs" judge file -, duplicated keys):
+    one line naming the file instead of a hang or a ``UnicodeDecodeError``.  Each file once per content."""
+    from metaeval.io.yamlsafe import check_yaml_file
+
+    try:
+        files = sorted(Path(folder).rglob("*.yaml"))
+    except OSError:
+        return
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        sig = (str(f), st.st_size, st.st_mtime_ns)
+        if sig not in _CHECKED:
+            check_yaml_file(f)
+            _CHECKED.add(sig)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -69,6 +97,9 @@ class _Composer:
     def __enter__(self) -> "_Composer":
         from hydra import initialize_config_dir
 
+        from metaeval.security.secrets import install_env_recorder
+
+        install_env_recorder()  # every credential-like ${oc.env:VAR} resolved here becomes a known secret
         self._ctx = initialize_config_dir(config_dir=str(PACKAGE_CONF), version_base=None, job_name="metaeval")
         self._ctx.__enter__()
         _store_registry_judges([*self.dirs, PACKAGE_CONF])
@@ -201,6 +232,9 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
             swept[key] = [str(ov.value())]  # a single value: an axis of one (as meant), not the default grid
         else:
             out.append(raw)
+    for key, values in swept.items():  # `-m judge=` would run the default cell, not an axis the user typed
+        if not [v for v in values if v.strip()]:
+            raise ConfigError(f"-m {key}=: an empty axis; name at least one {key} (e.g. -m {key}=a,b)")
     if not swept:
         raise ConfigError(f"-m: nothing to sweep; name the axes, e.g. -m judge=lexical,lexical_strict "
                           f"strategy=human_auto (axes: {', '.join(SWEEPABLE)})")
@@ -209,7 +243,9 @@ def multirun_overrides(overrides: Sequence[str]) -> list[str]:
             out.append(f"grid.{SWEEPABLE[group]}=null")
     for group, values in swept.items():
         out.append(f"grid.{SWEEPABLE[group]}=[{','.join(values)}]")
-    out.append("grid.optional_judges=[]")  # exactly the product asked for (no default grid's optional judges)
+    # exactly the product asked for (no default grid's optional judges); ++ because a grid file may lack the key
+    # (grid=single has only judges, prompts, strategies: a plain override was "not a setting", issue 32)
+    out.append("++grid.optional_judges=[]")
     return out
 
 
@@ -245,6 +281,9 @@ def _compose_checked(overrides: Sequence[str], config_dir: Any = None, *, hydra:
         with open_dict(cfg):
             del cfg["hydra"]
         plain = _plain(cfg)
+    from metaeval.security.secrets import secret_in_config
+
+    secret_in_config(plain)  # a key's value in a name, path or parameter: one line, before any check prints it
     sections = check_sections(plain)
     if hydra:
         plain["_choices"] = {k: v for k, v in choices.items() if not k.startswith("hydra/")}
@@ -365,9 +404,11 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     from metaeval.commands.settings import build_settings
     from metaeval.pipeline.grid import expand_grid
 
+    judge_paths(overrides)
     overrides, per_judge = split_judge_overrides(list(overrides), config_dir)
     config, sections = _compose_top(overrides, config_dir)
     grid = sections["grid"]
+    check_grid_names(grid)
     ignored_choices(overrides, grid, str(config["_choices"].get("grid") or "grid"))
     judge_names = list(grid.judges or [])
     optional = [n for n in grid.optional_judges or [] if n not in judge_names]
@@ -377,7 +418,11 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     cells = expand_grid(judges, prompts, list(strategies), sections["cache"].active_path, sections["sweep"].relevance)
     if not cells:
         raise ConfigError("the grid is empty")
+    one_server_per_deployment(judges)
     config["judges"] = {j.name: j.public_dict() for j in judges}
+    from metaeval.security.secrets import secret_in_config
+
+    secret_in_config(config)  # every grid judge's key known; none of them in any configured string
     config["_grid_overridden"] = any(o.split("=", 1)[0].lstrip("+~").startswith("grid.") for o in overrides)
     config["_single"] = not (judge_names or optional) and not grid.prompts and not grid.strategies
     if not config["_single"]:  # only cells that can run here; what was left out is said once per judge
@@ -387,13 +432,66 @@ def compose_sweep(overrides: Sequence[str], config_dir: Any = None):
     return build_settings(config, sections, single=config["_single"]), cells
 
 
+def judge_paths(overrides: Sequence[str]) -> None:
+    """``judge=PATH`` (a file, not a name): Hydra takes group options by name only, so say how to use the file
+    (``assign --judge`` and ``judge check`` take a path; a sweep takes ``--config-dir``)."""
+    for raw in overrides:
+        key, eq, value = raw.partition("=")
+        if eq and key.lstrip("+~") == "judge" and ("/" in value or value.endswith((".yaml", ".yml"))):
+            p = Path(value)
+            raise ConfigError(f"{raw}: a sweep takes a judge name, not a path; put the file in DIR/judge/ and pass "
+                              f"--config-dir DIR judge={p.stem} (here: --config-dir {p.parent.parent} judge={p.stem} "
+                              f"when the file is in a judge/ folder)")
+
+
+def check_grid_names(grid: Any) -> None:
+    """Every entry of ``grid.judges`` / ``optional_judges`` / ``prompts`` / ``strategies`` is a name (a config
+    file or registry name): a mapping, list or number there is one line, not a ``TypeError``."""
+    for axis, what in (("judges", "a judge name"), ("optional_judges", "a judge name"), ("prompts", "a prompt name"),
+                       ("strategies", "a strategy name")):
+        values = getattr(grid, axis, None)
+        if values is None:
+            continue
+        if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+            raise ConfigError(f"grid.{axis}: expected a list of names, got {type(values).__name__} {values!r:.60}")
+        for i, v in enumerate(values):
+            if not isinstance(v, str) or not v.strip():
+                shown = repr(v)
+                raise ConfigError(f"grid.{axis}[{i}]: expected {what} (a config file of that group), got "
+                                  f"{type(v).__name__} {shown[:60]}")
+
+
+def one_server_per_deployment(judges: Sequence[Any]) -> None:
+    """A deployment name names one server: two judges of one sweep whose deployments share a ``name`` (the
+    response-cache namespace with ``revision``; the URL is not in the cache key) but point at different
+    ``base_url``s would read each other's cached replies.  One line naming both judges and how to keep them apart."""
+    from metaeval.judges.cache import public_url
+
+    seen: dict[tuple[str, Any], tuple[str, str]] = {}
+    for j in judges:
+        dep = getattr(j, "deployment", None)
+        if dep is None:
+            continue
+        url = public_url(dep.base_url)
+        first = seen.setdefault((dep.name, getattr(dep, "revision", None)), (j.name, url))
+        if first[1] != url:
+            raise ConfigError(
+                f"judges {first[0]!r} and {j.name!r} share deployment name {dep.name!r} but point at different servers "
+                f"({first[1] or 'the SDK default URL'} and {url or 'the SDK default URL'}); a deployment name names one "
+                "server (it is the cache namespace): give each its own deployment.name, or each its own deployment.revision")
+
+
 def _compose_top(overrides: list[str], config_dir: Any):
     """``_compose_checked`` of the top-level config.  In a grid, ``judge.*`` overrides are for the grid's judges
     (applied to each in ``_group_node``), not for the top-level ``judge`` choice, which a grid does not run: when
     they fail on it, the config is composed without them, and if it then has no grid judges the first error
     stands (with how to aim an override at one judge)."""
+    from metaeval.security.secrets import SecretInConfig
+
     try:
         return _compose_checked(overrides, config_dir, hydra=True)
+    except SecretInConfig:
+        raise
     except ConfigError as first:
         judge_ovs = [o for o in overrides if o.split("=", 1)[0].lstrip("+~").startswith("judge.")]
         if not judge_ovs:
@@ -468,7 +566,10 @@ def _grid_judges_and_prompts(config: dict[str, Any], grid: Any, overrides: list[
         nodes = _JudgeNodes(c, overrides)  # a judge with judge.NAME.* overrides of its own is composed in full
         judge_cfgs = {n: _group_node(c, [*overrides, *per_judge[n]], "judge", n) if n in per_judge else nodes.node(n)
                       for n in names}
-        prompts = {n: _group_node(c, overrides, "prompt", n) for n in prompt_names}
+        # a prompt node does not read the judge: judge.* overrides (for the grid's judges, not the top-level
+        # default judge) would fail on it (-m prompt=v1,v2_json judge=testserver judge.deployment.base_url=URL)
+        not_judge = [o for o in overrides if not o.split("=", 1)[0].lstrip("+~").startswith("judge.")]
+        prompts = {n: _group_node(c, not_judge, "prompt", n) for n in prompt_names}
         if single in per_judge:
             config["judge"] = _group_node(c, [*overrides, *per_judge[single]], "judge", single)
     if not grid.judges:

@@ -57,6 +57,9 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
     check_output(layout.root, kind="dir", option="results_dir/name")  # a file, /proc, read-only, too long: one line
     if p.cache.active_path:
         check_output(p.cache.active_path, kind="file", option="cache.path")
+        from metaeval.judges.cache import check_cache_path
+
+        check_cache_path(str(p.cache.active_path))  # over SQLite's path limit, or a link: one line, dry run too
     check_cells(cells, sw.relevance, need_keys=not (sw.dry_run or sw.offline), single=p.single)
     if sw.dry_run:
         return

@@ -49,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.out, kind="file")
     if args.runs_out is not None:
         check_output(args.runs_out, kind="file", option="--runs-out")
+    from metaeval.io.outputs import check_not_input
+
+    check_not_input(args.out, args.inputs, option="--out", input_option="an input")  # never replace what is read
+    check_not_input(args.runs_out, [*args.inputs, args.out], option="--runs-out", input_option="an input or --out")
     frames, n_problems, n_labels = [], 0, 0
     for path in args.inputs:
         fmt = args.input_format or detect_format(path)

@@ -45,11 +45,16 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 loads_strict = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys).decode
 
 
+#: the longest line read (a 50 MB answer is fine; ``/dev/zero`` or a binary file without line ends is not)
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for every line of a (possibly gzipped) UTF-8 file, line ending stripped.
 
     Lines are decoded one by one so that bytes which are not UTF-8 raise ``FormatError`` naming the line and
-    column; a missing file or a folder raises ``FormatError`` too.  A UTF-8 byte-order mark at the start is
+    column; a missing file or a folder raises ``FormatError`` too, and so does a line over ``MAX_LINE_BYTES``
+    (read at most that far: ``metaeval score /dev/zero`` is one line, not a ``MemoryError``).  A UTF-8 byte-order mark at the start is
     skipped.
     """
     p = str(path)
@@ -61,7 +66,15 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
         raise FormatError(p, 0, "", "is a folder, not a file") from None
     with fh:
         try:
-            for lineno, raw in enumerate(fh, start=1):
+            lineno = 0
+            while True:
+                raw = fh.readline(MAX_LINE_BYTES + 1)  # never more than the cap in memory (/dev/zero has no "\n")
+                if not raw:
+                    break
+                lineno += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    raise FormatError(p, lineno, "", f"line longer than {MAX_LINE_BYTES:,} bytes (no line end found); "
+                                      "not a line-oriented text file")
                 if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (Excel, Notepad)
                     raw = raw[3:]
                 try:

@@ -171,3 +171,28 @@ def _umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether paths ``a`` and ``b`` name one file: the same inode when both exist (hard links, symbolic links,
+    ``./x`` and ``x``), else the same resolved path."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+        return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+    except OSError:
+        try:
+            return Path(a).resolve() == Path(b).resolve()
+        except (OSError, RuntimeError):
+            return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_not_input(path: str | os.PathLike | None, inputs: "Iterator[str | os.PathLike] | list", *,
+                    option: str = "--out", input_option: str = "an input") -> None:
+    """One-line :class:`OutputError` when the output ``path`` is one of ``inputs`` (the command would replace
+    what it reads).  Nothing is written before this check."""
+    if path is None or not os.fspath(path).strip():
+        return
+    for src in inputs:
+        if src is not None and os.fspath(src).strip() and same_file(path, src):
+            raise OutputError(f"{option} {_shown(path)} is {input_option} of this command ({_shown(src)}); "
+                              "writing it would replace the input: name another output file")

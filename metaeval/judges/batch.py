@@ -149,7 +149,9 @@ class BatchJournal:
         new = [b for b in bad if b["raw"] not in seen]
         if new:
             try:
-                with open(q, "a", encoding="utf-8") as fh:
+                from metaeval.layout import open_nofollow
+
+                with os.fdopen(open_nofollow(q, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a", encoding="utf-8") as fh:
                     for b in new:
                         fh.write(json.dumps({**b, "source": str(self.path)}, ensure_ascii=False) + "\n")
             except OSError as exc:
@@ -173,7 +175,9 @@ class BatchJournal:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as fh:
+        from metaeval.layout import open_nofollow
+
+        with os.fdopen(open_nofollow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a", encoding="utf-8") as fh:
             fh.write(json.dumps({**rec, "t": round(time.time(), 3)}) + "\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -19,6 +19,13 @@ corrupt pages is moved aside to ``<path>.corrupt-<UTC time>`` with a warning nam
 started (the model is asked again).  A row that cannot be read or decoded later is a miss (logged), never a
 failed call; a write that fails is logged and skipped (the reply is still returned).
 
+Shared work (``claim`` / ``release``): processes sharing one cache file (two sweeps of different names, Ray
+actors) claim a request before sending it - a row of the ``leases`` table (key, host, pid, expiry) written in one
+``BEGIN IMMEDIATE`` transaction with the check that no reply is stored - so each distinct request is sent once;
+the others poll the file until the reply is stored (``metaeval.judges.client``).  A lease ends when its holder
+stores the reply or gives up, when it expires (the holder's longest possible call: every attempt's timeout plus
+the backoffs), or at once when its holder is a dead process of this host (``kill -9``).
+
 Every ``put`` is its own transaction, so a process killed mid-run loses at most the reply it was writing;
 ``journal_mode=WAL`` + ``busy_timeout`` let several processes (Ray actors, parallel sweeps) share one file.
 Connections are opened per process (re-opened after a fork).
@@ -87,11 +94,27 @@ _SCHEMA = (
     "deployment TEXT, url TEXT)",
     "CREATE TABLE IF NOT EXISTS endpoints (deployment TEXT NOT NULL, url TEXT NOT NULL, first_seen REAL NOT NULL, "
     "last_seen REAL NOT NULL, PRIMARY KEY (deployment, url))",
+    # a request on the wire: claimed by one process (host, pid) until it stores the reply or the lease expires
+    "CREATE TABLE IF NOT EXISTS leases (key TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, "
+    "expires REAL NOT NULL)",
 )
+
+#: what ``ResponseCache.claim`` answers
+CLAIMED, HELD, CACHED = "claimed", "held", "cached"
 
 
 #: (cache path, deployment, url) whose endpoint change this process has announced already
 _ANNOUNCED: set[tuple[str, str, str]] = set()
+
+
+def _alive(pid: Any) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError, OverflowError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class CacheCorrupt(Exception):
@@ -112,6 +135,25 @@ def _is_corruption(exc: BaseException) -> bool:
     return "malformed" in msg or "not a database" in msg
 
 
+#: SQLite's own limit on the length of a database file name (``SQLITE_MAX_PATHLEN`` on unix: 512 bytes)
+SQLITE_MAX_PATH = 512
+
+
+def check_cache_path(path: str) -> None:
+    """One-line ``OutputError`` when SQLite cannot open ``path`` (its absolute form over ``SQLITE_MAX_PATH``
+    bytes) or when it, or its ``-wal`` / ``-shm`` / ``-journal`` companions, is a symbolic link (SQLite would
+    write through it)."""
+    from metaeval.io.outputs import OutputError
+    from metaeval.layout import refuse_links
+
+    n = len(os.fsencode(os.path.abspath(path)))
+    if n >= SQLITE_MAX_PATH:
+        raise OutputError(f"cache.path={path[:60]}...: {n} bytes as an absolute path, over SQLite's limit of "
+                          f"{SQLITE_MAX_PATH - 1}; choose a shorter path")
+    for p in (path, path + "-wal", path + "-shm", path + "-journal"):
+        refuse_links(p)
+
+
 class ResponseCache:
     """``get(key) -> dict | None`` and ``put(key, record)`` over one SQLite file."""
 
@@ -121,6 +163,7 @@ class ResponseCache:
         self.path = str(path)
         if self.path != ":memory:":
             check_output(self.path, kind="file", option="cache.path")  # a folder, too long, read-only: one line
+            check_cache_path(self.path)
         with output_errors(self.path):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -128,7 +171,12 @@ class ResponseCache:
         self._pid = -1
         self.moved_to: str | None = None  # where a corrupt file was moved (this process)
         self.bad_rows = 0
-        self._connect()
+        try:
+            self._connect()
+        except sqlite3.DatabaseError as exc:  # disk full, no permission, a name SQLite refuses: one line
+            from metaeval.io.outputs import OutputError
+
+            raise OutputError(f"cache.path={self.path}: cannot open the response cache ({exc})") from None
 
     # ------------------------------------------------------------------ opening
     def _open(self) -> sqlite3.Connection:
@@ -231,6 +279,43 @@ class ResponseCache:
                         "the deployment's revision to keep their replies apart.", self.path, deployment,
                         url or "the SDK's default URL", ", ".join(o or "the SDK's default URL" for o in others))
         return others
+
+    # ------------------------------------------------------------------ leases (one request on the wire per key)
+    def claim(self, key: str, ttl_s: float) -> str:
+        """Claim ``key`` before sending its request: ``CACHED`` when a reply is stored already, ``HELD`` when a
+        live process holds an unexpired lease on it (wait, then read the reply: ``get``), else ``CLAIMED`` (a lease
+        until ``ttl_s`` from now, ended by ``release``).  A lease whose holder is a dead process on this host, or
+        whose time is up, is taken over.  Any SQLite error: ``CLAIMED`` (the request is sent, as without leases)."""
+        import socket
+
+        host, pid, now = socket.gethostname(), os.getpid(), time.time()
+        try:
+            with self._lock:
+                conn = self._connect()
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    if conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None:
+                        return CACHED
+                    row = conn.execute("SELECT host, pid, expires FROM leases WHERE key = ?", (key,)).fetchone()
+                    if row is not None and row[2] > now and not (row[0] == host and row[1] == pid) \
+                            and not (row[0] == host and not _alive(row[1])):
+                        return HELD
+                    conn.execute("INSERT OR REPLACE INTO leases (key, host, pid, expires) VALUES (?, ?, ?, ?)",
+                                 (key, host, pid, now + float(ttl_s)))
+                    return CLAIMED
+                finally:
+                    conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            log.warning("response cache %s: could not claim entry %s (%s); sending it", self.path, key[:12], str(exc)[:120])
+            return CLAIMED
+
+    def release(self, key: str) -> None:
+        """End this process's lease on ``key`` (after its reply was stored, or its call failed)."""
+        try:
+            with self._lock:
+                self._connect().execute("DELETE FROM leases WHERE key = ? AND pid = ?", (key, os.getpid()))
+        except sqlite3.DatabaseError as exc:
+            log.warning("response cache %s: could not release entry %s (%s)", self.path, key[:12], str(exc)[:120])
 
     def url_of(self, key: str) -> str | None:
         with self._lock:

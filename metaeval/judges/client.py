@@ -14,6 +14,11 @@ Backoff before retry ``k`` (0-based): ``d = max(retry_after or 0, base * 2**k * 
 ``u ~ U(0,1)`` from a seeded ``random.Random``, then ``d = min(d, max_backoff_s)``: bounded, jittered, and
 honouring the server's Retry-After up to the cap (tests shorten waits through ``max_backoff_s``).
 
+Every request has a wall-clock deadline of ``limits.timeout_s`` (connect and every read together; the SDK's own
+timeout is per read).  Processes sharing one cache file claim a request before sending it
+(``ResponseCache.claim``: a lease row in the same SQLite file); a request another process holds is waited for
+(polling the file) and its reply read from the cache, so each distinct request is sent once.
+
 Offline replay (``METAEVAL_OFFLINE=1``, set by ``metaeval sweep --offline``): a cache miss raises ``CallFailed``
 ("offline: no cached reply ...") and nothing is sent.  A reply that echoes the API key has the key (and every
 8+-character fragment of it) redacted in *every* field (text, finish/stop reason, model name) before it is cached,
@@ -35,7 +40,7 @@ import time
 import weakref
 from typing import Any, Mapping, Sequence
 
-from metaeval.errors import MetaevalError
+from metaeval.errors import ConfigError, MetaevalError
 from metaeval.judges.backends import ChatBackend, ChatRequest, PermanentError, TransientError, make_backend
 from metaeval.judges.backends.base import redact
 from metaeval.judges.cache import ResponseCache, cache_key
@@ -82,6 +87,10 @@ class ChatClient:
             key = NO_KEY  # a replay sends nothing: it needs no key (TREC AutoJudge replays run without one)
         else:
             key = self.deployment.api_key()  # ConfigError now, before any work
+            if key != NO_KEY and not key.isascii():  # an HTTP header carries ASCII only: every call would fail
+                raise ConfigError(f"deployment {self.deployment.name!r}: environment variable "
+                                  f"{self.deployment.api_key_env} holds non-ASCII characters; an API key is ASCII "
+                                  "(a pasted quote or dash?): set it again")
         self._secret = key
         if key and key != NO_KEY:
             protect_loggers(key)  # httpx/httpcore/openai/anthropic DEBUG records print headers a server may fill
@@ -96,6 +105,7 @@ class ChatClient:
         #: the most characters of one reply that are kept (``metaeval.security.redaction.MAX_REPLY_CHARS``)
         self.max_reply_chars = MAX_REPLY_CHARS
         self._rng = random.Random(seed)
+        self._prepared: Any = None  # the event loop whose backend client is built (``_within_deadline``)
         self._limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RateLimiter]" = weakref.WeakKeyDictionary()
         #: per event loop: cache key -> future done when the call holding that key finishes (single flight)
         self._inflight: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future]]" = weakref.WeakKeyDictionary()
@@ -158,14 +168,7 @@ class ChatClient:
         while True:
             hit = await aget(key) if aget is not None else self.cache.get(key)
             if hit is not None:
-                self.stats.cache_hits += 1
-                return CallTrace(
-                    **base, raw_output=hit["text"], input_tokens=hit.get("input_tokens", 0),
-                    output_tokens=hit.get("output_tokens", 0), cost_usd=0.0,
-                    latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
-                    timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
-                    replayed_cost_usd=self._replayed_cost(hit),
-                )
+                return self._hit_trace(hit, base, t0)
             if self.offline:
                 return self._offline_miss(key, base, t0)
             pending = inflight.get(key)
@@ -176,11 +179,78 @@ class ChatClient:
             await asyncio.shield(pending)
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         inflight[key] = done
+        # another process on this cache file may be sending it (a Ray cache actor proxy: its async pair)
+        leases = getattr(self.cache, "aclaim", None) is not None or getattr(self.cache, "claim", None) is not None
         try:
-            return await self._send(key, msgs, params, base, t0)
+            if leases:
+                waited = await self._claim(key, base, t0)
+                if waited is not None:
+                    return waited
+            try:
+                return await self._send(key, msgs, params, base, t0)
+            finally:
+                if leases:
+                    arelease = getattr(self.cache, "arelease", None)
+                    await arelease(key) if arelease is not None else self.cache.release(key)
         finally:
             inflight.pop(key, None)
             done.set_result(None)
+
+    async def _within_deadline(self, request: ChatRequest) -> Any:
+        """``backend.complete(request)`` within a wall-clock deadline of ``timeout_s`` for the whole request
+        (connect, sending, every read): the SDK's own timeout is per read, so a server trickling one byte every
+        half second (slowloris) would hold a call for minutes.  Past the deadline: a transient ``timeout``."""
+        deadline = float(request.timeout_s)
+        loop = asyncio.get_running_loop()
+        if self._prepared is not loop:  # imports and the SDK client: before the clock starts
+            prepare = getattr(self.backend, "prepare", None)
+            if prepare is not None:
+                prepare()
+            self._prepared = loop
+        try:
+            async with asyncio.timeout(deadline):
+                return await self.backend.complete(request)
+        except TimeoutError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # a stop under way, not our deadline
+                raise asyncio.CancelledError() from None
+            raise TransientError("timeout", f"no complete reply within the {deadline:g}s deadline "
+                                 "(timeout_s bounds the whole request: connect and every read)") from None
+
+    def _hit_trace(self, hit: Mapping[str, Any], base: dict[str, Any], t0: float) -> CallTrace:
+        self.stats.cache_hits += 1
+        return CallTrace(
+            **base, raw_output=hit["text"], input_tokens=hit.get("input_tokens", 0),
+            output_tokens=hit.get("output_tokens", 0), cost_usd=0.0,
+            latency_s=time.perf_counter() - t0, cache_hit=True, retries=0, retry_events=(),
+            timestamp=utc_now(), finish_reason=hit.get("finish_reason"),
+            replayed_cost_usd=self._replayed_cost(hit),
+        )
+
+    def lease_s(self) -> float:
+        """How long a claim on a request lasts: the longest this client can take over it (every attempt's
+        deadline plus every backoff) plus 30 s; a holder that dies on this host frees it at once."""
+        lm = self.deployment.limits
+        return lm.timeout_s * (lm.max_retries + 1) + lm.max_backoff_s * lm.max_retries + 30.0
+
+    async def _claim(self, key: str, base: dict[str, Any], t0: float) -> CallTrace | None:
+        """Claim ``key`` in the shared cache file (``ResponseCache.claim``): None when this process is to send it;
+        the cached reply's trace when another process sent it (polled until its lease ends)."""
+        from metaeval.judges.cache import CLAIMED, HELD
+
+        delay = 0.02
+        aclaim, aget = getattr(self.cache, "aclaim", None), getattr(self.cache, "aget", None)
+        while True:
+            state = await aclaim(key, self.lease_s()) if aclaim is not None else self.cache.claim(key, self.lease_s())
+            if state == CLAIMED:
+                return None
+            hit = await aget(key) if aget is not None else self.cache.get(key)
+            if hit is not None:
+                return self._hit_trace(hit, base, t0)
+            if state != HELD:  # stored but unreadable: send it again
+                return None
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
 
     async def _send(self, key: str, msgs: tuple, params: dict[str, Any], base: dict[str, Any], t0: float) -> CallTrace:
         """The request itself: limits, retries, accounting, cache write."""
@@ -197,7 +267,7 @@ class ChatClient:
             try:
                 async with limiter.slot(est):
                     self.stats.requests += 1
-                    reply = await self.backend.complete(request)
+                    reply = await self._within_deadline(request)
                 limiter.settle(est, reply.input_tokens + reply.output_tokens)
                 break
             except TransientError as exc:

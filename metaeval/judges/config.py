@@ -24,6 +24,7 @@ the dataclass, so ``asdict(deployment)`` / ``public_dict()`` can go into traces 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -49,6 +50,16 @@ class Limits:
     jitter: float = 0.25
 
     def __post_init__(self) -> None:
+        for name in ("timeout_s", "backoff_base_s", "max_backoff_s", "jitter", "rpm", "tpm"):  # nan, inf, "x"
+            val = getattr(self, name)
+            if val is not None and (isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val)):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {val!r}")
+            if name in ("backoff_base_s", "max_backoff_s", "jitter") and val < 0:
+                raise ConfigError(f"{name} must be >= 0, got {val!r}")
+        for name in ("concurrency", "max_retries"):
+            val = getattr(self, name)
+            if isinstance(val, bool) or not isinstance(val, int):
+                raise ConfigError(f"{name} must be an integer, got {val!r}")
         if self.concurrency < 1:
             raise ConfigError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.max_retries < 0:
@@ -79,6 +90,8 @@ class Prices:
                 continue
             if isinstance(val, bool) or not isinstance(val, (int, float)) or not val >= 0:
                 raise ConfigError(f"{name} must be >= 0, got {val!r}")  # a negative price defeats the budget
+            if not math.isfinite(val):  # "$inf" in the summary, Infinity in the JSONL
+                raise ConfigError(f"{name} must be a finite number >= 0, got {val!r}")
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_1m + output_tokens * self.output_per_1m) / 1e6
@@ -156,6 +169,9 @@ class Deployment:
         backend_class(self)  # the backend is registered (and has a batch API in batch mode), else one line
         if not isinstance(self.batch, Mapping):
             raise ConfigError(f"deployment {self.name!r}: batch must be a mapping of batch settings")
+        from metaeval.security.secrets import refuse_credentials
+
+        refuse_credentials(self.base_url, self.params, f"deployment {self.name!r}")  # keys only via api_key_env
 
     @property
     def effective_prices(self) -> Prices:
@@ -271,14 +287,17 @@ def load_config_file(path: str | os.PathLike) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file")
-    text = p.read_text(encoding="utf-8")
+    from metaeval.errors import FormatError
+    from metaeval.io.yamlsafe import load_yaml, read_yaml_text
+
+    text = read_yaml_text(p)  # size-checked UTF-8: one line otherwise
     try:
         if p.suffix == ".json":
             obj = json.loads(text)
         else:
-            import yaml
-
-            obj = yaml.safe_load(text)
+            obj = load_yaml(text, str(p))  # alias expansion bounded, duplicated keys refused
+    except FormatError:
+        raise
     except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError
         raise ConfigError(f"{p}: cannot parse config ({exc})") from exc
     if not isinstance(obj, dict):

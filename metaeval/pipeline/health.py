@@ -12,8 +12,10 @@ Per stage of a sweep cell (its summary row):
 * assignment: FAILED support labels / labels > ``max_rate``.
 
 A cell whose judge had nothing to do (human nuggets and labels, or only topics without nuggets) has no rate and
-is never flagged; ``max_rate`` is ``sweep.max_failed_rate`` (default 0.5; 1.0 turns the rate checks off, never
-the "nothing usable" check).
+is not flagged by itself; ``max_rate`` is ``sweep.max_failed_rate`` (default 0.5; 1.0 turns the rate checks off,
+never the "nothing usable" checks).  Whatever ``max_rate`` says, two runs never exit 0: a cell whose every label
+is FAILED, and a run whose every cell has no label at all (nothing was judged: a dataset whose topics have no
+nuggets).
 """
 
 from __future__ import annotations
@@ -61,6 +63,13 @@ def failed_rate_problems(cells: Iterable[Mapping[str, Any]], max_rate: float = D
         if rate is not None and rate > max_rate:
             out.append(f"cell {cell}: {int(row.get('failed_labels') or 0)} of {labels} labels FAILED "
                        f"({rate:.0%} > sweep.max_failed_rate={max_rate:g}); {tail}")
+        elif rate is not None and rate >= 1.0:  # every label FAILED: never a success, whatever max_failed_rate says
+            out.append(f"cell {cell}: every label FAILED ({labels} of {labels}): nothing usable, whatever "
+                       f"sweep.max_failed_rate says; {tail}")
+    ran = [row for row in cells if not row.get("skipped")]
+    if ran and all(int(row.get("labels") or 0) == 0 for row in ran) and not any(_creates(row) for row in ran):
+        out.append(f"nothing was judged: {len(ran)} cell(s), 0 labels (do the topics have nuggets? check "
+                   "dataset.source / dataset.nuggets); no figure can be computed")
     return out
 
 

@@ -5,7 +5,9 @@ at once with one line naming the holder.  The kernel drops a ``flock`` when its 
 included), so a lock file left behind by a dead sweep is *stale*: the next sweep takes it over and logs whose it
 was.  The lock file keeps the list of such killed runs (``interrupted_runs``): the requests they had in flight
 were sent but never stored, so request totals over the folder are lower bounds once the list is non-empty.
-The lock is advisory and local to one machine's file system (flock on NFS is not reliable).
+The lock is advisory and local to one machine's file system (flock on NFS is not reliable).  The lock file is
+opened without following links (``metaeval.layout.open_nofollow``): a ``.lock`` that is a symbolic link is refused
+with one line, never written through.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ class RunLock:
 
     def acquire(self) -> "RunLock":
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        from metaeval.layout import open_nofollow
+
+        fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644, root=self.path.parent)  # a link: one line
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -35,6 +35,12 @@ class CacheActor:
     def put(self, key: str, record: dict[str, Any], **meta: Any) -> None:
         self.cache.put(key, record, **meta)
 
+    def claim(self, key: str, ttl_s: float) -> str:
+        return self.cache.claim(key, ttl_s)
+
+    def release(self, key: str) -> None:
+        self.cache.release(key)
+
     def size(self) -> int:
         return len(self.cache)
 
@@ -59,6 +65,13 @@ class RemoteCache:
 
     async def aput(self, key: str, record: dict[str, Any], **meta: Any) -> None:
         await self.handle.put.remote(key, dict(record), **meta)
+
+    async def aclaim(self, key: str, ttl_s: float) -> str:
+        """``ResponseCache.claim`` in the cache actor (the lease holder is that actor's process)."""
+        return await self.handle.claim.remote(key, ttl_s)
+
+    async def arelease(self, key: str) -> None:
+        await self.handle.release.remote(key)
 
     def get(self, key: str) -> dict[str, Any] | None:
         import ray

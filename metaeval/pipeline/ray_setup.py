@@ -36,7 +36,10 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_en
     if ray.is_initialized():
         return
     if address:
+        host = reachable_address(address)  # an unreachable address: one line within CONNECT_TIMEOUT_S, not minutes
         kwargs: dict[str, Any] = {"address": address, "log_to_driver": False}
+        if host in LOOPBACK:  # a cluster on this machine: this driver's node stays on loopback too
+            kwargs["_node_ip_address"] = "127.0.0.1"
         if runtime_env:
             kwargs["runtime_env"] = runtime_env
         try:
@@ -52,12 +55,60 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_en
         # when ray was imported before RAY_AUTH_MODE could be set, Ray still enables token auth and logs a notice
         # on every run: drop that one notice (H6)
         logging.getLogger("ray._private.authentication.authentication_token_setup").addFilter(_drop_token_auth_notice)
-        context = ray.init(num_cpus=num_cpus or 2, include_dashboard=False, _node_ip_address="127.0.0.1",
-                           log_to_driver=False, configure_logging=False)
+        try:
+            context = ray.init(num_cpus=num_cpus or 2, include_dashboard=False, _node_ip_address="127.0.0.1",
+                               log_to_driver=False, configure_logging=False)
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node times out starting
+            raise start_error(exc) from None
         # the session's agents outlive a killed driver by 60 s on their own: a watchdog ends them (ray_reaper)
         from metaeval.pipeline import ray_reaper
 
         ray_reaper.start(str((getattr(context, "address_info", None) or {}).get("session_dir") or ""))
+
+
+#: how long joining a cluster may take to find its GCS port open
+CONNECT_TIMEOUT_S = 10.0
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def reachable_address(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
+    """The host of a ``HOST:PORT`` (or ``ray://HOST:PORT``) cluster address after checking that its port accepts
+    a TCP connection within ``timeout_s``; ``ConfigError`` (one line) otherwise.  ``auto`` and addresses without a
+    port are left to Ray (None)."""
+    import socket
+
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or address == "auto":
+        return None
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        why = f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc)).lower()
+        raise ConfigError(f"runtime.address={address}: cannot reach a Ray cluster there ({why}); start it "
+                          "(ray start --head) or fix the address") from None
+    return host
+
+
+def start_error(exc: BaseException) -> ConfigError:
+    """One line for a local Ray that did not start (Ray's own bounded wait: "node timed out during startup", an
+    overloaded machine), after shutting down what it left."""
+    import ray
+
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001 - nothing more to clean up
+        pass
+    load = ""
+    try:
+        load = f" (load average {os.getloadavg()[0]:.1f})"
+    except OSError:  # pragma: no cover
+        pass
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return ConfigError(f"runtime=ray_local: Ray did not start{load}: {first}; retry when the machine is less busy, "
+                       "or use runtime=serial (no Ray)")
 
 
 def cluster_runtime_env(ship_package: bool = True, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -15,6 +15,9 @@ Reading never loses a good record:
   bad lines (unique temporary file + atomic rename, after the quarantine file is synced), never truncated.  The
   job a bad line described simply runs again.
 
+``jobs.jsonl``, ``jobs.quarantine.jsonl`` and ``.lock`` are opened without following links: one of them (or a
+folder on the way) that is a symbolic link is refused with one line before anything is read or written.
+
 The store holds the folder's ``RunLock`` (``.lock``) from opening until ``close()`` (or, with
 ``close(keep_lock=True)``, until ``release()``), so two sweeps never append to one ``jobs.jsonl``.
 
@@ -33,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from metaeval.layout import open_nofollow, refuse_links
 from metaeval.pipeline.lock import RunLock
 from metaeval.pipeline.specs import JobSpec
 
@@ -87,6 +91,30 @@ def output_problem(stage: str, output: Any, n_items: int) -> str | None:
     return None
 
 
+def _append(path: Path, folder: Path, text: bool = False) -> Any:
+    """``path`` opened for appending without following links (a link is a one-line ``OutputError``)."""
+    fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644, root=folder)
+    return os.fdopen(fd, "a", encoding="utf-8") if text else os.fdopen(fd, "ab")
+
+
+def quarantine_reasons(bad: list[dict[str, Any]], shown: int = 10) -> str:
+    """The bad lines grouped by reason: ``line 3, 9: not JSON (...); line 5: no string field 'key'`` (each line
+    under its own reason, at most ``shown`` line numbers in all)."""
+    groups: dict[str, list[int]] = {}
+    for b in bad:
+        groups.setdefault(str(b.get("reason")), []).append(int(b.get("line") or 0))
+    parts, n = [], 0
+    for reason, lines in groups.items():
+        if n >= shown:
+            parts.append("...")
+            break
+        head = lines[: shown - n]
+        n += len(head)
+        more = " ..." if len(head) < len(lines) else ""
+        parts.append(f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, head))}{more}: {reason}")
+    return "; ".join(parts)
+
+
 class ResultsStore:
     """Job results keyed by ``JobSpec.key``.  Use as a context manager or call ``close()`` then ``release()``.
 
@@ -108,6 +136,8 @@ class ResultsStore:
         self.path = Path(jobs_path) if jobs_path else self.folder / "jobs.jsonl"
         self.quarantine_path = Path(quarantine_path) if quarantine_path else self.folder / "jobs.quarantine.jsonl"
         self.lock = RunLock(lock_path or self.folder / ".lock")
+        for own in (self.path, self.quarantine_path):  # ours alone: a link is refused before anything is read
+            refuse_links(own, self.folder)
         if lock:
             self.lock.acquire()  # before reading: a second sweep stops here with one line
         self._records: dict[str, dict[str, Any]] = {}
@@ -116,7 +146,7 @@ class ResultsStore:
         self.quarantined: list[dict[str, Any]] = []
         self.lines_read = 0
         self._load()
-        self._fh = open(self.path, "ab")  # UTF-8 bytes, "\n" line ends: the bytes text mode wrote on POSIX
+        self._fh = _append(self.path, self.folder)  # UTF-8 bytes, "\n" line ends: the bytes text mode wrote on POSIX
         self._end = self._fh.seek(0, os.SEEK_END)
         self._rfh: Any = None
         self._fsync_interval = fsync_interval_s
@@ -179,7 +209,7 @@ class ResultsStore:
         from metaeval.io.atomic import atomic_open
 
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(self.quarantine_path, "a", encoding="utf-8") as q:
+        with _append(self.quarantine_path, self.folder, text=True) as q:
             for b in bad:
                 q.write(json.dumps({**b, "source": str(self.path), "quarantined_at": stamp}, ensure_ascii=False) + "\n")
             q.flush()
@@ -189,9 +219,8 @@ class ResultsStore:
                 if raw.strip():
                     fh.write(raw + b"\n")
         self.quarantined.extend(bad)
-        lines = ", ".join(str(b["line"]) for b in bad[:10]) + (" ..." if len(bad) > 10 else "")
-        log.warning("%s: %d unreadable line(s) (line %s: %s) moved to %s; their jobs will run again; %d record(s) kept",
-                    self.path, len(bad), lines, bad[0]["reason"], self.quarantine_path, self.lines_read)
+        log.warning("%s: %d unreadable line(s) (%s) moved to %s; their jobs will run again; %d record(s) kept",
+                    self.path, len(bad), quarantine_reasons(bad), self.quarantine_path, self.lines_read)
 
     def set_aside(self, key: str, reason: str) -> None:
         """Copy ``key``'s latest record to the quarantine file with ``reason`` and forget it, so its job runs again
@@ -206,7 +235,7 @@ class ResultsStore:
                 fh.seek(where[0])
                 raw = fh.read(where[1]).decode("utf-8", "replace")
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(self.quarantine_path, "a", encoding="utf-8") as q:
+        with _append(self.quarantine_path, self.folder, text=True) as q:
             q.write(json.dumps({"key": key, "reason": reason, "raw": raw, "source": str(self.path),
                                 "quarantined_at": stamp}, ensure_ascii=False) + "\n")
             q.flush()

@@ -128,7 +128,7 @@ class Sweep:
                 live["retries"] += int(stats.get("retries", 0))
                 live["cost_usd"] += float(stats.get("cost_usd", 0.0))
                 failed_items = len(output.get("failures", [])) if isinstance(output, dict) else 0
-                live["failures"] += (status == "failed") + failed_items
+                live["failures"] += int(status == "failed" or failed_items > 0)  # jobs, each counted once
                 bar.update(1, **live)
 
         executor = self._shared_executor()  # one per sweep: Ray actors started for one stage serve the next

@@ -3,7 +3,7 @@
 scored, fitted or resampled here.
 
 Each section is a function of the shared :class:`~metaeval.report.context.Context`, in its own module by family
-(``verdict_section``, ``ranking_section``, ``agreement_section``, ``calibration_section``,
+(``verdict_section``, ``ranking_section``, ``compare_section``, ``agreement_section``, ``calibration_section``,
 ``disagreement_section``, ``consistency_section``, ``plan_section``, ``injection_section``,
 ``provenance_section``); :data:`SECTIONS` gives the page order (and so the key order of ``report.json``).
 """
@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from metaeval.errors import ConfigError
 from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
-from metaeval.report import (agreement_section, calibration_section, consistency_section, disagreement_section,
+from metaeval.report import (agreement_section, calibration_section, compare_section, consistency_section,
+                             disagreement_section,
                              injection_section, plan_section, plots, provenance_section, ranking_section,
                              rankset_section, verdict_section)
 from metaeval.report import verdict as verdict_mod
@@ -30,7 +31,8 @@ __all__ = ["FORMAT", "SECTIONS", "build_report"]
 
 #: the report's sections in page order; one that returns None is left out (no empty sections)
 SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
-    verdict_section.summary, verdict_section.verdict, ranking_section.tau, consistency_section.section,
+    verdict_section.summary, verdict_section.verdict, ranking_section.tau, compare_section.section,
+    consistency_section.section,
     ranking_section.bias, ranking_section.scatter, agreement_section.agreement, agreement_section.descriptive,
     ranking_section.leaderboards, calibration_section.section, rankset_section.section,
     disagreement_section.disagreements,

@@ -35,9 +35,7 @@ def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
     if not cal or "selection" not in cal:
         return {"calibration": "-", "held_out_mae": "-", "raw_mae": "-", "beats_raw": "-"}
     sel = cal["selection"]
-    name = sel["method"] if sel["method"] != "none" else "none (raw kept)"
-    if sel.get("verdict", "stable") != "stable":
-        name = f"{sel['verdict']}: {sel['method']}"
+    name = f"leaderboard by {sel['method']}" + (f" ({sel['verdict']})" if sel.get("verdict") else "")
     return {"calibration": name, "held_out_mae": _pm(sel.get("nested_mae") or sel["held_out_mae"]),
             "raw_mae": _pm(sel["raw_mae"]),
             "beats_raw": "yes" if sel["beats_raw"] else "no"}
@@ -50,17 +48,21 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
     blocks: list[Block] = [
         Text(f"Labels paired by {pr['key']}: {pr['matched']} of {max(pr['judge_pairs'], pr['reference_pairs'])} "
              f"pairs match ({100 * pr['coverage']:.1f}%). {n_lab} human-labelled topics, {n_only} judge-only. "
-             f"Held-out figures: {st.get('repeats', 1)} x {st['folds_used']}-fold leave-topics-out over the "
-             f"human-labelled topics (each fold scored by models fitted without its topics, repeated over independent "
-             f"fold assignments); raw is a candidate; nested selection over {st['inner_folds']} inner folds."),
+             + (f"Held-out figures: {st.get('splits', st.get('repeats'))} random splits of the human-labelled topics, "
+                f"fitted on {st.get('fit_topics')} and scored on {st.get('held_out_topics')} (the sizes mimic "
+                "human-labelled : judge-only), whole-track scores; raw and composite are candidates; the nested error "
+                "re-runs the same procedure inside each split's fit topics."
+                if st.get("fit_topics") else "Nothing evaluated (no choice can be made on this cell).")),
         Text(f"Recommendation: {cal['recommendation']}", kind="note"),
     ]
     rows, refused = [], []
     cands = cal["candidates"]
-    order = ["none"] + [k for k in cands if k != "none"]
+    order = ["raw"] + [k for k in cands if k != "raw"]
     for name in order:
         c = cands.get(name)
         if c is None:
+            continue
+        if c["status"] == "not evaluated":
             continue
         if c["status"] != "ok":
             refused.append((name, str(c["reason"])))
@@ -68,23 +70,17 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
         h = c["held_out"]
         chosen = name == cal["selection"]["method"]
         wins = (cal["selection"].get("wins") or {}).get(name, 0)
-        if cal["selection"].get("beats_raw") is False:  # nothing recommended: raw stays, the method gives intervals
-            mark = " (kept)" if name == "none" else (" (intervals only)" if chosen else "")
-        else:
-            mark = " (chosen)" if chosen else ""
-        rows.append([("none (raw)" if name == "none" else name) + mark, c["level"], str(wins),
-                     _pm(h["mae"]), "-" if name == "none" else _pm(h["diff_vs_raw"], signed=True), _f(h["bias"], "+.4f"),
+        rows.append([name + (" (shown)" if chosen else ""), c["level"], str(wins),
+                     _pm(h["mae"]), "-" if name == "raw" else _pm(h["diff_vs_raw"], signed=True), _f(h["bias"], "+.4f"),
                      _f(h["coverage"], ".2f"), _f(h["coverage_worst_run"], ".2f"), _f(h["mean_ci_width"], ".3f"),
                      "/".join(_f((h.get("tau") or {}).get(k), ".3f") for k in ("run", "topic_avg", "pooled"))])
-    n_fold = max(1, round(n_lab / max(int(st["folds_used"]), 1)))
     blocks.append(Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
                          "mean CI width", "held-out tau run/topic/pooled"], rows,
-                        caption=f"{metric}: held-out (out-of-fold) errors, ± = standard error over the folds; coverage "
-                                f"of {int(100 * st['level'])}% intervals for the human run score beside their width "
-                                "('-': point estimates only); held-out tau = Kendall's tau between the method's and the "
-                                f"human run scores on each held-out fold's ~{n_fold} topics, averaged over the folds "
-                                "(lower than the headline tau, which ranks runs by their means over all "
-                                f"{n_lab} topics)",
+                        caption=f"{metric}: held-out errors (± = standard error over the splits); coverage of "
+                                f"{int(100 * st['level'])}% intervals for the human run score beside their width ('-': "
+                                "point estimates only); held-out tau = Kendall's tau with the human run scores on each "
+                                "split's held-out topics, averaged over the splits (lower than the headline tau over "
+                                f"all {n_lab} topics)",
                         numeric=[False, False] + [True] * 8))
     by_reason: dict[str, list[str]] = {}  # one note per reason: the label-level methods share theirs
     for name, reason in refused:
@@ -100,7 +96,7 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
                       _f(r["judge_score"])])
     cap = (f"{metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} topics "
            f"(human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} judge-only); "
-           f"intervals by {lb['estimated_by']} ({lb['intervals_why']}); judge score = the judge's own run score")
+           f"{lb['intervals_why']}; judge score = the judge's own run score")
     blocks.append(Detail("Estimated human leaderboard", [
         Table(["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score"], lrows, caption=cap,
               numeric=[True, False, True, False, True, True])], open=False))

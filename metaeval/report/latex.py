@@ -15,6 +15,7 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
   superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
   runs it is above / below;
 * ``bias``, ``strictness``, ``descriptive`` - per-run bias, label agreement and strictness, the paper's Table 4;
+* ``compare`` - the paired differences between configurations (``metaeval.report.compare_section``).
 * ``plan`` - when the results folder holds the assessor plan (``study/plan.json``): precision of the calibrated
   leaderboard against the number of human-labelled topics, with assessor hours.
 
@@ -484,7 +485,9 @@ class _Paper:
 
 def paper_tables(data: Mapping[str, Any]) -> dict[str, str]:
     """``{file stem: LaTeX table}`` for a report's data (``Report.data`` or a ``report.json``), in paper order."""
-    return _Paper(data).all()
+    from metaeval.report.compare_section import compare_latex  # the paired comparisons between cells (issue 32)
+
+    return {**_Paper(data).all(), **compare_latex(data)}
 
 
 def bibliography() -> str:

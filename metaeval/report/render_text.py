@@ -8,7 +8,7 @@ import textwrap
 from metaeval.report.model import Detail, Items, Report, Table, Text
 
 #: sections printed by ``--print``, in this order
-MAIN_SECTIONS = ("summary", "verdict", "usage", "tau", "leaderboards", "agreement", "calibration")
+MAIN_SECTIONS = ("summary", "verdict", "usage", "tau", "compare", "leaderboards", "agreement", "calibration")
 
 
 def text_table(t: Table, width: int | None = None) -> str:

@@ -89,8 +89,11 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
         ref_scores = write_reference(lay, inp.reference)
         fig = replace(inp, label_sets={c: ls for c, ls in inp.label_sets.items() if c not in withheld},
                       samples={c: d for c, d in inp.samples.items() if c not in withheld})
-        analysis = analyse(lay, fig)
+        analysis, paired = analyse(lay, fig)
         calibration = calibrate(lay, fig)
+        from metaeval.study.compare import study_comparison  # the cells' natural neighbours compared
+
+        study_comparison(lay, fig, paired, calibration)
         consistency = self_consistency(lay, fig)
         t_fig = time.perf_counter()
         write_study_json(lay, fig, scores, ref_scores, calibration)
@@ -184,21 +187,24 @@ def write_reference(lay: ResultsLayout, reference: "LabelSet | None") -> "pd.Dat
     return per
 
 
-def analyse(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
-    """Every cell against the reference (``metaeval.analysis.analyze``), written to ``analysis/``."""
+def analyse(lay: ResultsLayout, inp: StudyInput) -> tuple[dict[str, Any], Any]:
+    """Every cell against the reference (``metaeval.analysis.analyze``), written to ``analysis/``; the cells are
+    compared with their natural neighbours (``metaeval.study.compare.study_pairs``).  Returns (the cells' analysis
+    blocks, the paired comparison table or None)."""
     from metaeval.analysis import analyze
+    from metaeval.study.compare import study_pairs
 
     if inp.reference is None or not inp.label_sets:
-        return {}
+        return {}, None
     a = inp.settings.analysis
     names = list(inp.label_sets)
     res = analyze(inp.reference, [inp.label_sets[n] for n in names], names=names, metrics=a.metrics,
-                  variant=a.tau, n_boot=a.bootstrap, seed=a.seed)
+                  variant=a.tau, n_boot=a.bootstrap, seed=a.seed, pairs=study_pairs(inp))
     res.write(lay.analysis_dir)
     blocks = res.json.get("candidates", res.json)
     if isinstance(blocks, list):
-        return {b.get("name"): b for b in blocks}
-    return blocks if isinstance(blocks, dict) else {}
+        return {b.get("name"): b for b in blocks}, res.paired
+    return (blocks if isinstance(blocks, dict) else {}), res.paired
 
 
 def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:

@@ -90,7 +90,10 @@ def build_study_settings(analysis: Mapping[str, Any] | None = None, calibration:
         raise ConfigError(f"analysis.metrics must name at least one of {', '.join(METRICS)}")
     c = build_section("calibration", calibration, CalibrationSettings)
     if c.methods is not None:
-        from metaeval.calibration.methods import check_names
+        from metaeval.study.calibration import ALL_METHODS
+        from metaeval.study.calibration.settings import ALIASES
 
-        check_names(c.methods)
+        bad = [m for m in c.methods if m not in ALL_METHODS and m not in ALIASES]
+        if bad:
+            raise ConfigError(f"calibration.methods: unknown {', '.join(map(str, bad))}; expected {', '.join(ALL_METHODS)}")
     return StudySettings(analysis=a, calibration=c, report=None if report is None else dict(report))

@@ -146,17 +146,12 @@ def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
     sel = cal.get("selection")
     if isinstance(sel, dict) and sel.get("method"):
         err, raw = (sel.get("held_out_mae") or {}).get("mean"), (sel.get("raw_mae") or {}).get("mean")
-        known = isinstance(err, (int, float)) and isinstance(raw, (int, float))
-        if sel["method"] == "none":
-            return f"raw kept; MAE raw {raw:.3f}" if isinstance(raw, (int, float)) else "raw kept"
-        if sel.get("beats_raw") is False:  # nothing recommended (the study's rule): the method only supplies intervals
-            why = sel.get("verdict") or "not better than raw"
-            mae = f"; MAE raw {raw:.3f}, {sel['method']} {err:.3f}" if known else ""
-            ib = sel.get("intervals_by") or sel["method"]
-            return f"raw kept ({why}){mae}; intervals by {ib}"
-        if known:
-            return f"{sel['method']} recommended; MAE raw {raw:.3f} -> {err:.3f}"
-        return f"{sel['method']} recommended"
+        shown = f"leaderboard by {sel['method']}, intervals by {sel.get('intervals_by') or sel['method']}"
+        if not sel.get("splits") and sel.get("verdict") == "cannot decide":
+            return f"{shown} ({sel.get('why')})"
+        if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
+            return f"{shown}: held-out MAE raw {raw:.3f} -> {sel['method']} {err:.3f}"
+        return shown
     cal = cal.get("validation") or cal
     if "methods" not in cal:
         return "-"

@@ -6,6 +6,10 @@ a list of the right length in the format the prompt asks for (JSON object when t
 list otherwise).  Labels are a deterministic function of (nugget text, answer text), so reruns agree.  A relevance
 prompt (documents, no nugget block) gets one grade 0-3 per document, a deterministic function of (query,
 document text).
+``prompt_rule(p_noise)`` answers like a model whose accuracy depends on the prompt version: it reads the answer
+(a nugget is supported when most of its content words occur in the answer) under the JSON prompt (``v2_json``)
+and, under the plain-list prompt (``v1``), replaces each such label with ``label_rule``'s with probability
+``p_noise`` - so a prompt comparison has a real difference to find.
 ``sampling_rule(p_redraw)`` answers repeats of one prompt like a model sampled at temperature > 0 (judge
 self-consistency tests).  ``scripted(replies)`` returns the given replies in turn.  ``wrong_length`` and ``malformed`` are used by fault
 injection.
@@ -105,6 +109,47 @@ def label_rule(messages: Messages) -> str:
     return "Hello from the metaeval test server."
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _overlap_label(nugget: str, answer: str, labels: Sequence[str]) -> str:
+    """support / partial_support / not_support by the share of the nugget's content words (longer than 3
+    letters) that occur in the answer: >= 0.6, >= 0.3, else (a reader that looks, not a hash)."""
+    words = [w for w in _WORD.findall(nugget.lower()) if len(w) > 3]
+    seen = set(_WORD.findall(answer.lower()))
+    share = sum(w in seen for w in words) / len(words) if words else 0.0
+    if share >= 0.6:
+        return labels[0]
+    if share >= 0.3 and len(labels) > 2:
+        return labels[1]
+    return labels[-1]
+
+
+def prompt_rule(p_noise: float = 0.5, seed: int = 0) -> Rule:
+    """Assignment replies whose accuracy depends on the prompt (see the module docstring): word overlap under a
+    prompt that asks for JSON, and under one that does not each label replaced with probability ``p_noise`` by
+    ``label_rule``'s (decided by a hash of (seed, nugget, answer), so reruns agree).  Other tasks answer as
+    ``label_rule``."""
+    if not 0.0 <= p_noise <= 1.0:
+        raise ValueError(f"p_noise must be in [0, 1], got {p_noise}")
+
+    def rule(messages: Messages) -> str:
+        a = analyse(messages)
+        if a["task"] != "assign":
+            return label_rule(messages)
+        labs = []
+        for nug in a["nuggets"][: a["n"]]:
+            lab = _overlap_label(nug, a["answer"], a["labels"])
+            h = hashlib.sha256(f"{seed}\x1f{nug}\x1f{a['answer']}".encode()).digest()
+            if not a["json"] and int.from_bytes(h[:4], "little") / 2**32 < p_noise:
+                lab = _pick(a["labels"], nug, a["answer"])
+            labs.append(lab)
+        labs += [a["labels"][-1]] * (a["n"] - len(labs))
+        return _format(labs, "labels", a["json"])
+
+    return rule
+
+
 def sampling_rule(p_redraw: float = 0.3, seed: int = 0) -> Rule:
     """A model sampled at temperature > 0: the first time a prompt is seen the reply is ``label_rule``'s; the
     j-th repeat of the same prompt (another sample of the same call) redraws each label with probability
@@ -164,4 +209,5 @@ def constant(reply: str) -> Rule:
     return lambda messages: reply
 
 
-__all__ = ["analyse", "constant", "label_rule", "malformed", "sampling_rule", "scripted", "wrong_length"]
+__all__ = ["analyse", "constant", "label_rule", "malformed", "prompt_rule", "sampling_rule", "scripted",
+           "wrong_length"]

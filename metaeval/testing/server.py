@@ -353,14 +353,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sampling", type=float, default=None, metavar="P",
                         help="answer repeats of a prompt like a sampled model: each label redrawn with probability P "
                              "(metaeval.testing.rules.sampling_rule; for sweep.samples)")
+    parser.add_argument("--prompt-noise", type=float, default=None, metavar="P",
+                        help="answer by the prompt version: word overlap under the JSON prompt (v2_json), and under "
+                             "the plain-list prompt (v1) each label replaced at random with probability P "
+                             "(metaeval.testing.rules.prompt_rule; for prompt comparisons)")
     args = parser.parse_args(argv)
     import os
 
-    from metaeval.testing.rules import sampling_rule
+    from metaeval.testing.rules import prompt_rule, sampling_rule
 
     faults = Faults(**{f.name: getattr(args, f.name) for f in fields(Faults)})
     key = os.environ.get(args.expected_key_env) if args.expected_key_env else None
     rule = sampling_rule(args.sampling, seed=faults.seed) if args.sampling is not None else None
+    if args.prompt_noise is not None:
+        if rule is not None:
+            parser.error("--sampling and --prompt-noise are two rules; give one")
+        rule = prompt_rule(args.prompt_noise, seed=faults.seed)
     server = ChatTestServer(rule=rule, faults=faults, host=args.host, port=args.port, expected_key=key)
 
     async def serve() -> None:

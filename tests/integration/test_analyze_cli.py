@@ -92,9 +92,12 @@ def test_two_candidates_get_blocks_and_paired_test(files, nist_file):
     assert same["metrics"]["v_strict"]["run"]["tau"] == pytest.approx(1.0)
     assert same["labels"]["exact_agreement"] == 1.0 and same["labels"]["strictness_index"] == 0.0
     paired = pd.DataFrame(doc["paired"])
-    assert set(paired["level"]) == {"run", "topic_avg", "pooled"}
+    tau = paired[paired["statistic"] == "tau"]
+    assert set(tau["level"]) == {"run", "topic_avg", "pooled"}
+    labels = paired[paired["level"] == "labels"]  # label agreement too: both sides are label sets
+    assert set(labels["statistic"]) == {"cohen_kappa", "weighted_kappa", "exact_agreement"}
     assert (paired["diff"] < 0).all()  # the perturbed judge agrees less than the reference with itself
-    assert (paired["p_value"] < 0.05).all()
+    assert (paired["p_value"] < 0.05).all() and (paired["better"] == "nugget_assignment").all()
 
 
 def test_bad_inputs_exit_2(files, capsys, tmp_path):

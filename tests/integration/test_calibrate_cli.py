@@ -32,7 +32,7 @@ def test_calibrate_validate_and_apply(files, capsys):
     assert sum(line.startswith("recommendation:") for line in printed) == 1
     text = "\n".join(printed)
     # the printed figures say what they are: +- is a standard error, tau is held-out; run ids are never cut
-    assert "x+-y = mean +- its standard error over the folds" in text and "held-out tau run/topic/pooled" in text
+    assert "+- = corrected resampled SE" in text and "held-out tau run/topic/pooled" in text
     longest = max(json.loads((out / "calibration.json").read_text())["leaderboard"]["rows"][:10],
                   key=lambda r: len(r["run_id"]))["run_id"]
     assert any(f"  {longest} " in line for line in printed), longest
@@ -45,7 +45,7 @@ def test_calibrate_validate_and_apply(files, capsys):
     res = json.loads((out / "calibration.json").read_text())
     assert "model" not in res and res["metric"] == "v_strict" and set(res["by_metric"]) == {"v_strict", "a_strict"}
     assert len(res["topics"]["human_labelled"]) == 12 and len(res["topics"]["judge_only"]) == 9
-    assert set(res["candidates"]) == {"none", "ppi", "ppi_pp", "matrix"}  # raw and the PPI++ fallback always
+    assert set(res["candidates"]) == {"raw", "composite", "ppi", "ppi_pp", "matrix"}  # raw, composite, PPI++ always
     assert res["settings"]["repeats"] == 3 and sum(res["selection"]["wins"].values()) == 3
     lb = res["leaderboard"]
     assert lb["judge_only_topics"] == 9 and "mae_vs_reference" not in lb

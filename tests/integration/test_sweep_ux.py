@@ -41,11 +41,13 @@ def test_cell_over_the_failed_rate_gets_no_figures_only_the_reason(tmp_path):
     assert "->" not in row and "ppi" not in row  # no "ppi: 0.464 -> 0.133" calibration figure
     assert "withheld: " in res.stdout
     assert "Verdict: FAIL - no cell could be judged." in res.stdout and "not judged: " in res.stdout
-    # with the threshold off (1.0) the same labels get their figures again: the gate, not the data, withheld them
+    # with the threshold off (1.0) a cell whose every label FAILED still gets no figure and the run exits 4
+    # (issue 33: no figure on FAILED-only data, whatever max_failed_rate says)
     res = sweep(tmp_path, "grid=single", "judge=gpt-4o", "name=allfailed", "sweep.offline=true",
                 "cache.path=" + str(tmp_path / "empty.sqlite"), "sweep.max_failed_rate=1.0")
+    assert res.returncode == 4, res.stderr[-2000:]
     (cell,) = json.loads((tmp_path / "allfailed" / "summary.json").read_text())["cells"]
-    assert "withheld" not in cell and "analysis" in cell
+    assert "every label FAILED" in cell["withheld"] and "analysis" not in cell
 
 
 def test_default_grid_holds_only_cells_that_can_run_here(tmp_path):

@@ -1,12 +1,12 @@
 """The calibrate workflow (metaeval.study.calibration) and its parts: text pairing, score-level PPI/PPI++/
-regression, repeated cross-fitting with raw as a candidate, the estimated human leaderboard, bounded intervals,
+regression, the one procedure with raw and composite as candidates, the estimated human leaderboard, bounded intervals,
 fitted-model checks."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from metaeval.calibration.crossfit import check_disjoint, choose
+from metaeval.calibration.crossfit import check_disjoint
 from metaeval.calibration.pairing import normalise_text, pair_by_text
 from metaeval.calibration.scorelevel import apply_score_method, fit_score_method, power_tuned_lambda, ppi_mean
 from metaeval.errors import ConfigError
@@ -63,7 +63,7 @@ def test_label_level_refused_with_counts_score_level_runs(small):
     for name in ("posterior", "matrix", "matrix_unconstrained", "ordinal"):
         c = res["candidates"][name]
         assert c["status"] == "refused" and f"0 of {len(small.labels)} label pairs" in c["reason"]
-    for name in ("none", "ppi", "ppi_pp", "regression"):
+    for name in ("raw", "composite", "ppi", "ppi_pp", "regression"):
         assert res["candidates"][name]["status"] == "ok"
         assert res["candidates"][name]["held_out"]["mae"]["mean"] > 0
 
@@ -132,14 +132,6 @@ def test_intervals_stay_in_unit_interval():
         assert (r.lo >= 0).all() and (r.hi <= 1).all() and (r.lo <= r.hi).all()
 
 
-def test_choose_keeps_raw_unless_clearly_better():
-    errs = {"none": np.array([0.10, 0.12, 0.11]), "ppi": np.array([0.09, 0.13, 0.105])}
-    assert choose(errs, "one_se")[0] == "none"
-    errs["ppi"] = np.array([0.05, 0.06, 0.055])
-    assert choose(errs, "one_se")[0] == "ppi"
-    assert choose({"none": np.array([0.1, 0.1]), "x": np.array([0.2, 0.2])}, "min")[0] == "none"
-
-
 def test_check_disjoint_refuses_overlap():
     with pytest.raises(AssertionError):
         check_disjoint([1, 2, 3], [3, 4])
@@ -147,12 +139,11 @@ def test_check_disjoint_refuses_overlap():
 
 def test_perfect_judge_keeps_raw_and_leaderboard_is_human(small):
     judge = small.subset(name="same")
-    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "repeats": 3, "metrics": ["v_strict"],
-                                         "n_boot": 100, "methods": ["ppi", "regression"]}, seed=0)
+    res = calibrate_study(small, judge, {"repeats": 3, "nested_splits": 2, "metrics": ["v_strict"], "n_boot": 100,
+                                         "methods": ["ppi", "regression"]}, seed=0)
     sel = res["selection"]
-    assert sel["method"] == "none" and sel["verdict"] == "stable" and not sel["beats_raw"]
-    assert sel["wins"] == {"none": 3}
-    assert "keep the raw judge scores" in res["recommendation"]
+    assert sel["method"] == "raw" and not sel["beats_raw"] and sel["splits"] == 3
+    assert res["recommendation"].startswith("V_strict: leaderboard by the raw judge")
     for row in res["leaderboard"]["rows"]:  # every topic labelled: the estimate is the human score, no interval
         assert row["human_estimate"] == pytest.approx(row["human_labelled"]) == pytest.approx(row["judge_score"])
         assert row["human_estimate_ci"] is None
@@ -165,7 +156,8 @@ def _half_labelled(small, seed=2):
 
 def test_leaderboard_estimates_the_human_score_over_the_whole_track(small):
     """human_estimate = (n_L mean_L H + n_U corrected_U) / (n_L + n_U), its interval the judge-only interval scaled by
-    n_U / N; judge_score is the judge's own run mean with the raw leaderboard's interval."""
+    n_U / N; judge_score is the judge's own run mean with the raw leaderboard's interval.  (5 labelled topics: no
+    choice can be made, so composite is shown: corrected_judge_only is the raw judge there.)"""
     from metaeval.scoring import run_scores, score_answers
 
     reference, judge = _half_labelled(small)
@@ -184,7 +176,7 @@ def test_leaderboard_estimates_the_human_score_over_the_whole_track(small):
         lo_u, hi_u = row["corrected_judge_only_ci"]
         lo, hi = row["human_estimate_ci"]
         assert hi - lo == pytest.approx((hi_u - lo_u) * n_u / (n_l + n_u))
-        assert 0 <= lo < row["human_estimate"] < hi <= 1  # never zero width
+        assert 0 <= lo <= row["human_estimate"] <= hi <= 1 and hi > lo  # never zero width, holds the point
         jl, jh = row["judge_score_ci"]
         assert jl <= row["judge_score"] <= jh
     assert "judge_score" in lb["columns"] and "human_estimate" in lb["columns"]
@@ -192,14 +184,14 @@ def test_leaderboard_estimates_the_human_score_over_the_whole_track(small):
 
 
 def test_too_few_labelled_topics_choose_no_method(small):
-    """With 5 human-labelled topics every repeat has the same leave-one-topic-out folds: a win share would call topic
-    noise "stable".  Below min_topics no method is chosen: PPI++ with that verdict."""
+    """Below min_topics no choice is evaluated: composite (nothing fitted) with PPI++ intervals, that verdict."""
     reference, judge = _half_labelled(small)
-    st = {"folds": 5, "inner_folds": 2, "repeats": 3, "metrics": ["v_strict"], "n_boot": 50, "methods": ["ppi"]}
+    st = {"repeats": 3, "nested_splits": 2, "metrics": ["v_strict"], "n_boot": 50, "methods": ["ppi"]}
     sel = calibrate_study(reference, judge, st, seed=0)["selection"]
-    assert sel["verdict"] == "too few human-labelled topics to choose a method" and sel["method"] == "ppi_pp"
+    assert sel["verdict"] == "cannot decide" and sel["method"] == "composite" and sel["intervals_by"] == "ppi_pp"
+    assert "too few human-labelled topics" in sel["why"]
     sel = calibrate_study(reference, judge, {**st, "min_topics": 5}, seed=0)["selection"]
-    assert sel["verdict"] != "too few human-labelled topics to choose a method"
+    assert sel["verdict"] != "cannot decide" and sel["splits"] == 3
 
 
 def test_seeds_are_separate(small):
@@ -217,30 +209,25 @@ def test_seeds_are_separate(small):
 
 def test_study_schema_and_bounded(small):
     judge = simulate_judge(small, seed=2, name="sim")
-    res = calibrate_study(small, judge, {"folds": 3, "inner_folds": 2, "repeats": 2, "metrics": ["V_strict", "a_strict"],
+    res = calibrate_study(small, judge, {"repeats": 2, "nested_splits": 2, "metrics": ["V_strict", "a_strict"],
                                          "n_boot": 200, "methods": ["ppi", "ppi_pp", "regression", "posterior", "matrix"]},
                           seed=1)
     for key in ("schema", "pairing", "candidates", "selection", "leaderboard", "recommendation", "by_metric", "model"):
         assert key in res
     assert res["metric"] == "v_strict" and set(res["by_metric"]) == {"v_strict", "a_strict"}
-    assert "none" in res["candidates"]
+    assert "raw" in res["candidates"] and "composite" in res["candidates"] and "none" not in res["candidates"]
     for block in res["by_metric"].values():
         for row in block["leaderboard"]["rows"]:
             assert 0.0 <= row["judge_score_ci"][0] <= row["judge_score_ci"][1] <= 1.0
         for name, c in block["candidates"].items():
-            h = c["held_out"]
-            if c["level"] == "label":  # label-level intervals ignore topic clustering: point estimates only
-                assert h["coverage"] is None and h["intervals"] == "point estimates only" and not h["qualifies"]
-            else:
-                assert 0 < h["mean_ci_width"] <= 1 and h["zero_width"] == 0
+            h = c["held_out"]  # every candidate: coverage of the interval that would be shown with its point
+            assert 0 < h["mean_ci_width"] <= 1 and h["zero_width"] == 0 and 0 <= h["coverage"] <= 1
         sel = block["selection"]
-        assert sum(sel["wins"].values()) == 2 and sel["repeats"] == 2
-        if sel["verdict"] == "stable" and sel["method"] != "none":  # chosen only when it beats raw out of sample
+        assert sum(sel["wins"].values()) == 2 and sel["splits"] == 2
+        if sel["method"] != "raw":  # shown only when it beats raw out of sample
             assert sel["held_out_mae"]["mean"] < sel["raw_mae"]["mean"]
-            assert sel["nested_diff_vs_raw"]["mean"] < 0
-        if sel["verdict"] != "stable":
-            assert sel["method"] == sel["intervals_by"] == "ppi_pp"
-            assert block["recommendation"].split(": ", 1)[1].startswith(sel["verdict"])
+        assert block["leaderboard"]["estimated_by"] == sel["method"] and sel["intervals_by"] == "ppi_pp"
+        assert block["recommendation"].split(": ", 1)[1].startswith(f"leaderboard by ")
 
 
 def test_model_apply_refuses_on_changed_nuggets(small):
@@ -314,60 +301,32 @@ def test_ppi_mean_agrees_with_ppi_python(lam):
 
 
 def test_outer_fold_predictions_ignore_their_own_human_labels(small):
-    """Out-of-fold by construction: changing the human labels of one topic leaves the predictions for that topic's
-    fold unchanged (every fitted model that scores the fold was fitted without it)."""
-    from metaeval.calibration.crossfit import crossfit
+    """Out of sample by construction: changing the human labels of one topic leaves every split's predictions for
+    its held-out topics unchanged exactly when that topic is held out (every model that scores a split was fitted
+    without its held-out topics)."""
+    from metaeval.calibration.crossfit import applied_splits
     from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
 
     judge = simulate_judge(small, seed=4, name="sim")
+    splits = applied_splits(np.arange(10), 7, 6, np.random.default_rng(0))
 
-    def folds(reference):
+    def preds(reference):
         data = CalibrationData(reference, judge, ["v_strict"])
-        cands = [score_candidate(m, data, ["v_strict"], 0.95) for m in ("none", "ppi", "ppi_pp", "regression")]
+        cands = [score_candidate(m, data, ["v_strict"], 0.95) for m in ("ppi", "ppi_pp", "regression")]
         cands.append(label_candidate("posterior", data, ["v_strict"], 0.95, {}, 0))
-        return data, crossfit(cands, data.labelled, data.truth, ["v_strict"], folds=3, inner_folds=2, seed=0)
+        return data, [{c.name: c.apply(c.fit(A), B, False)["v_strict"].est for c in cands} for A, B in splits]
 
-    data, before = folds(small)
+    data, before = preds(small)
     target = small.qids[0]
     lab = small.labels.copy()
-    flip = lab["qid"] == target
-    lab.loc[flip, "support"] = "support"
+    lab.loc[lab["qid"] == target, "support"] = "support"
     changed = small.subset(name="changed")
     changed.labels = lab
-    _, after = folds(changed)
+    _, after = preds(changed)
     t_idx = data.qids.index(target)
-    for fb, fa in zip(before, after):
-        same = t_idx in fb.topics
-        for name in ("ppi", "ppi_pp", "regression", "posterior"):
-            eq = np.allclose(fb.preds[name]["v_strict"].est, fa.preds[name]["v_strict"].est, equal_nan=True)
-            assert eq == same, (name, fb.fold)  # unchanged on the held-out fold, changed where the topic trained
-
-
-def test_nested_selection_never_sees_the_outer_fold(small):
-    """Every fit (outer or inner) must leave out at least one whole outer fold: the one it is nested in.  Building the
-    inner folds from all labelled topics instead of the outer training set makes inner fits span every outer fold."""
-    from metaeval.calibration.crossfit import Candidate, repeated_crossfit
-    from metaeval.study.calibration.data import CalibrationData, score_candidate
-
-    judge = simulate_judge(small, seed=4, name="sim")
-    data = CalibrationData(small, judge, ["v_strict"])
-    seen: list[frozenset] = []
-    base = score_candidate("ppi", data, ["v_strict"], 0.95)
-
-    def spy_fit(train):
-        seen.append(frozenset(np.asarray(train).tolist()))
-        return base.fit(train)
-
-    cands = [score_candidate("none", data, ["v_strict"], 0.95), Candidate("ppi", "score", spy_fit, base.apply)]
-    reps = repeated_crossfit(cands, data.labelled, data.truth, ["v_strict"], folds=5, inner_folds=3, seed=0, repeats=2)
-    for r, folds in enumerate(reps):
-        outer = [frozenset(f.topics.tolist()) for f in folds]
-        fits = seen[r * len(seen) // len(reps):(r + 1) * len(seen) // len(reps)]
-        assert len(fits) == 5 + 5 * 3  # 5 outer fits, 3 inner fits per outer fold
-        for s in fits:
-            assert any(not (s & o) for o in outer), sorted(s)
-        for f, o in zip(folds, outer):
-            assert not (set(f.inner_topics.tolist()) & o)
+    for (A, B), pb, pa in zip(splits, before, after):
+        for name in pb:
+            assert np.allclose(pb[name], pa[name], equal_nan=True) == (t_idx not in A), name
 
 
 def test_report_section_renders_the_estimated_human_leaderboard(small):
@@ -375,7 +334,7 @@ def test_report_section_renders_the_estimated_human_leaderboard(small):
     from metaeval.report.model import Detail
 
     reference, judge = _half_labelled(small)
-    res = calibrate_study(reference, judge, {"folds": 5, "inner_folds": 2, "repeats": 2, "metrics": ["v_strict"],
+    res = calibrate_study(reference, judge, {"repeats": 2, "nested_splits": 2, "metrics": ["v_strict"],
                                              "n_boot": 50, "methods": ["ppi"], "min_topics": 5}, seed=0)
     detail = [b for b in cell_blocks(res) if isinstance(b, Detail)][0]
     table = detail.blocks[0]
@@ -388,7 +347,7 @@ def test_report_section_renders_the_estimated_human_leaderboard(small):
 
 
 def test_forked_repeats_give_the_same_calibration_as_one_process(nist_labels):
-    """``workers=2`` runs the cross-fitting's repeats in forked processes: calibration.json and the model are the
+    """``workers=2`` runs the procedure's splits (and nested re-runs) in forked processes: calibration.json and the model are the
     same numbers, byte for byte once serialised, as ``workers=1``; a bad count is one line."""
     import json
 
@@ -397,7 +356,7 @@ def test_forked_repeats_give_the_same_calibration_as_one_process(nist_labels):
     from metaeval.testing.relabel import judge_like
 
     judge = judge_like(nist_labels, name="jl")
-    base = {"repeats": 4, "metrics": ["v_strict", "a"]}
+    base = {"repeats": 4, "nested_splits": 2, "metrics": ["v_strict", "a"]}
     one = calibrate_study(nist_labels, judge, {**base, "workers": 1}, seed=3)
     two = calibrate_study(nist_labels, judge, {**base, "workers": 2}, seed=3)
     assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)

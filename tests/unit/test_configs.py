@@ -122,7 +122,7 @@ def test_multirun_syntax_is_one_grid():
     ("calibration.folds=1", "calibration.folds must be an integer >= 2 and <= 100, got 1"),
     ("calibration.folds=1000", "calibration.folds must be an integer >= 2 and <= 100, got 1000"),
     ("calibration.seed=-2", "calibration.seed must be an integer >= 0, got -2"),
-    ("calibration.methods=[ppi,nope]", "calibration.methods: unknown nope; expected none, ppi"),
+    ("calibration.methods=[ppi,nope]", "calibration.methods: unknown nope; expected raw, composite, ppi"),
     ("sweep.samples=51", "sweep.samples must be an integer >= 1 and <= 50, got 51"),
     ("grid.judges=[lexical,lexical]", "grid.judges must be a list (each at most once) or null"),
     ("+sweep.budjet_usd=1", "sweep.budjet_usd is not a setting; did you mean budget_usd?"),

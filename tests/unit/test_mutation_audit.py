@@ -97,12 +97,17 @@ def test_a_figure_title_cannot_inject_attributes_into_the_img_tag():
 
 # ------------------------------------------------------------------ (e) no held-out topic reaches a fit
 def test_crossfit_never_fits_on_a_topic_it_evaluates_on():
-    """Spy candidates record the topics every fit saw and every apply was evaluated on, for the outer folds and
-    the nested inner folds; with ``check_disjoint`` removed and the training set leaking the held-out fold, this
-    fails (the library's own assertion is not what is being tested)."""
-    from metaeval.calibration.crossfit import Candidate, Prediction, crossfit
+    """Spy candidates record the topics every fit saw and every apply was evaluated on, for the procedure's splits
+    and the nested re-runs inside each split's fit topics; with ``check_disjoint`` removed and a split's fit part
+    leaking its held-out topics, or the nested procedure drawing its splits from every labelled topic, this fails
+    (the library's own assertion is not what is being tested)."""
+    from types import SimpleNamespace
 
-    R = 5
+    from metaeval.calibration.crossfit import Candidate, Prediction
+    from metaeval.study.calibration.procedure import nested, run_procedure
+    from metaeval.study.calibration.settings import resolve_settings
+
+    R, T = 5, 12
     log: list[tuple[frozenset, frozenset]] = []
 
     def fit(train):
@@ -110,25 +115,23 @@ def test_crossfit_never_fits_on_a_topic_it_evaluates_on():
 
     def apply(model, held, want_ci):
         log.append((model, frozenset(np.asarray(held).tolist())))
-        z = np.zeros(R)
-        return {"v_strict": Prediction(est=z, lo=z, hi=z, se=z)}
+        z = np.full(R, 0.5)
+        return {"v_strict": Prediction(est=z, lo=z - 0.1, hi=z + 0.1, se=z)}
 
-    def truth(held):
-        return {"v_strict": np.zeros(R)}, {"v_strict": np.full(R, len(held))}
-
-    labelled = np.arange(12)
-    cands = [Candidate("none", "score", fit, apply), Candidate("spy", "score", fit, apply)]
-    outer = crossfit(cands, labelled, truth, ["v_strict"], folds=4, inner_folds=3, seed=1)
-    assert len(outer) == 4 and len(log) > 8  # outer and inner folds both ran
+    rng = np.random.default_rng(0)
+    data = SimpleNamespace(H={"v_strict": rng.random((T, R))}, J={"v_strict": rng.random((T, R))}, runs=list("abcde"))
+    cands = [Candidate(n, "score", fit, apply, uses_labels=n != "raw") for n in ("raw", "composite", "ppi_pp", "spy")]
+    s = resolve_settings({"metrics": ["v_strict"], "repeats": 4, "nested_splits": 2, "min_topics": 5, "workers": 1})
+    top = run_procedure(cands, data, np.arange(T), 0, s, 0, want_ci=True)
+    n_top = len(log)
+    assert n_top == 4 * len(cands)
     assert all(not (fitted & held) for fitted, held in log), "a calibration was evaluated on a topic it was fitted on"
-    held_sets = [frozenset(f.topics.tolist()) for f in outer]
-    assert frozenset().union(*held_sets) == frozenset(labelled.tolist()) and sum(map(len, held_sets)) == 12
-    for fr in outer:  # outer folds: trained on exactly the other folds (an inner fold may hold the same topics by
-        # chance, but it is fitted on fewer: only the outer-size fits are the outer fold's)
-        fits = {fitted for fitted, held in log if held == frozenset(fr.topics.tolist())
-                and len(fitted) == len(labelled) - len(fr.topics)}
-        assert fits == {frozenset(labelled.tolist()) - frozenset(fr.topics.tolist())}
-    # inner folds (fit + evaluation inside one outer training set) never see that outer fold's held-out topics
-    everything = frozenset(labelled.tolist())
-    inner = [(f, h) for f, h in log if (f | h) != everything]
-    assert inner and all(any(not (o & (f | h)) for o in held_sets) for f, h in inner)
+    for (A, B), (fitted, held) in zip(top.evaluation.splits, log[::len(cands)]):
+        assert fitted == frozenset(A.tolist()) and held == frozenset(B.tolist())
+    nested(cands, data, top, s, 0)
+    inner = log[n_top:]
+    assert inner and all(not (f & h) for f, h in inner)
+    per = len(inner) // 2
+    for o in range(2):  # the nested procedure of split o fits and scores only inside that split's fit topics
+        A = frozenset(top.evaluation.splits[o][0].tolist())
+        assert all((f | h) <= A for f, h in inner[o * per:(o + 1) * per])

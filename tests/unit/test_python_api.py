@@ -73,21 +73,38 @@ def test_register_judge_instance_and_class_through_the_catalog():
         resolve_judge("py-half")
 
 
-def test_compare_gives_run_pairs(nist_file):
+def test_run_pairs_gives_run_pairs(nist_file):
     nist = metaeval.load(nist_file)
     runs = nist.run_ids[:4]
     small = nist.subset(run_ids=runs)
-    pairs = metaeval.compare(small, small, metrics="V_strict")  # the keyword analyze() takes
+    pairs = metaeval.run_pairs(small, small, metrics="V_strict")  # the keyword analyze() takes
     assert len(pairs) == 6 and not pairs["flip"].any()  # identical sides never flip
     assert set(pairs.columns) >= {"run_a", "run_b", "ref_diff", "cand_diff", "p_ref", "ref_significant", "flip"}
     assert (pairs["ref_diff"] == pairs["cand_diff"]).all()
     with pytest.warns(DeprecationWarning) as caught:
-        old = metaeval.compare(small, small, metric="V_strict", test="t")
-    assert sorted(str(w.message).split(";")[0] for w in caught) == ["compare(metric=) is deprecated",
-                                                                     "compare(test=) is deprecated"]
+        old = metaeval.run_pairs(small, small, metric="V_strict", test="t")
+    assert sorted(str(w.message).split(";")[0] for w in caught) == ["run_pairs(metric=) is deprecated",
+                                                                     "run_pairs(test=) is deprecated"]
     pd.testing.assert_frame_equal(old, pairs)
     with pytest.raises(TypeError, match="both metrics= and its old name metric="):
-        metaeval.compare(small, small, metrics="a", metric="v")
+        metaeval.run_pairs(small, small, metrics="a", metric="v")
+    # compare() with one candidate: the run pairs of earlier versions, with a DeprecationWarning naming run_pairs
+    with pytest.warns(DeprecationWarning, match="use run_pairs"):
+        pd.testing.assert_frame_equal(metaeval.compare(small, small, metrics="V_strict"), pairs)
+
+
+def test_compare_of_candidates_returns_the_paired_table(nist_file):
+    from metaeval.testing.relabel import judge_like
+
+    nist = metaeval.load(nist_file)
+    small = nist.subset(qids=nist.qids[:8], run_ids=nist.run_ids[:10])
+    judge = judge_like(small, "judge")
+    df = metaeval.compare(small, [judge, small], metrics="v_strict", n_boot=200)
+    assert set(df["statistic"]) == {"tau", "cohen_kappa", "weighted_kappa", "exact_agreement"}
+    assert (df["candidate_a"] == "judge").all() and (df["better"] == small.name).all()
+    assert len(df.attrs["lines"]) == 1 and "agrees better with the reference" in df.attrs["lines"][0]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'flip_test'"):
+        metaeval.compare(small, [judge, small], flip_test="t")
 
 
 def test_to_latex_escapes_and_marks_undefined():
@@ -122,7 +139,7 @@ def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir
     assert isinstance(cal, metaeval.CalibrationResult) and cal.metric == "v_strict" and cal.recommendation
     assert set(cal.json["by_metric"]) == {"v_strict", "a_strict"} and "model" not in cal.json and cal.json["pairing"]
     assert cal.model["format"] == "metaeval-calibration-model"
-    assert {"none", "ppi_pp"} <= set(cal.candidates["method"]) and set(cal.selection["metric"]) == {"v_strict",
+    assert {"raw", "composite", "ppi_pp"} <= set(cal.candidates["method"]) and set(cal.selection["metric"]) == {"v_strict",
                                                                                                  "a_strict"}
     lb = cal.leaderboard[cal.leaderboard["metric"] == "v_strict"]
     assert len(lb) == len(ref.run_ids) and {"judge_score", "human_estimate", "judge_score_lo"} <= set(lb.columns)

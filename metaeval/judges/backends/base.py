@@ -104,13 +104,16 @@ def redact(text: str, secret: str | None, min_fragment: int = MIN_FRAGMENT) -> s
     A server may echo a key whole, cut (an error body trimmed mid-key) or split across two messages; each
     maximal stretch of ``text`` covered by ``min_fragment``-character windows that also occur in ``secret``
     becomes ``[REDACTED]``.  Keys shorter than ``min_fragment`` (but at least 4 characters) are replaced whole.
-    Cost: O(len(text)) set look-ups.  Redact *before* truncating, or a cut can leave a fragment behind.
+    Cost: one C substring search per fragment; only a text that holds a fragment is scanned in Python
+    (O(len(text)) set look-ups).  Redact *before* truncating, or a cut can leave a fragment behind.
     """
     if not text or not secret or len(secret) < 4:
         return text
     if len(secret) < min_fragment:
         return text.replace(secret, REDACTED)
     grams = {secret[i:i + min_fragment] for i in range(len(secret) - min_fragment + 1)}
+    if not any(g in text for g in grams):  # the common case, at C speed (a 1 MB reply: ~1 ms per fragment)
+        return text
     covered = [False] * len(text)
     hit = False
     for i in range(len(text) - min_fragment + 1):
@@ -181,6 +184,12 @@ class ChatBackend(ABC):
         would otherwise hold its first requests while it reports ready)."""
         self.import_sdk()
 
+    def prepare(self) -> None:
+        """Import the SDK and build this event loop's SDK client now, outside any request's deadline (the first
+        request would otherwise spend its wall-clock deadline on imports)."""
+        self.warm()
+        self._sdk()
+
     @abstractmethod
     def _make_sdk_client(self) -> Any: ...
 
@@ -190,6 +199,15 @@ class ChatBackend(ABC):
         kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.deployment.limits.timeout_s}
         if self.deployment.base_url:
             kwargs["base_url"] = self.deployment.base_url
+        batch = getattr(self, "is_batch", False) or getattr(self.deployment, "mode", "sync") == "batch"
+        if not batch and self.SDK_MODULES:  # batch result files may be large: not capped
+            import importlib
+
+            from metaeval.judges.backends.reading import capped_http_client
+
+            client = capped_http_client(importlib.import_module(self.SDK_MODULES[0]))  # bodies read within a cap
+            if client is not None:
+                kwargs["http_client"] = client
         return kwargs
 
     @abstractmethod
@@ -225,9 +243,34 @@ def sdk_reply(resp: Any, text: str, finish_reason: Any, input_key: str, output_k
     """The ``ChatReply`` of a provider SDK response: ``text``, token counts from ``resp.usage.<input_key>`` /
     ``<output_key>`` (0 when the response carries none), ``finish_reason`` and ``resp.model``."""
     usage = getattr(resp, "usage", None)
-    return ChatReply(text=text, input_tokens=int(getattr(usage, input_key, 0) or 0),
-                     output_tokens=int(getattr(usage, output_key, 0) or 0), finish_reason=finish_reason,
+    return ChatReply(text=text, input_tokens=usage_count(getattr(usage, input_key, 0), input_key),
+                     output_tokens=usage_count(getattr(usage, output_key, 0), output_key), finish_reason=finish_reason,
                      model=getattr(resp, "model", None))
+
+
+#: the most tokens one reply may claim (a count above is a server's error, not usage)
+MAX_USAGE_TOKENS = 10**9
+
+
+def usage_count(value: Any, what: str = "tokens") -> int:
+    """A token count a server reported, as a non-negative int: a negative, non-finite, non-numeric or absurd
+    (> ``MAX_USAGE_TOKENS``) count is a server's error and counts 0 (with a warning), never summed into the
+    run's usage and cost."""
+    import logging
+    import math
+
+    if value is None or value == "":
+        return 0
+    try:
+        f = float(value)
+        ok = not isinstance(value, bool) and math.isfinite(f) and 0 <= f <= MAX_USAGE_TOKENS
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        logging.getLogger(__name__).warning("the server reported usage %s=%.40r; not a token count: counted as 0",
+                                            what, value)
+        return 0
+    return int(f)
 
 
 @contextlib.contextmanager
@@ -236,9 +279,16 @@ def sdk_errors(sdk: Any, api_key: str | None, timeout_s: float) -> Iterator[None
     errors, key redacted: timeout / connection / HTTP status (:func:`sdk_transport_error`), an unreadable response
     or a 200 whose body is not the expected JSON (transient ``bad_response``), a call that does not fit this SDK
     version (``TypeError``: permanent, a configuration problem)."""
+    from metaeval.judges.backends.reading import ReplyTooLarge
+
     try:
         yield
+    except ReplyTooLarge as exc:  # raised by the capped transport, through the SDK
+        raise PermanentError(redact(f"reply not read: {exc}", api_key)) from None
     except (sdk.APITimeoutError, sdk.APIConnectionError, sdk.APIStatusError) as exc:
+        too_large = _too_large(exc)
+        if too_large is not None:  # a retry would download the same body: the call fails, its reason kept
+            raise PermanentError(redact(f"reply not read: {too_large}", api_key)) from None
         raise sdk_transport_error(sdk, exc, api_key, f"timed out after {timeout_s:g}s") from None
     except sdk.APIResponseValidationError as exc:
         raise TransientError("bad_response", redact(f"unreadable response: {exc}", api_key)) from None
@@ -246,6 +296,18 @@ def sdk_errors(sdk: Any, api_key: str | None, timeout_s: float) -> Iterator[None
         raise PermanentError(redact(f"request rejected by the SDK: {exc}", api_key)) from None
     except ValueError as exc:
         raise TransientError("bad_response", redact(f"unreadable response: {exc}", api_key)) from None
+
+
+def _too_large(exc: BaseException) -> BaseException | None:
+    """The ``reading.ReplyTooLarge`` behind an SDK exception (its cause chain), or None."""
+    from metaeval.judges.backends.reading import ReplyTooLarge
+
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ReplyTooLarge):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
 
 
 def sdk_transport_error(sdk: Any, exc: BaseException, api_key: str | None, timeout_msg: str,

@@ -61,21 +61,32 @@ def score_matrix(scores, qids, runs, metrics) -> dict[str, np.ndarray]:
     return out
 
 
-def score_candidate(name: str, data: CalibrationData, metrics: Sequence[str], level: float):
+def score_candidate(name: str, data: CalibrationData, metrics: Sequence[str], level: float, seed: int = 0,
+                    n_boot: int = 999):
+    """A score-level candidate.  ``raw`` and ``composite`` both apply the raw judge (method ``none`` of
+    :mod:`metaeval.calibration.scorelevel`); they differ in the whole-track score (``uses_labels``: composite puts
+    the human scores on the human-labelled topics).  ``ppi_pp``'s intervals (``want_ci``) are the per-run
+    bootstrap-t (:func:`metaeval.calibration.scorelevel.bootstrap_t_bounds`), drawn from stream
+    ``calibration.bootstrap_t`` keyed by the applied topics (the same topics give the same draws in any process)."""
     from metaeval.calibration.crossfit import Candidate, Prediction
     from metaeval.calibration.scorelevel import apply_score_method, fit_score_method
+    from metaeval.random_streams import stream
+
+    method = "none" if name in ("raw", "composite") else name
 
     def fit(train):
-        return {m: fit_score_method(name, data.H[m][train], data.J[m][train]) for m in metrics}
+        return {m: fit_score_method(method, data.H[m][train], data.J[m][train]) for m in metrics}
 
     def apply(model, test, want_ci):
         out = {}
+        key = ",".join(map(str, np.sort(np.asarray(test)).tolist()))
         for m in metrics:
-            r = apply_score_method(model[m], data.J[m][test], level)
+            rng = stream(seed, "calibration.bootstrap_t", m, key) if want_ci and method == "ppi_pp" else None
+            r = apply_score_method(model[m], data.J[m][test], level, rng=rng, n_boot=n_boot)
             out[m] = Prediction(r.est, r.lo, r.hi, r.se, r.answers)
         return out
 
-    return Candidate(name, "score", fit, apply)
+    return Candidate(name, "score", fit, apply, uses_labels=name != "raw")
 
 
 def label_candidate(name: str, data: CalibrationData, metrics: Sequence[str], level: float, options: dict, seed: int):

@@ -32,8 +32,11 @@ from metaeval.study.calibration.data import nanmean
 
 
 def calibrated_leaderboard(metric: str, sel: dict[str, Any], data, cands, full, judge_rows: dict[str, dict]) -> dict[str, Any]:
-    """Rows per run (see the module docstring), sorted by ``human_estimate_rank``."""
+    """Rows per run (see the module docstring), sorted by ``human_estimate_rank``: the point of the chosen method
+    (``sel['method']``), the interval of ``sel['intervals_by']`` widened to contain it
+    (:func:`metaeval.study.calibration.procedure.shown_interval`)."""
     from metaeval.analysis.ranks import ranks
+    from metaeval.study.calibration.procedure import shown_interval, whole_track
 
     H, J = data.H[metric], data.J[metric]
     lab, only = data.labelled, data.judge_only
@@ -41,19 +44,16 @@ def calibrated_leaderboard(metric: str, sel: dict[str, Any], data, cands, full, 
     n_l = np.isfinite(H[lab]).sum(axis=0).astype(float)
     h_l = nanmean(H[lab], axis=0)
     n_u = np.isfinite(J[only]).sum(axis=0).astype(float) if len(only) else np.zeros(len(data.runs))
-    est_u = lo_u = hi_u = chosen_u = np.full(len(data.runs), np.nan)
     by = {c.name: c for c in cands}
+    nan = np.full(len(data.runs), np.nan)
+    est_u, lo_u, hi_u = nan, nan, nan
     if len(only):
+        est_u = by[method].apply(full.get(by[method]), only, False)[metric].est
         pu = by[ci_by].apply(full.get(by[ci_by]), only, True)[metric]
-        est_u, lo_u, hi_u = pu.est, pu.lo, pu.hi
-        if method != ci_by:
-            chosen_u = by[method].apply(full.get(by[method]), only, False)[metric].est
-    N = n_l + n_u
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lab_part = np.where(n_l > 0, n_l * h_l, 0.0)
-        est = np.where(n_u > 0, (lab_part + n_u * est_u) / N, h_l)
-        lo = np.where(n_u > 0, (lab_part + n_u * lo_u) / N, np.nan)
-        hi = np.where(n_u > 0, (lab_part + n_u * hi_u) / N, np.nan)
+        with np.errstate(invalid="ignore"):
+            lo_u, hi_u = np.fmin(pu.lo, est_u), np.fmax(pu.hi, est_u)
+    est = whole_track(H[lab], J[lab], est_u, n_u, by[method].uses_labels)
+    lo, hi = shown_interval(H[lab], lo_u, hi_u, n_u, est)
     runs = list(data.runs)
     est_rank = ranks(dict(zip(runs, est.tolist())))
     lab_rank = ranks(dict(zip(runs, h_l.tolist())))
@@ -69,22 +69,19 @@ def calibrated_leaderboard(metric: str, sel: dict[str, Any], data, cands, full, 
                "judge_score_rank": judge_rank[run], "n_human_labelled": int(n_l[i]), "n_judge_only": int(n_u[i])}
         if len(only):
             row.update({"corrected_judge_only": _f(est_u[i]), "corrected_judge_only_ci": [_f(lo_u[i]), _f(hi_u[i])]})
-            if method != ci_by:
-                row[f"{method}_judge_only"] = _f(chosen_u[i])
         rows.append(row)
     rows.sort(key=lambda x: (x["human_estimate_rank"], x["run_id"]))
-    cols = {"human_estimate": "estimated human run score over the whole track: human labels on the human-labelled "
-                              f"topics, {ci_by} on the judge-only topics; interval for that human score (judge-only share "
-                              "of the judge-only interval)",
+    where = ("the judge's own scores on every topic (human labels unused)" if method == "raw" else
+             f"human labels on the human-labelled topics, {method} on the judge-only topics")
+    cols = {"human_estimate": f"estimated human run score over the whole track: {where}; interval for the human score "
+                              f"by {sel.get('intervals', ci_by)} on the judge-only topics (carried to the whole track), "
+                              "widened to contain the point",
             "human_labelled": "human run score over the human-labelled topics (observed)",
-            "corrected_judge_only": f"{ci_by} fitted on every human-labelled topic, applied to the judge-only topics: an "
-                                    "estimate of the human run score there, with its interval",
+            "corrected_judge_only": f"{method} on the judge-only topics (fitted on every human-labelled topic where "
+                                    "it fits anything): an estimate of the human run score there, with the interval",
             "judge_score": "the judge's own run score over every judge topic; its interval (topic bootstrap, analysis.seed) "
                            "is for the judge's score, not the human's"}
-    if method != ci_by and len(only):
-        cols[f"{method}_judge_only"] = (f"point estimate of the chosen {method} on the judge-only topics "
-                                        f"(no interval: {sel['intervals_why']})")
     return {"metric": metric, "estimand": "human run score over every judge topic (human-labelled + judge-only)",
-            "estimated_by": ci_by, "chosen": method, "intervals_why": sel["intervals_why"],
+            "estimated_by": method, "intervals_by": ci_by, "chosen": method, "intervals_why": sel["intervals_why"],
             "human_labelled_topics": int(len(lab)), "judge_only_topics": int(len(only)),
             "columns": cols, "rows": rows}

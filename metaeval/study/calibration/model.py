@@ -137,22 +137,25 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
         if name in SCORE_LEVEL:
             if m not in fitted:
                 raise ConfigError(f"the model's {name!r} was fitted for {', '.join(fitted)}, not {m}")
-            r = apply_score_method(fitted[m], J[m], level)
+            from metaeval.random_streams import stream
+
+            r = apply_score_method(fitted[m], J[m], level, rng=stream(seed, "calibration.bootstrap_t", "apply", m))
             est, lo, hi = r.est, r.lo, r.hi
         else:
             ap = get_method(name).apply_pairs(fitted, jp, metrics=[m], level=level, rng=None)
             est = np.clip(ap.run[m], 0.0, 1.0)
         judge_mean = nanmean(J[m], axis=0)
         rows = []
+        raw_like = name in ("none", "raw", "composite")  # on new topics the composite is the raw judge
         for i, run in enumerate(jp.run_ids):
             row = {"run_id": run, "judge_score": _f(judge_mean[i]), "judge_score_ci": jrow.get(run, {}).get("raw_ci")}
-            if name != "none":
+            if not raw_like:
                 row.update({"human_estimate": _f(est[i]),
                             "human_estimate_ci": None if lo is None else [_f(lo[i]), _f(hi[i])]})
             rows.append(row)
-        key = "judge_score" if name == "none" else "human_estimate"
+        key = "judge_score" if raw_like else "human_estimate"
         rows.sort(key=lambda x: (-(x[key] if x[key] is not None else -1), x["run_id"]))
-        what = ("the judge's own scores (raw kept; judge_score_ci is an interval for the judge's score)" if name == "none"
+        what = ("the judge's own scores (raw kept; judge_score_ci is an interval for the judge's score)" if raw_like
                 else f"{name} estimate of the human run score on these topics"
                 + ("" if lo is not None else " (point estimates only: label-level intervals ignore topic clustering)"))
         out_metrics[m] = {"method": name, "rows": rows,

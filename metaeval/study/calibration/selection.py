@@ -1,109 +1,38 @@
-"""Held-out figures of every candidate over repeated cross-fitting, and the decision rule that picks a method.
+"""Held-out figures of every candidate and the one selection record, from the procedure's evaluation
+(:mod:`.procedure`); the recommendation line.
 
-Input: ``R`` repeats x ``K`` outer folds (:func:`metaeval.calibration.crossfit.repeated_crossfit`).  Per candidate:
+Per candidate (``held_out``), over the ``S`` splits at the applied size, each figure on the *whole-track* score
+(the leaderboard's estimand: human labels on the split's fit topics where the candidate uses them, its estimate on
+the held-out ones, against the human score on both):
 
-* **error**: fold error ``MAE_k`` (mean over runs of ``|theta_hat_r - H_r|`` on the fold's topics, fitted without
-  them); the candidate's held-out error is the mean over the ``R K`` folds, ``+-`` the mean over repeats of the
-  fold SE ``sd_k / sqrt(K)`` (repeats reuse the same topics, so their average is not a sharper SE);
-* **wins**: in how many repeats it had the lowest mean fold error (raw included);
-* **coverage**: share of held-out (repeat, fold, run) intervals holding the human run score on the fold's topics;
-  ``coverage_worst_run`` is the lowest per-run share.  Only score-level candidates report intervals: the
-  label-level methods' intervals treat label pairs as independent (no topic clustering; their actual error is
-  1.3-2x the stated SE on real data), so they give point estimates only;
-* **qualifies**: score-level and ``coverage >= level - 2 sqrt(level (1 - level) / (K R_runs))`` (the nominal level
-  within two Monte-Carlo SEs of one repeat's ``K x runs`` held-out intervals);
-* **tau**: Kendall tau-b of the held-out run scores with the human run scores on each fold, averaged (run level
-  over every fold of every repeat; per-topic average and pooled over the first repeat's folds).
+* ``mae``: mean over splits of the run-level MAE, ``+-`` the corrected resampled SE (Nadeau & Bengio 2003);
+  ``diff_vs_raw``: the paired mean difference to raw (negative = better), ``+-`` its corrected SE;
+* ``tau``: ``run`` = mean held-out run-level Kendall tau-b with the human leaderboard; ``tau_diff_vs_raw``
+  paired with raw; ``topic_avg`` / ``pooled`` on the held-out topics of the first three splits;
+* ``wins``: splits on which it had the lowest error;
+* ``coverage`` / ``coverage_worst_run`` / ``mean_ci_width``: of the interval shown *with this candidate's point*
+  (PPI++'s bootstrap-t interval widened to contain the point), for the human whole-track run score; ``qualifies``
+  = coverage >= ``level - 2 sqrt(level (1 - level) / runs)``.
 
-**Nested error**: the whole procedure (select by the inner folds, then apply) scored on each outer fold: the honest
-error of "calibrate, then use what looked best"; the decision is led by it.
-
-**Decision** (:func:`decide`): with fewer than ``min_topics`` (default 10) human-labelled topics no method is chosen
-(verdict "too few human-labelled topics to choose a method": PPI++).  Cross-validation on a handful of topics cannot
-tell methods apart, and with one topic per fold every repeat has the same folds, so the win share would say
-"stable" about pure topic-sampling noise.  Otherwise let ``c`` be the candidate that won the most repeats.  ``c`` is chosen when it won at
-least ``win_share`` (default 0.8) of the repeats and, unless ``c`` is raw, beats raw by more than one SE on the
-paired fold differences while the nested error is below raw's.  Otherwise the verdict is **"unstable: methods within
-noise"** and the leaderboard uses PPI++ (:data:`~metaeval.study.calibration.settings.FALLBACK`).  The leaderboard's
-intervals come from the chosen method when it qualifies, else from PPI++ with the reason.
+``selection`` records the one decision: ``method`` (the point estimate shown), ``intervals_by`` (always PPI++
+bootstrap-t), ``verdict`` and ``why``, the nested evaluation of the same procedure (``nested_mae``,
+``nested_diff_vs_raw``, ``nested_tau_diff_vs_raw``, ``nested_choices``), and ``beats_raw``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from metaeval.study.calibration.settings import FALLBACK
+from metaeval.study.calibration.settings import INTERVALS
 
-
-def fold_mae_of(fr, name: str, metric: str) -> float:
-    from metaeval.calibration.crossfit import fold_mae
-
-    p = fr.preds.get(name, {}).get(metric)
-    return fold_mae(p, fr.truth[metric]) if p is not None else float("nan")
-
-
-def mean_se(per_repeat: Sequence[np.ndarray]) -> dict[str, float | None]:
-    """Mean over every fold of every repeat, SE = mean over repeats of the fold SE ``sd_k / sqrt(K)``."""
-    vals = [np.asarray(x, dtype=float)[np.isfinite(x)] for x in per_repeat]
-    vals = [v for v in vals if v.size]
-    if not vals:
-        return {"mean": None, "se": None}
-    ses = [float(v.std(ddof=1) / np.sqrt(v.size)) for v in vals if v.size > 1]
-    return {"mean": float(np.concatenate(vals).mean()), "se": float(np.mean(ses)) if ses else None}
+INTERVALS_NAME = "PPI++ (t on the pooled-floor variance, with the per-run bootstrap-t)"
 
 
 def coverage_tolerance(level: float, n_intervals: int) -> float:
     """Two Monte-Carlo SEs of a coverage share at the nominal ``level`` over ``n_intervals`` intervals."""
     return 2.0 * float(np.sqrt(level * (1.0 - level) / max(n_intervals, 1)))
-
-
-def held_out(repeats, cand, metric: str, data, level: float) -> dict[str, Any]:
-    """Outer-fold figures of one candidate over every repeat (see the module docstring)."""
-    from metaeval.analysis.kendall import tau_b_batch
-    from metaeval.analysis.levels import levels_matrix
-
-    name, intervals = cand.name, cand.level == "score"
-    errs = [np.array([fold_mae_of(f, name, metric) for f in folds]) for folds in repeats]
-    raw = [np.array([fold_mae_of(f, "none", metric) for f in folds]) for folds in repeats]
-    err, hits, widths, zero, run_tau, taus = [], [], [], 0, [], {"topic_avg": [], "pooled": []}
-    for i, folds in enumerate(repeats):
-        for f in folds:
-            p, t = f.preds[name][metric], f.truth[metric]
-            ok = np.isfinite(p.est) & np.isfinite(t)
-            err.append(p.est[ok] - t[ok])
-            run_tau.append(float(tau_b_batch(p.est[ok], t[ok])) if ok.sum() > 2 else np.nan)
-            if intervals:
-                has = ok & np.isfinite(p.lo) & np.isfinite(p.hi)
-                c = np.full(len(t), np.nan)
-                c[has] = (p.lo[has] <= t[has]) & (t[has] <= p.hi[has])
-                hits.append(c)
-                widths.append((p.hi - p.lo)[has])
-                zero += int(((p.hi - p.lo)[has] <= 0).sum())
-            if i == 0 and p.answers is not None and ok.sum() > 2:
-                lv = levels_matrix(data.H[metric][f.topics], p.answers, x_run=t, y_run=p.est)
-                for k in taus:
-                    taus[k].append(float(lv[k]))
-    e = np.concatenate(err) if err else np.array([])
-    out = {"mae": mean_se(errs), "bias": float(e.mean()) if e.size else None,
-           "rmse": float(np.sqrt(np.mean(e ** 2))) if e.size else None,
-           "diff_vs_raw": mean_se([a - b for a, b in zip(errs, raw)]),
-           "tau": {"run": _mean(run_tau), **{k: _mean(v) for k, v in taus.items()}},
-           "n_estimates": int(e.size), "intervals": "topic-clustered t" if intervals else "point estimates only",
-           "coverage": None, "coverage_worst_run": None, "mean_ci_width": None, "zero_width": None, "qualifies": False}
-    if intervals and hits:
-        H = np.stack(hits)                       # (repeats x folds, runs)
-        cov = H[np.isfinite(H)]
-        per_run = _col_mean(H)
-        n_one = int(np.isfinite(H[: len(repeats[0])]).sum())
-        tol = coverage_tolerance(level, n_one)
-        out.update({"coverage": float(cov.mean()) if cov.size else None,
-                    "coverage_worst_run": float(np.nanmin(per_run)) if np.isfinite(per_run).any() else None,
-                    "mean_ci_width": float(np.concatenate(widths).mean()) if cov.size else None,
-                    "zero_width": zero, "coverage_needed": level - tol,
-                    "qualifies": bool(cov.size and cov.mean() >= level - tol)})
-    return out
 
 
 def _mean(v) -> float | None:
@@ -117,97 +46,136 @@ def _col_mean(x: np.ndarray) -> np.ndarray:
         return np.where(ok.sum(0) > 0, np.where(ok, x, 0.0).sum(0) / np.maximum(ok.sum(0), 1), np.nan)
 
 
-def repeat_winners(repeats, names: Sequence[str], metric: str) -> list[str]:
-    """Per repeat: the candidate with the lowest mean outer-fold error (ties: raw first, then by name)."""
-    out = []
-    for folds in repeats:
-        means = {c: float(np.nanmean([fold_mae_of(f, c, metric) for f in folds])) for c in names}
-        means = {c: v for c, v in means.items() if np.isfinite(v)}
-        out.append(min(sorted(means), key=lambda c: (means[c], c != "none")))
+def mean_se(x: np.ndarray, n_fit: int, n_held: int) -> dict[str, float | None]:
+    """Mean over splits and its corrected resampled SE."""
+    from metaeval.calibration.crossfit import corrected_resampled_se
+
+    v = np.asarray(x, dtype=float)
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return {"mean": None, "se": None}
+    se = corrected_resampled_se(v, n_fit, n_held)
+    return {"mean": float(v.mean()), "se": se if np.isfinite(se) else None}
+
+
+def held_out(ev, name: str, metric: str, level: float, cand_level: str) -> dict[str, Any]:
+    """Held-out figures of one candidate (see the module docstring)."""
+    from metaeval.study.calibration.procedure import paired
+
+    a, b = ev.n_fit, ev.n_held
+    err, tau, bias = ev.err[metric][name], ev.tau[metric][name], ev.bias[metric][name]
+    e = bias[np.isfinite(bias)]
+    errs = np.stack([ev.err[metric][n] for n in ev.names])
+    wins = int(sum(1 for s in range(errs.shape[1]) if np.isfinite(errs[:, s]).any()
+                   and ev.names[int(np.nanargmin(errs[:, s]))] == name))
+    lv = ev.levels[metric].get(name, {})
+    out = {"mae": mean_se(err, a, b), "bias": float(e.mean()) if e.size else None,
+           "rmse": float(np.sqrt(np.mean(e ** 2))) if e.size else None,
+           "diff_vs_raw": paired(err, ev.err[metric]["raw"], a, b),
+           "tau": {"run": _mean(tau), "topic_avg": _mean(lv.get("topic_avg", [])), "pooled": _mean(lv.get("pooled", []))},
+           "tau_diff_vs_raw": paired(tau, ev.tau[metric]["raw"], a, b), "wins": wins,
+           "splits": len(err), "fit_topics": a, "held_out_topics": b, "n_estimates": int(e.size),
+           "point": "point estimate" + ("" if cand_level == "score" else " (label-level: its own intervals are not used)"),
+           "intervals": f"{INTERVALS_NAME}, widened to contain this point",
+           "coverage": None, "coverage_worst_run": None, "mean_ci_width": None, "zero_width": None, "qualifies": False}
+    cov = ev.cover.get(metric, {}).get(name)
+    if cov is not None:
+        w = ev.width[metric][name]
+        per_run = _col_mean(cov)
+        fin = cov[np.isfinite(cov)]
+        tol = coverage_tolerance(level, cov.shape[1])
+        out.update({"coverage": float(fin.mean()) if fin.size else None,
+                    "coverage_worst_run": float(np.nanmin(per_run)) if np.isfinite(per_run).any() else None,
+                    "mean_ci_width": _mean(w), "zero_width": int((w[np.isfinite(w)] <= 0).sum()),
+                    "coverage_needed": level - tol, "qualifies": bool(fin.size and fin.mean() >= level - tol)})
     return out
 
 
-def nested_errors(repeats, metric: str) -> tuple[list[np.ndarray], list[list[str]]]:
-    """Per repeat: the fold errors of the nested choice, and the choices."""
-    errs, choices = [], []
-    for folds in repeats:
-        ch = [f.nested_choice.get(metric, "none") for f in folds]
-        errs.append(np.array([fold_mae_of(f, c, metric) for f, c in zip(folds, ch)]))
-        choices.append(ch)
-    return errs, choices
+def selection_record(metric: str, decision, nest: dict[str, Any] | None, candidates: dict[str, Any], s: dict[str, Any],
+                     n_topics: int, n_applied: int) -> dict[str, Any]:
+    """The ``selection`` block: the one decision and the nested evaluation of the same procedure."""
+    from metaeval.study.calibration.procedure import paired
 
-
-def decide(candidates: dict[str, Any], winners: list[str], nested: dict, win_share: float, n_topics: int,
-           min_topics: int) -> dict[str, Any]:
-    """The decision rule of the module docstring; returns ``method``, ``verdict``, ``why`` and the interval source."""
-    counts = {c: winners.count(c) for c in sorted(set(winners), key=lambda c: (-winners.count(c), c))}
-    top, n_top, reps = next(iter(counts)), next(iter(counts.values())), len(winners)
-    share = n_top / reps
-    d = candidates[top]["held_out"]["diff_vs_raw"]
-    beats = top == "none" or (d["mean"] is not None and d["mean"] + (d["se"] or 0.0) < 0
-                              and (nested["diff_vs_raw"]["mean"] or 0.0) < 0)
-    if n_topics < min_topics:
-        method, verdict = FALLBACK, "too few human-labelled topics to choose a method"
-        why = f"{n_topics} human-labelled topics < min_topics {min_topics}"
-    elif share >= win_share and beats:
-        method, verdict = top, "stable"
-        why = (f"{top} won {n_top} of {reps} repeats" + ("" if top == "none" else
-               f" and beats raw by {-d['mean']:.4f} (> one SE {d['se'] or 0:.4f}); the nested error is below raw's"))
-    else:
-        method, verdict = FALLBACK, "unstable: methods within noise"
-        if share < win_share:
-            why = f"no method won at least {win_share:.0%} of the {reps} repeats (most: {top}, {n_top})"
-        else:
-            why = f"{top} won {n_top} of {reps} repeats but does not beat raw by more than one SE, or the nested error does not"
-    fb = candidates.get(FALLBACK, {})
-    if candidates.get(method, {}).get("held_out", {}).get("qualifies"):
-        ci_by, ci_why = method, f"{method}'s held-out coverage meets the nominal level"
-    else:
-        ci_by = FALLBACK
-        own = candidates.get(method, {}).get("held_out", {})
-        ci_why = (f"{method} gives point estimates only (label-level intervals ignore topic clustering)"
-                  if own.get("intervals") == "point estimates only" else
-                  f"{method}'s held-out coverage {_f2(own.get('coverage'))} is below {_f2(own.get('coverage_needed'))}")
-        if method == FALLBACK:
-            ci_why = "PPI++ is the fallback"
-        if not fb.get("held_out", {}).get("qualifies"):
-            ci_why += (f"; no method qualifies: PPI++ intervals shown (held-out coverage "
-                       f"{_f2(fb.get('held_out', {}).get('coverage'))})")
-    return {"method": method, "verdict": verdict, "why": why, "wins": counts, "intervals_by": ci_by,
-            "intervals_why": ci_why}
+    ch = decision.choice[metric]
+    method = ch["method"]
+    sel = {"method": method, "verdict": ch["verdict"], "why": ch["why"], "intervals_by": INTERVALS,
+           "intervals": INTERVALS_NAME,
+           "intervals_why": ("the interval method differs from the point method: points by "
+                             f"{method}, intervals by {INTERVALS_NAME} widened to contain the point"
+                             if method != INTERVALS else f"points and intervals by {INTERVALS_NAME}"),
+           "rule": ("splits of the human-labelled topics at the applied size; composite replaces raw if its error is "
+                    "lower with tau not below raw's beyond noise; a correction replaces that only if it beats it by "
+                    "more than one corrected SE with tau not below raw's beyond noise; "
+                    f">= {s['min_topics']} human-labelled topics and >= 3 runs"),
+           "n_topics": int(n_topics), "n_applied": int(n_applied), "splits": 0, "fit_topics": decision.n_fit,
+           "held_out_topics": decision.n_held, "beats_raw": False,
+           "wins": {k: c["held_out"]["wins"] for k, c in candidates.items() if c.get("held_out")},
+           "nested_mae": {"mean": None, "se": None}, "nested_diff_vs_raw": {"mean": None, "se": None},
+           "nested_tau_diff_vs_raw": {"mean": None, "se": None}, "nested_choices": {}, "nested_splits": 0,
+           "raw_mae": (candidates.get("raw", {}).get("held_out") or {}).get("mae", {"mean": None, "se": None}),
+           "held_out_mae": (candidates.get(method, {}).get("held_out") or {}).get("mae", {"mean": None, "se": None}),
+           "note": "held-out = whole-track figures on random splits of the human-labelled topics whose fit / held-out "
+                   "sizes mimic human-labelled / judge-only; nested = the same procedure re-run inside each split's "
+                   "fit topics and scored on the split; +- = corrected resampled SE (Nadeau & Bengio 2003)"}
+    ev = decision.evaluation
+    if ev is not None:
+        d = candidates[method]["held_out"]["diff_vs_raw"]
+        sel.update({"splits": len(ev.splits),
+                    "beats_raw": method != "raw" and d["mean"] is not None and d["mean"] < 0})
+    if nest is not None and metric in nest:
+        nm = nest[metric]
+        a, b = ev.n_fit, ev.n_held
+        sel.update({"nested_mae": mean_se(nm["err"], a, b), "nested_diff_vs_raw": paired(nm["err"], nm["raw_err"], a, b),
+                    "nested_tau_diff_vs_raw": paired(nm["tau"], nm["raw_tau"], a, b),
+                    "nested_choices": {c: nm["choices"].count(c) for c in sorted(set(nm["choices"]))},
+                    "nested_splits": len(nm["choices"])})
+    return sel
 
 
 def _f2(x) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any]) -> str:
-    """One line, led by the nested error; says the verdict, the wins, and what the correction does to the ranking
-    (held-out run-level tau raw vs the leaderboard's method) and to worst-run coverage."""
-    from metaeval.measures import display_name
-
-    name = display_name(metric)
-    wins = ", ".join(f"{k} {v}" for k, v in sel["wins"].items())
-    scope = f"{sel['repeats']} x {sel['folds']}-fold over {sel['n_topics']} human-labelled topics"
-    lead = (f"nested error {_ms(sel['nested_mae'])} vs raw {_ms(sel['raw_mae'])} ({scope}; wins per repeat: {wins})")
-    m, ci = sel["method"], sel["intervals_by"]
-    h = candidates[ci]["held_out"]
-    tau_raw = candidates["none"]["held_out"]["tau"]["run"]
-    tau_m = candidates[m]["held_out"]["tau"]["run"]
-    tail = (f"held-out run tau raw {_f3(tau_raw)} -> {m} {_f3(tau_m)}; intervals by {ci}: held-out coverage "
-            f"{_f2(h['coverage'])}, worst run {_f2(h['coverage_worst_run'])}")
-    if sel["verdict"] != "stable":
-        return f"{name}: {sel['verdict']} - {sel['why']}; {lead}; leaderboard by PPI++; {tail}"
-    if m == "none":
-        return f"{name}: keep the raw judge scores - {sel['why']}; {lead}; {tail} ({sel['intervals_why']})"
-    return f"{name}: use {m} - {sel['why']}; {lead}; {tail} ({sel['intervals_why']})"
+def _f3(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
 
 
 def _ms(d: dict) -> str:
-    if d.get("mean") is None:
+    if not d or d.get("mean") is None:
         return "n/a"
     return f"{d['mean']:.4f}" + (f" +- {d['se']:.4f}" if d.get("se") is not None else "")
 
 
-def _f3(x) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+def shown_name(method: str) -> str:
+    """How the shown leaderboard is named in one line."""
+    return {"raw": "the raw judge", "composite": "composite (human labels where they exist, the raw judge elsewhere)"
+            }.get(method, method)
+
+
+def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any]) -> str:
+    """One line: what is shown (the one decision), why, the held-out error and tau of what is shown vs raw, the
+    nested error of the procedure, and the held-out coverage of the intervals shown."""
+    from metaeval.measures import display_name
+
+    name = display_name(metric)
+    m = sel["method"]
+    head = f"{name}: leaderboard by {shown_name(m)}; intervals by {INTERVALS_NAME}"
+    if m != INTERVALS:
+        head += " (the interval method differs from the point method: each interval is widened to contain its point)"
+    if not sel["splits"]:
+        return f"{head} - {sel['why']}: nothing evaluated, nothing fitted is shown"
+    h, raw = candidates[m]["held_out"], candidates["raw"]["held_out"]
+    scope = (f"{sel['splits']} splits of {sel['n_topics']} human-labelled topics, fit {sel['fit_topics']} / held out "
+             f"{sel['held_out_topics']}")
+    parts = [f"{head} - {sel['why']}",
+             f"held-out whole-track MAE {_ms(h['mae'])} vs raw {_ms(raw['mae'])} ({scope})",
+             f"run tau raw {_f3(raw['tau']['run'])} -> {m} {_f3(h['tau']['run'])}"]
+    if sel.get("nested_splits"):
+        ch = ", ".join(f"{k} {v}" for k, v in sel["nested_choices"].items())
+        parts.append(f"nested (the same procedure inside {sel['nested_splits']} splits' fit topics): MAE "
+                     f"{_ms(sel['nested_mae'])}, vs raw {_ms(sel['nested_diff_vs_raw'])} (chose {ch})")
+    if h.get("coverage") is not None:
+        parts.append(f"intervals shown: held-out coverage {_f2(h['coverage'])}, worst run {_f2(h['coverage_worst_run'])}"
+                     + ("" if h.get("qualifies") else " (below the nominal level)"))
+    return "; ".join(parts)
+

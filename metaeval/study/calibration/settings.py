@@ -13,7 +13,7 @@ from typing import Any
 
 from metaeval.measures import DEFAULT_PRIMARY
 
-SCHEMA = "metaeval.calibration/3"
+SCHEMA = "metaeval.calibration/4"
 MODEL_FORMAT = "metaeval-calibration-model"
 
 
@@ -42,13 +42,34 @@ class MethodNames(Sequence):
         return f"MethodNames({self.level!r}: {', '.join(self._names())})"
 
 
-SCORE_LEVEL = MethodNames("score")
-LABEL_LEVEL = MethodNames("label")
-ALL_METHODS = MethodNames()
-#: the method whose intervals the leaderboard shows when the chosen one has none that qualify
-FALLBACK = "ppi_pp"
+#: ``raw``: the judge's own scores everywhere; ``composite``: human labels on the human-labelled topics, the raw
+#: judge on the others (the naive estimate; no fitted correction).  Both apply the registry's ``none`` method and
+#: are always candidates.
+BASELINES = ("raw", "composite")
+
+
+class StudyMethods(MethodNames):
+    """The calibrate workflow's candidate names: ``raw`` and ``composite`` (the registry's ``none`` in its two
+    roles) first, then every other registered method."""
+
+    def _names(self) -> tuple[str, ...]:
+        names = super()._names()
+        return names if self.level == "label" else BASELINES + tuple(n for n in names if n != "none")
+
+
+SCORE_LEVEL = StudyMethods("score")
+LABEL_LEVEL = StudyMethods("label")
+ALL_METHODS = StudyMethods()
+#: earlier name of ``raw`` (still accepted in ``calibration.methods`` / ``--method``)
+ALIASES = {"none": "raw"}
+#: the method whose intervals the leaderboard shows, whatever point estimate is chosen
+INTERVALS = "ppi_pp"
+FALLBACK = INTERVALS
+#: what is shown when no decision can be made (too few human-labelled topics or runs): nothing fitted
+DEFAULT_POINT = "composite"
 #: every default of the calibrate workflow
-DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8, "min_topics": 10,
+DEFAULTS: dict[str, Any] = {"folds": 5, "inner_folds": 3, "repeats": 20, "nested_splits": 10, "win_share": 0.8,
+                            "min_topics": 10, "n_boot_t": 999,
                             "methods": None,
                             "metrics": None, "metric": DEFAULT_PRIMARY, "level": 0.95, "min_coverage": 0.95,
                             "n_boot": 1000, "selection": "one_se", "options": {}, "workers": "auto"}
@@ -60,18 +81,21 @@ def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
     """Defaults filled in, method and metric names checked (any alias of ``metaeval.measures.measure``: ``V_strict``
     works).  A sweep passes its ``analysis.metrics`` and primary metric; ``metric`` defaults to V_strict otherwise.
 
-    ``none`` (raw) and ``ppi_pp`` (the interval fallback) are always candidates."""
+    ``raw``, ``composite`` and ``ppi_pp`` (the interval method) are always candidates; ``none`` is read as
+    ``raw``.  ``repeats`` = the random splits of the decision, ``nested_splits`` = how many of them the nested
+    evaluation re-runs the whole decision inside; ``inner_folds``, ``win_share`` and ``selection`` are accepted
+    and no longer used (one rule: :mod:`.procedure`)."""
     from metaeval.errors import ConfigError
     from metaeval.measures import METRICS, canonical_metrics
 
     s = {**DEFAULTS, **{k: v for k, v in (settings or {}).items() if v is not None}}
-    from metaeval.calibration.methods import check_names
-
-    methods = list(s["methods"] or ALL_METHODS)
-    for always in (FALLBACK, "none"):
+    methods = list(dict.fromkeys(ALIASES.get(m, m) for m in (s["methods"] or ALL_METHODS)))
+    for always in (INTERVALS, "composite", "raw"):
         if always not in methods:
             methods.insert(0, always)
-    check_names(methods)
+    bad = [str(m) for m in methods if m not in ALL_METHODS]
+    if bad:
+        raise ConfigError(f"calibration.methods: unknown {', '.join(bad)}; expected {', '.join(ALL_METHODS)}")
     metrics = canonical_metrics(s["metrics"] or METRICS, "calibration metric")  # unknown: the nearest name
     metric = canonical_metrics([s["metric"]], "calibration metric")[0]
     if metric not in metrics:
@@ -87,7 +111,10 @@ def resolve_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
     resolve_workers(s["workers"], 1)  # 'auto' or a whole number >= 1, else one line
     if int(s["min_topics"]) < 2:
         raise ConfigError(f"calibration.min_topics {s['min_topics']}: expected at least 2")
-    return {**s, "methods": methods, "metrics": metrics, "metric": metric, "folds": int(s["folds"]),
+    if int(s["nested_splits"]) < 0 or int(s["n_boot_t"]) < 99:
+        raise ConfigError(f"calibration.nested_splits {s['nested_splits']} / n_boot_t {s['n_boot_t']}: expected "
+                          ">= 0 / >= 99")
+    return {**s, "methods": methods, "nested_splits": int(s["nested_splits"]), "n_boot_t": int(s["n_boot_t"]), "metrics": metrics, "metric": metric, "folds": int(s["folds"]),
             "min_topics": int(s["min_topics"]),
             "inner_folds": int(s["inner_folds"]), "repeats": int(s["repeats"]), "win_share": float(s["win_share"]),
             "level": float(s["level"]), "min_coverage": float(s["min_coverage"]), "n_boot": int(s["n_boot"])}
