@@ -178,10 +178,8 @@ def print_result(res: dict, top: int = 10) -> None:
                 continue
             h = c["held_out"]
             sel = block["selection"]
-            if sel.get("beats_raw") is False:  # no method recommended: raw kept (*), the method's intervals only (i)
-                mark = " *" if name == "none" else (" i" if name == sel["method"] else "")
-            else:
-                mark = " *" if name == sel["method"] else ""
+            # * = the point method shown; i = the interval method, when it is another
+            mark = " *" if name == sel["method"] else (" i" if name == sel.get("intervals_by") else "")
             tau = "/".join(_f3(h["tau"].get(k)) for k in ("run", "topic_avg", "pooled"))
             vs = "-" if name == "raw" else _pm(h["diff_vs_raw"], signed=True)
             label = name + mark
@@ -195,7 +193,8 @@ def print_result(res: dict, top: int = 10) -> None:
                   f"{_pm(sel['nested_diff_vs_raw'], signed=True):>18}")
     for name, why in refused.items():
         print(f"{name}: {why}")
-    print("(* = shown; wins = splits on which the method had the lowest held-out error; vs raw = mean paired "
+    print("(* = shown (its points); i = its intervals' method; x+-y = mean +- its standard error over the splits "
+          "(corrected resampled); wins = splits on which the method had the lowest held-out error; vs raw = mean paired "
           "difference of MAE, negative = better than raw; cover/worst = held-out coverage of the human run score by the "
           "interval shown with that point, overall / worst run)")
     lb = res["leaderboard"]

@@ -36,6 +36,9 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_en
     if ray.is_initialized():
         return
     if address:
+        if address.startswith("ray://") and not _has_ray_client():  # say what is missing before probing the port
+            raise ConfigError(f"runtime.address={address}: ray:// needs the Ray Client (pip install "
+                              f"'ray[client]'); or give the cluster's GCS address HOST:PORT")
         host = reachable_address(address)  # an unreachable address: one line within CONNECT_TIMEOUT_S, not minutes
         kwargs: dict[str, Any] = {"address": address, "log_to_driver": False}
         if host in LOOPBACK:  # a cluster on this machine: this driver's node stays on loopback too
@@ -64,6 +67,13 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, runtime_en
         from metaeval.pipeline import ray_reaper
 
         ray_reaper.start(str((getattr(context, "address_info", None) or {}).get("session_dir") or ""))
+
+
+def _has_ray_client() -> bool:
+    """Whether the Ray Client extra (``ray[client]``: grpc) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("grpc") is not None
 
 
 #: how long joining a cluster may take to find its GCS port open

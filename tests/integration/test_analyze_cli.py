@@ -57,8 +57,28 @@ def test_label_files_write_schema_and_match_api(files, nist_file, nist_labels, c
     r = ref.labels["support"].astype(str).to_numpy()
     c = cand.labels["support"].astype(str).to_numpy()
     assert lab["confusion"] == [[int(((r == a) & (c == b)).sum()) for b in SUPPORT_ORDER] for a in SUPPORT_ORDER]
-    for key in ("cohen_kappa", "weighted_kappa", "krippendorff_alpha", "strictness_index", "stuart_maxwell_p"):
-        assert isinstance(lab[key], float)
+    # the agreement figures, recomputed here from the label arrays (hand formulas, krippendorff, statsmodels)
+    import krippendorff
+    import numpy as np
+    from scipy.stats import chi2
+    from statsmodels.stats.contingency_tables import SquareTable
+
+    m = np.array(lab["confusion"], dtype=float)
+    p = m / m.sum()
+    k = len(SUPPORT_ORDER)
+    w = 1 - np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]) / (k - 1)  # linear agreement weights
+    exp = np.outer(p.sum(1), p.sum(0))
+    assert lab["cohen_kappa"] == pytest.approx((np.trace(p) - np.trace(exp)) / (1 - np.trace(exp)), abs=1e-12)
+    assert lab["weighted_kappa"] == pytest.approx(((w * p).sum() - (w * exp).sum()) / (1 - (w * exp).sum()), abs=1e-12)
+    codes = {s: i for i, s in enumerate(SUPPORT_ORDER)}
+    units = np.array([[codes.get(x, np.nan) for x in r], [codes.get(x, np.nan) for x in c]], dtype=float)
+    assert lab["krippendorff_alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=units, level_of_measurement="ordinal"), abs=1e-9)
+    # strictness: P(candidate below reference) - P(candidate above), SUPPORT_ORDER ascending
+    assert lab["strictness_index"] == pytest.approx(np.tril(p, -1).sum() - np.triu(p, 1).sum(), abs=1e-12)
+    sm = SquareTable(m, shift_zeros=False).homogeneity("stuart_maxwell")
+    assert lab["stuart_maxwell_stat"] == pytest.approx(sm.statistic, rel=1e-9)
+    assert lab["stuart_maxwell_p"] == pytest.approx(chi2.sf(sm.statistic, k - 1), rel=1e-6, abs=1e-300)
     assert doc["descriptive"]["reference"]["topics"] == 21 and doc["descriptive"]["candidate"]["n_labels"] == 13158
     tau = pd.read_csv(out / "tau.csv")
     assert len(tau) == 6 * 3 and {"candidate", "metric", "level", "tau", "ci_low", "ci_high"} <= set(tau.columns)

@@ -1,8 +1,9 @@
 """Must-show: 500 assignment units under 20% each of 429 (Retry-After: 1), 500 and timeouts.
 
 Every item ends labelled or FAILED with a reason, none lost or duplicated, every retry is in a trace and the
-server saw exactly the attempts the traces account for; a repeat run with the same cache sends a request only
-for units that had failed (none, in practice); the sentinel API key appears in no cache, result or log file.
+server saw exactly the attempts the traces account for; a repeat run with the same cache (on a healthy server)
+sends exactly one request per prompt that got no reply in the first run; the sentinel API key appears in no cache,
+result or log file.
 """
 
 from __future__ import annotations
@@ -111,15 +112,29 @@ def test_500_units_under_faults_none_lost_retries_traced_cache_and_no_key(nist_l
             assert kinds == {"rate_limit", "server", "timeout"}
             assert any(e.retry_after == 1.0 for r in results for tr in r.traces for e in tr.retry_events)
 
-            # -- repeat run: served from the cache
+            # -- repeat run, on a healthy server: served from the cache
+            # A request is its rendered prompt, and 30 of the 500 windows repeat another's (texts that differ only
+            # where the prompt does not show it count as the same).  A unit's reply is cached when its request got a
+            # reply in the first run, its own or an identical unit's (a failed unit's twin may have succeeded after
+            # it).  The repeat run has no faults, so its outcome is fixed too: each request with no reply yet is sent
+            # by exactly one unit (an identical one waits for it: single flight), every other unit is a cache hit.
+            # (Keyed by the texts, or with the faults left on, the count moved from run to run: 500 vs 499 hits.)
+            srv.faults = Faults()
             srv.reset_counts()
             again, stats2 = run_units(judge_config(srv, cache), units)
+            # a request is its rendered prompt: windows whose texts differ only where the prompt does not show it
+            # (surrounding whitespace) are the same request
+            prompts = [json.dumps(load_template("assign@v1").render(**assign_values(t.text, a.text, n)), sort_keys=True)
+                       for t, a, n in units]
+            answered = {p for p, r in zip(prompts, results) if r.status == "ok"}
+            unanswered = set(prompts) - answered
+            assert len(unanswered) <= failed_units
+            assert all(r.status == "ok" for r in again)
+            assert stats2["cache_hits"] == 500 - len(unanswered)
+            sent = [p for p, r in zip(prompts, again) if not all(t.cache_hit for t in r.traces)]
+            assert sorted(sent) == sorted(unanswered)  # each missing key sent by exactly one unit
             assert srv.counts["requests"] == sum(tr.retries + 1 for r in again for tr in r.traces if not tr.cache_hit)
-            # a unit is served from the cache when its request got a reply in the first run, its own or an identical
-            # unit's (18 of the 500 windows repeat another: a failed unit's twin may have succeeded after it)
-            answered = {(t.text, a.text, tuple(n)) for (t, a, n), r in zip(units, results) if r.status == "ok"}
-            assert stats2["cache_hits"] == sum((t.text, a.text, tuple(n)) in answered for t, a, n in units)
-            assert stats2["cache_hits"] >= 500 - failed_units
+            assert srv.counts["requests"] >= len(unanswered)  # a healthy request may still time out on a loaded machine
             if failed_units == 0:
                 assert srv.counts["requests"] == 0
             for r1, r2 in zip(results, again):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -188,7 +189,21 @@ def test_dry_run_sends_nothing_and_budget_cap_stops(tmp_path):
                     "sweep.budget_usd=0.01", "calibration.enabled=false", "analysis.bootstrap=0", check=False)
         assert res.returncode == 3 and "budget cap of $0.01 reached" in res.stdout
         sent = srv.counts["requests"]
-        assert 0 < sent < 64
+        m = re.search(r"budget cap of \$0\.01 reached before stage 'assign': (\d+) job\(s\) not dispatched "
+                      r"\(estimated spend so far \$(\d+\.\d+)\)", res.stdout)
+        assert m, res.stdout[-2000:]
+        not_sent, spent = int(m.group(1)), float(m.group(2))
+        assert 0 < sent < 64 and sent + not_sent == 64  # one request per dispatched job (<= 10 nuggets, no faults)
+        assert 0 < spent <= 0.01  # the cap counts each job's estimate before sending it: never past the budget
+        (cell,) = summary(tmp_path, "cap")["cells"]
+        assert cell["stats"]["executed"] == sent and cell["stats"]["jobs"] == 64
+        # the jobs not sent are stored as FAILED labels ("not run"), the sent ones as judgments: nothing is dropped
+        from metaeval.io.assignments import read_assignments
+
+        lab = read_assignments(tmp_path / "cap" / "cells" / "testserver__v1__human_auto" / "labels.jsonl").labels
+        judged = lab[lab["support"].astype(str) != "FAILED"]
+        assert lab.groupby(["qid", "run_id"]).ngroups == 64 and judged.groupby(["qid", "run_id"]).ngroups == sent
+        assert cell["labels"] == len(lab) and cell["failed_labels"] == len(lab) - len(judged)
 
 
 def test_unreachable_server_jobs_are_failed_and_retried_on_rerun(tmp_path):

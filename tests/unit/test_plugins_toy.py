@@ -65,11 +65,14 @@ def test_toy_provider_and_method_through_a_sweep_and_calibrate(toys, tmp_path):
     assert cell["judge_config"]["deployment"]["backend"] == "toy_http"
     assert cell["labels"] > 0 and cell["failure_rate"] == 0
     cal = cell["calibration"]
-    assert cal["candidates"]["toy_shift"]["status"] == "ok" and cal["method_names"]["toy_shift"] == "toy shift"
-    assert {"none", "ppi_pp", "toy_shift"} == set(cal["candidates"])  # raw and the fallback always, then the asked
+    # a candidate of the cell's calibration (the demo's 8 topics are below calibration.min_topics: not evaluated there)
+    assert cal["candidates"]["toy_shift"]["status"] in ("ok", "not evaluated")
+    assert cal["method_names"]["toy_shift"] == "toy shift"
+    assert {"ppi_pp", "toy_shift"} <= set(cal["candidates"])  # the interval fallback always, and the asked
 
     labels = tmp_path / "toy" / "cells" / cell["cell"] / "labels.jsonl"
-    out = metaeval.calibrate(demo_dir() / "assignments.jsonl", labels, methods=["toy_shift"], repeats=2, folds=3)
+    out = metaeval.calibrate(demo_dir() / "assignments.jsonl", labels, methods=["toy_shift"], repeats=2, folds=3,
+                             min_topics=2)
     held = out.json["candidates"]["toy_shift"]["held_out"]
     assert held["mae"]["mean"] >= 0 and held["coverage"] is not None  # its own intervals were scored out of fold
 

@@ -7,6 +7,7 @@ import io
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -136,13 +137,32 @@ def test_load_metrics_file_with_run_map_and_calibrate_on_the_demo(nuggetizer_dir
     ref = metaeval.load_dataset("demo").labels
     judge = ref.with_labels(ref.labels["support"].replace({"partial_support": "support"}), name="lenient")
     cal = metaeval.calibrate(ref, judge, seed=0, folds=4, n_boot=50, metrics=["V_strict", "a_strict"])
-    assert isinstance(cal, metaeval.CalibrationResult) and cal.metric == "v_strict" and cal.recommendation
+    assert isinstance(cal, metaeval.CalibrationResult) and cal.metric == "v_strict"
+    # the demo's 8 human-labelled topics are below min_topics (10): nothing is evaluated or fitted, the leaderboard is
+    # composite (human labels where they exist, the raw judge elsewhere) with PPI++ intervals, and it says why
+    assert cal.recommendation.startswith("V_strict: leaderboard by composite (human labels where they exist, the raw "
+                                         "judge elsewhere); intervals by PPI++")
+    assert cal.recommendation.endswith("too few human-labelled topics to evaluate a correction (8 < min_topics 10): "
+                                       "nothing evaluated, nothing fitted is shown")
+    sel = cal.selection.set_index("metric")
+    assert set(sel["method"]) == {"composite"} and set(sel["verdict"]) == {"cannot decide"}
+    assert not sel["beats_raw"].any() and set(sel["n_topics"]) == {8} and sel["held_out_mae"].isna().all()
+    assert set(cal.candidates["status"]) == {"not evaluated"}
     assert set(cal.json["by_metric"]) == {"v_strict", "a_strict"} and "model" not in cal.json and cal.json["pairing"]
     assert cal.model["format"] == "metaeval-calibration-model"
     assert {"raw", "composite", "ppi_pp"} <= set(cal.candidates["method"]) and set(cal.selection["metric"]) == {"v_strict",
                                                                                                  "a_strict"}
     lb = cal.leaderboard[cal.leaderboard["metric"] == "v_strict"]
     assert len(lb) == len(ref.run_ids) and {"judge_score", "human_estimate", "judge_score_lo"} <= set(lb.columns)
+    # every topic is human-labelled: the estimate is the human run score itself (no interval); judge_score the judge's
+    from metaeval.scoring import run_scores, score_answers
+
+    human = run_scores(score_answers(ref)).set_index("run_id")["v_strict"]
+    own = run_scores(score_answers(judge)).set_index("run_id")["v_strict"]
+    b = lb.set_index("run_id")
+    assert np.allclose(b["human_estimate"], human.loc[b.index]) and np.allclose(b["human_labelled"], human.loc[b.index])
+    assert np.allclose(b["judge_score"], own.loc[b.index]) and (b["n_judge_only"] == 0).all()
+    assert b["human_estimate_lo"].isna().all()
     tex = cal.to_latex()
     assert "\\begin{tabular}" in tex and "human\\_estimate" in tex and "v\\_strict" in tex
     with pytest.warns(DeprecationWarning, match="CalibrationResult"):
