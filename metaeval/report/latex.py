@@ -315,7 +315,7 @@ class _Paper:
         level = 100 * float(st.get("level", 0.95))
         splits = sel.get("splits", st.get("splits"))
         fit, held = sel.get("fit_topics", st.get("fit_topics")), sel.get("held_out_topics", st.get("held_out_topics"))
-        marks = "bold: shown" + ("" if ib in (None, shown) else ", $^\\dagger$: its intervals")
+        marks = "bold: shown point" + ("" if ib in (None, shown) else ", $^\\dagger$: interval method")
         cap = (f"Calibration, {self.cell_phrase(cell)}, {self.metric_tex}: held-out MAE $\\pm$ s.e. over "
                f"{splits} splits; {marks}.") if splits else \
             f"Calibration, {self.cell_phrase(cell)}, {self.metric_tex}: nothing evaluated; {marks}."

@@ -299,7 +299,7 @@ def test_paper_tables_from_report_data(tmp_path):
     cand = tables["calibration_lex__human_auto"]
     assert "\\textbf{PPI} & \\begin{tabular}" in cand and "& 0.81 & 0.90 & 0.40" in cand and "refused" in cand and "PPI++$^\\dagger$" in cand
     # the caption names the procedure as it now is: held-out splits, the shown point, its intervals (PPI++)
-    assert "over 10 splits; bold: shown, $^\\dagger$: its intervals." in cand
+    assert "over 10 splits; bold: shown point, $^\\dagger$: interval method." in cand
     assert cand.index("\\textbf{PPI}") > cand.index("composite") > cand.index("raw")  # raw, composite, corrections
     raw_only = tables["leaderboard_gpt__v1__auto_auto"]
     assert "calibrated" not in raw_only
@@ -313,7 +313,7 @@ def test_paper_tables_from_report_data(tmp_path):
     assert "\\textbf{raw}" in cand and "PPI++$^\\dagger$" in cand and "\\textbf{PPI" not in cand
     # PPI++ shown: its own intervals, nothing marked
     own = paper_tables({**data, "calibration": {"lex__human_auto": _cal("ppi_pp")}})["calibration_lex__human_auto"]
-    assert "\\textbf{PPI++}" in own and "dagger" not in own and "bold: shown." in own
+    assert "\\textbf{PPI++}" in own and "dagger" not in own and "bold: shown point." in own
 
     root = tmp_path / "res"
     root.mkdir()
