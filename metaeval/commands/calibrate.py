@@ -1,12 +1,14 @@
 """``metaeval calibrate``: the study's calibrate workflow on two label files, and applying a saved model.
 
-Cross-fit calibration methods over the human-labelled topics (raw judge scores are always a candidate; nested
-selection; labels paired by nugget text), print held-out errors beside raw's, write calibration.json (out-of-fold
-corrected leaderboard, intervals inside [0, 1]) and calibration-model.json. 'calibrate apply' applies a saved model
-to judge labels.
+Evaluate raw, composite and the corrections on random splits of the human-labelled topics sized like
+human-labelled : judge-only (labels paired by nugget text), print held-out errors beside raw's, choose the
+leaderboard by one rule (docs/calibration.md), write calibration.json (the leaderboard, PPI++ intervals widened to
+contain each point, inside [0, 1]) and calibration-model.json. 'calibrate apply' applies a saved model to judge
+labels: by default the point method the procedure chose, with PPI++'s interval widened to contain it; --method M
+applies M instead (its own interval).
 
-    metaeval calibrate --human H --judge J [--method M ...] [--metric V_strict ...] [--folds K] --out DIR
-    metaeval calibrate apply --model DIR/calibration-model.json --judge J --out DIR [--allow-mismatch]
+    metaeval calibrate --human H --judge J [--method M ...] [--metric V_strict ...] [--repeats S] --out DIR
+    metaeval calibrate apply --model DIR/calibration-model.json --judge J [--method M] --out DIR [--allow-mismatch]
 
 Everything is computed by :func:`metaeval.study.calibration.calibrate_study` (the same function the sweep's
 study calls); this command prints and writes.  The last printed line is the recommendation.
@@ -33,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", action="append", metavar="NAME",
                    help="candidate method: raw, composite or a registered calibration method, e.g. ppi_pp (repeat; "
                         "default every one; raw, composite and ppi_pp are always included; 'none' = raw; an unknown "
-                        "name lists them)")
+                        "name lists them); apply: the method to apply instead of the one the procedure chose")
     p.add_argument("--metric", action="append", type=str.lower,
                    help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
     p.add_argument("--folds", type=int, default=D["folds"],
@@ -48,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="splits inside whose fit topics the whole procedure is re-run for its nested error (default "
                         "%(default)s)")
     p.add_argument("--workers", default=D["workers"],
-                   help="processes for the repeats of the cross-fitting (default %(default)s: the available CPUs; the "
+                   help="processes for the random splits (default %(default)s: the available CPUs; the "
                         "numbers do not depend on it)")
     p.add_argument("--win-share", type=float, default=D["win_share"],
                    help="no longer used (one procedure)")
@@ -60,7 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-coverage", type=float, default=D["min_coverage"],
                    help="share of label pairs that must match by nugget text for label-level methods (default %(default)s)")
     p.add_argument("--seed", type=int, default=SEED_DEFAULT,
-                   help="calibration seed: folds and parameter draws (default %(default)s)")
+                   help="calibration seed: splits and parameter draws (default %(default)s)")
     p.add_argument("--analysis-seed", type=int, default=0,
                    help="seed of the judge score's topic-bootstrap interval (the raw leaderboard; default 0)")
     p.add_argument("--level", type=float, default=D["level"], help="confidence level (default %(default)s)")
@@ -266,7 +268,9 @@ def _apply(args: argparse.Namespace, metrics) -> int:
     _write_json(path, out)
     fitted = len(out["topics"]["fitted_on_and_applied"])
     for m, block in out["by_metric"].items():
-        print(f"{display_name(m)} by {block['method']}: {block['note']}"
+        how = (f"--method override; the procedure chose {block['chosen']}" if block["overridden"] and block["chosen"]
+               else "chosen by the procedure" if block["chosen"] else "")
+        print(f"{display_name(m)} by {block['method']}" + (f" ({how})" if how else "") + f": {block['note']}"
               + (f" ({fitted} of these topics were in the fit: in-sample there)" if fitted else ""))
         for row in block["rows"][: args.top]:
             ci = row.get("human_estimate_ci")

@@ -9,8 +9,10 @@ recomputed) and written by :func:`metaeval.io.latex.latex_table` (pandas' ``Styl
   some topics have no human labels, the calibrated estimate of the human score over every topic with its interval;
   up to :data:`STACK_MAX_ROWS` runs it is one column wide, a longer one is set in two halves side by side across
   both columns (45 runs: 23 lines in \\scriptsize, 0.7 of the text height) instead of a page-high float;
-* ``calibration_<cell>`` - one table per judge configuration: every candidate method's held-out error, its wins over
-  the repeated cross-fitting, the difference to raw, coverage and width, and the verdict of the selection;
+* ``calibration_<cell>`` - one table per judge configuration: every candidate (raw, composite, the corrections) on
+  the calibration procedure's random splits of the human-labelled topics (sized like human-labelled : judge-only):
+  held-out whole-track error, the difference to raw, tau, coverage and width of the interval shown with it;
+  the shown point method in bold, the interval method (PPI++) marked when it is another;
 * ``ranksets_<cell>`` - per run the PPI++ estimate of the human score over all topics with its group letters as
   superscripts (runs sharing a letter cannot be told apart at 95% simultaneous confidence), its rank-set and the
   runs it is above / below;
@@ -286,59 +288,72 @@ class _Paper:
         return {f"calibration_{cell}": self._candidates(cell, cal) for cell, cal in cals.items()}
 
     def _candidates(self, cell: str, cal: Mapping[str, Any]) -> str:
+        """Every candidate (raw, composite, the corrections) on the procedure's held-out splits; the shown point
+        method in bold, the interval method (PPI++) marked when it is another."""
         cands = cal.get("candidates") or {}
         sel = cal.get("selection") or {}
-        wins = sel.get("wins") or {}
-        chosen = sel.get("method")
-        recommended = chosen not in (None, "none") and sel.get("beats_raw") is not False
-        order = ["none"] + [k for k in cands if k != "none"]
+        shown, ib = sel.get("method"), sel.get("intervals_by")
+        order = [k for k in ("raw", "composite") if k in cands] + [k for k in cands if k not in ("raw", "composite")]
         rows, refusals = [], []
         for m in order:
-            c = cands.get(m)
-            if c is None:
-                continue
+            c = cands[m]
             name = latex_text(method_name(cal, m))
-            if (recommended and m == chosen) or (not recommended and m == "none"):
+            if m == shown:
                 name = f"\\textbf{{{name}}}"
-            elif not recommended and m == (sel.get("intervals_by") or chosen):
+            elif m == ib:
                 name += "$^\\dagger$"
-            if c.get("status") != "ok":
-                refusals.append(str(c.get("reason") or c.get("status")))
-                rows.append([name, "refused", "", "", "", ""])
+            if c.get("status") != "ok" or not c.get("held_out"):
+                if c.get("status") not in ("ok", "not evaluated"):
+                    refusals.append(str(c.get("reason") or c.get("status")))
+                rows.append([name, str(c.get("status") or "n/a"), "", "", "", ""])
                 continue
-            h = c.get("held_out") or {}
-            rows.append([name, str(wins.get(m, 0)), _pm(h.get("mae")),
-                         "--" if m == "none" else _pm(h.get("diff_vs_raw"), signed=True),
-                         _n(h.get("coverage"), 2), _n(h.get("mean_ci_width"), 2)])
+            h = c["held_out"]
+            rows.append([name, _pm(h.get("mae")), "--" if m == "raw" else _pm(h.get("diff_vs_raw"), signed=True),
+                         _n((h.get("tau") or {}).get("run"), 2), _n(h.get("coverage"), 2),
+                         _n(h.get("mean_ci_width"), 2)])
         st = cal.get("settings") or {}
-        reps, folds = st.get("repeats", sel.get("repeats", 1)), st.get("folds_used", st.get("folds", "?"))
         level = 100 * float(st.get("level", 0.95))
-        ib = method_name(cal, sel.get("intervals_by") or chosen or "")
-        if recommended:
-            verdict, verdict_plain = "bold: the method used", \
-                f"in bold the method used ({method_name(cal, chosen)}, verdict {sel.get('verdict')})"
-        else:
-            verdict = "bold: raw kept (none beats it), $^\\dagger$: intervals"
-            verdict_plain = (f"no method beats raw reliably ({sel.get('verdict') or 'not better than raw'}): raw scores "
-                             f"stand (bold) and {ib} (dagger) supplies the intervals")
-        cap = f"Calibration, {self.cell_phrase(cell)}, {self.metric_tex}: held-out MAE $\\pm$ s.e.; {verdict}."
-        why = ""
-        if refusals:
-            why = " Refused: " + "; ".join(dict.fromkeys(refusals)) + "."
+        splits = sel.get("splits", st.get("splits"))
+        fit, held = sel.get("fit_topics", st.get("fit_topics")), sel.get("held_out_topics", st.get("held_out_topics"))
+        marks = "bold: shown point" + ("" if ib in (None, shown) else ", $^\\dagger$: interval method")
+        cap = (f"Calibration, {self.cell_phrase(cell)}, {self.metric_tex}: held-out MAE $\\pm$ s.e. over "
+               f"{splits} splits; {marks}.") if splits else \
+            f"Calibration, {self.cell_phrase(cell)}, {self.metric_tex}: nothing evaluated; {marks}."
+        why = " Refused: " + "; ".join(dict.fromkeys(refusals)) + "." if refusals else ""
+        shown_plain = method_name(cal, shown or "")
+        ib_plain = method_name(cal, ib or "")
+        intervals = (f"the intervals are {ib_plain}'s for the human score (dagger), widened to contain each point"
+                     if ib not in (None, shown) else f"points and intervals by {shown_plain}")
+        decision = (f"Shown (bold): {shown_plain}, verdict '{sel.get('verdict')}': {sel.get('why')}; {intervals}. "
+                    "Rule: composite (human labels where they exist, the raw judge elsewhere) replaces raw when its "
+                    "error is lower and its tau is not below raw's by more than one standard error; a correction "
+                    "replaces that only when it beats it by more than one corrected standard error, with a tau not "
+                    "below raw's by more than one standard error.")
+        if not splits:
+            det = (f"Calibration candidates for {self.cell_plain(cell)} on {self.data_plain}, metric "
+                   f"{self.metric_plain}: nothing evaluated (too few human-labelled topics or runs for a choice). "
+                   + decision + why)
+            return self._table(["method", "MAE", "vs raw", "$\\tau$", "cover", "width"], rows,
+                               [False] + [True] * 5, cap, f"calibration_{cell}", det)
         nested = sel.get("nested_mae") or {}
-        det = (f"Calibration methods for {self.cell_plain(cell)} on {self.data_plain}, metric {self.metric_plain}, "
-               f"scored on topics held out of their fit ({reps} repeats of {folds}-fold leave-topics-out "
-               "cross-fitting): wins = how many repeats each method won; MAE = mean absolute error of the run scores "
-               "against the human ones, +- its standard error over folds; vs raw = the paired difference to raw "
-               f"(negative = better), +- its standard error; cover = the share of {level:g}% intervals that hold the "
-               "human run score; width = mean interval width (n/a: point estimates only). "
-               f"{verdict_plain[0].upper() + verdict_plain[1:]}. A method is used when it won at least "
-               f"{100 * float(st.get('win_share', 0.8)):g}% of the repeats and beats raw by more than one standard "
-               f"error with a lower nested error; the nested MAE of the whole selection procedure (selection repeated "
-               f"inside each training set over {st.get('inner_folds', '?')} inner folds) is "
-               f"{_plain(nested.get('mean'))} +- {_plain(nested.get('se'))} (standard error)." + why)
-        return self._table(["method", "wins", "MAE", "vs raw", "cover", "width"], rows,
-                           [False, True, True, True, True, True], cap, f"calibration_{cell}", det)
+        nd = sel.get("nested_diff_vs_raw") or {}
+        nested_txt = (f" Nested: the same procedure re-run inside {sel['nested_splits']} splits' fit topics and "
+                      f"scored on their held-out ones has MAE {_plain(nested.get('mean'))} +- {_plain(nested.get('se'))}"
+                      f", {_plain(nd.get('mean'))} +- {_plain(nd.get('se'))} vs raw (chose "
+                      + ", ".join(f"{k} {v}" for k, v in (sel.get("nested_choices") or {}).items()) + ")."
+                      if sel.get("nested_splits") else "")
+        det = (f"Calibration candidates for {self.cell_plain(cell)} on {self.data_plain}, metric {self.metric_plain}, "
+               f"scored on {splits} random splits of the human-labelled topics into {fit} fit and {held} held-out "
+               "topics (the sizes mimic human-labelled : judge-only); every figure is on the whole-track run score "
+               "(human labels on the fit topics where the method uses them, its estimate on the held-out ones) "
+               "against the human one. MAE = mean over "
+               "splits of the mean absolute error over runs, +- its corrected resampled standard error (Nadeau and "
+               "Bengio, 2003); vs raw = the paired difference to raw (negative = better), +- its corrected standard "
+               "error; tau = mean held-out run-level Kendall tau-b with the human leaderboard; cover = the share of "
+               f"the {level:g}% intervals shown with that point (PPI++'s, widened to contain it) that hold the human "
+               "run score; width = their mean width. " + decision + nested_txt + why)
+        return self._table(["method", "MAE", "vs raw", "$\\tau$", "cover", "width"], rows,
+                           [False] + [True] * 5, cap, f"calibration_{cell}", det)
 
     def rank_sets(self) -> dict[str, str]:
         """Per cell with rank-sets: runs by estimate, the estimate with its group letters as superscripts (as papers

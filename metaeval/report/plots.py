@@ -28,6 +28,14 @@ LEVEL_LABELS = {"run": "run-level", "topic_avg": "per-topic (mean)", "pooled": "
 LABEL_COLORS = {"not_support": "#d62728", "partial_support": "#ffbf00", "support": "#2ca02c", "failed": "#7f7f7f"}
 STRATUM_COLORS = {"all": "#444444", "vital": "#9467bd", "okay": "#17becf"}
 
+
+def metric_label(metric: str) -> str:
+    """A metric as the figures print it: the measure registry's display name (``v_strict`` -> ``V_strict``), the
+    spelling tables and the paper use; any other name as given."""
+    from metaeval.measures import display_name
+
+    return display_name(metric)
+
 RC = {"svg.fonttype": "none", "svg.hashsalt": "metaeval", "font.family": "DejaVu Sans", "font.size": 10,
       "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
       "figure.dpi": 72}
@@ -162,7 +170,7 @@ def tau_levels(rows: list[dict[str, Any]], cells: Sequence[str], metric: str, th
     ax.set_xlim(-1, 1.02)
     if threshold is not None:
         ax.axvline(threshold, ls=":", color="grey", lw=1.2, label=f"threshold {threshold:g}")
-    ax.set_xlabel(f"Kendall tau on {metric} (95% topic-bootstrap CI)")
+    ax.set_xlabel(f"Kendall tau on {metric_label(metric)} (95% topic-bootstrap CI)")
     ax.grid(axis="x", alpha=0.3)
     fig.legend(loc="outside upper center", ncols=4, frameon=False)
     return svg(fig)
@@ -214,7 +222,7 @@ def forest(per_cell: dict[str, Any], means: dict[str, tuple[float | None, list |
         ax.set_yticks(range(len(order)), [_short(q, 40) for q in order], fontsize=fs)
         ax.tick_params(axis="x", labelsize=8)
     _hide_unused(axes, len(cells))
-    fig.supxlabel(f"per-topic Kendall tau on {metric}{note}", fontsize=10)
+    fig.supxlabel(f"per-topic Kendall tau on {metric_label(metric)}{note}", fontsize=10)
     handles = [Line2D([], [], marker="o", ls="", color="#1f77b4", label="topic tau"),
                Line2D([], [], color="#ff7f0e", lw=1.5, label="mean over defined topics"),
                Patch(color="#ff7f0e", alpha=0.25, label="its 95% CI"),
@@ -258,7 +266,7 @@ def bias(per_cell: dict[str, dict[str, Any]], metric: str) -> str:
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", alpha=0.3)
     _hide_unused(axes, len(cells))
-    fig.supxlabel(f"judge minus reference run score on {metric} (95% paired topic-bootstrap CI); runs by reference score",
+    fig.supxlabel(f"judge minus reference run score on {metric_label(metric)} (95% paired topic-bootstrap CI); runs by reference score",
                   fontsize=10)
     from matplotlib.lines import Line2D
 
@@ -284,8 +292,8 @@ def scatter(points: dict[str, Any], taus: dict[str, tuple[float | None, list | N
         tau, ci = taus.get(cid, (None, None))
         txt = "tau undefined" if tau is None else (f"tau {tau:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else ""))
         ax.set_title(f"{_short(cid)}\n{txt}", fontsize=9)
-        ax.set_xlabel(f"reference {metric}", fontsize=9)
-        ax.set_ylabel(f"judge {metric}", fontsize=9)
+        ax.set_xlabel(f"reference {metric_label(metric)}", fontsize=9)
+        ax.set_ylabel(f"judge {metric_label(metric)}", fontsize=9)
         ax.tick_params(labelsize=8)
     _hide_unused(axes, len(cells))
     return svg(fig)

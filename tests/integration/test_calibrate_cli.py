@@ -62,7 +62,27 @@ def test_calibrate_validate_and_apply(files, capsys):
     res2 = json.loads((app / "calibrated.json").read_text())
     assert set(res2["by_metric"]) == {"v_strict", "a_strict"}
     assert len(res2["topics"]["judge_only"]) == 9 and len(res2["topics"]["fitted_on_and_applied"]) == 12
-    assert "in-sample there" in capsys.readouterr().out
+    applied = capsys.readouterr().out
+    assert "in-sample there" in applied
+    # apply shows what the procedure chose (not PPI++ by default), with PPI++'s interval widened to contain it
+    for m, block in res2["by_metric"].items():
+        assert block["method"] == res["by_metric"][m]["selection"]["method"] and block["intervals_by"] == "ppi_pp"
+    model = json.loads((out / "calibration-model.json").read_text())
+    model["chosen"] = {m: "raw" for m in model["chosen"]}  # a track where raw was kept
+    (d / "raw-model.json").write_text(json.dumps(model))
+    for extra, method in (([], "raw"), (["--method", "ppi_pp"], "ppi_pp")):
+        assert main(["calibrate", "apply", "--model", str(d / "raw-model.json"), "--judge", str(d / "judge.jl"),
+                     "--metric", "v_strict", "--bootstrap", "50", "--out", str(app)] + extra) == 0
+        printed = capsys.readouterr().out
+        block = json.loads((app / "calibrated.json").read_text())["by_metric"]["v_strict"]
+        assert block["method"] == method
+        if method == "raw":
+            assert "V_strict by raw (chosen by the procedure)" in printed and "intervals by ppi_pp" in block["note"]
+            for r in block["rows"]:  # the raw point, PPI++'s interval around it
+                assert r["human_estimate"] == r["judge_score"]
+                assert r["human_estimate_ci"][0] <= r["human_estimate"] <= r["human_estimate_ci"][1]
+        else:
+            assert "V_strict by ppi_pp (--method override; the procedure chose raw)" in printed
 
 
 def test_calibrate_errors(files, capsys):

@@ -217,16 +217,16 @@ def test_nist_lexical_tables_compile_in_an_article_and_in_acm_sigconf(nist, tmp_
     assert "\\begin{table*}" in lb and fit[f"leaderboard_{cell['cell']}"]["height"] < 0.75
     for name in ("tau", "bias", "strictness", f"calibration_{cell['cell']}", "plan"):
         assert "\\begin{table}" in tables[name], name  # one column each
-    # in bold the scores used, as the study's selection says: raw (the interval method marked) or the chosen method
-    from metaeval.report.latex import method_name
-
+    # the shown point method (the study's one decision) in bold; PPI++, whose intervals are shown, marked if another
     sel = cal["selection"]
     cand = tables[f"calibration_{cell['cell']}"]
-    chosen = latex_text(method_name(cal, sel["method"]))
-    if sel["beats_raw"] is False or sel["method"] == "none":
-        assert "\\textbf{raw}" in cand and f"\\textbf{{{chosen}}}" not in cand or sel["method"] == "none"
-    else:
-        assert f"\\textbf{{{chosen}}}" in cand and "\\textbf{raw}" not in cand and "bold: the method used" in cand
+    from metaeval.report.latex import method_name
+
+    shown = latex_text(method_name(cal, sel["method"]))
+    assert f"\\textbf{{{shown}}}" in cand and cand.count("\\textbf{") == 1
+    if sel["method"] != sel["intervals_by"]:
+        assert "PPI++$^\\dagger$" in cand and "\\textbf{PPI++}" not in cand
+    assert f"over {sel['splits']} splits" in cand
     assert "$\\pm$ s.e." in cand
     # the metric typeset, the paper cited
     assert "$V_{\\mathrm{strict}}$" in tables["tau"] and "\\citep{pradeep2025greatnuggetrecall}" in tables["tau"]

@@ -363,3 +363,32 @@ def test_forked_repeats_give_the_same_calibration_as_one_process(nist_labels):
     assert "workers" not in one["settings"]  # it moves no number, so the results do not record it
     with pytest.raises(ConfigError, match="workers=0"):
         calibrate_study(nist_labels, judge, {**base, "workers": 0}, seed=3)
+
+
+def test_model_apply_defaults_to_the_chosen_point_method(small):
+    """``apply_model`` shows what the procedure chose (its point, PPI++'s interval widened to contain it), not PPI++'s
+    point; an explicit ``method`` overrides with that method's own point and interval."""
+    judge = simulate_judge(small, seed=2, name="sim")
+    res = calibrate_study(small, judge, {"folds": 3, "repeats": 2, "metrics": ["v_strict"], "n_boot": 50,
+                                         "methods": ["matrix"]}, seed=0)
+    _, model = split_model(res)
+    assert model["intervals_by"]["v_strict"] == "ppi_pp"
+    for chosen in ("raw", "matrix"):  # whatever was chosen, that point is applied (not PPI++'s)
+        model["chosen"]["v_strict"] = chosen
+        block = apply_model(model, judge, n_boot=50)["by_metric"]["v_strict"]
+        own = apply_model(model, judge, n_boot=50, method=chosen)["by_metric"]["v_strict"]
+        pp = apply_model(model, judge, n_boot=50, method="ppi_pp")["by_metric"]["v_strict"]
+        assert block["method"] == chosen and block["intervals_by"] == "ppi_pp" and not block["overridden"]
+        assert "intervals by ppi_pp" in block["note"] and "widened to contain the point" in block["note"]
+        assert pp["method"] == "ppi_pp" and pp["overridden"]
+        by_run = {r["run_id"]: r for r in block["rows"]}
+        pp_run = {r["run_id"]: r for r in pp["rows"]}
+        moved = 0
+        for run, r in by_run.items():
+            point = r["judge_score"] if chosen == "raw" else {x["run_id"]: x for x in own["rows"]}[run]["human_estimate"]
+            assert r["human_estimate"] == pytest.approx(point)
+            lo, hi = r["human_estimate_ci"]
+            plo, phi = pp_run[run]["human_estimate_ci"]
+            assert lo == pytest.approx(min(plo, point)) and hi == pytest.approx(max(phi, point))  # widened PPI++
+            moved += abs(r["human_estimate"] - pp_run[run]["human_estimate"]) > 1e-9
+        assert moved > 0  # the chosen point is not PPI++'s

@@ -241,24 +241,33 @@ def test_latex_table_is_linewidth_and_spans_both_columns_only_when_it_must():
 
 
 def _cal(method: str, judge_only: int = 3) -> dict:
-    """A calibration.json (schema of metaeval.study.calibration) with two runs."""
+    """A calibration.json (schema of metaeval.study.calibration: the one procedure) with two runs."""
     rows = [{"run_id": "run_b", "human_labelled": 0.4, "judge_score": 0.3, "judge_score_ci": [0.2, 0.45],
              "human_estimate": 0.41, "human_estimate_ci": [0.3, 0.5]},
             {"run_id": "run_a", "human_labelled": 0.6, "judge_score": 0.5, "judge_score_ci": [0.4, 0.62],
              "human_estimate": 0.59, "human_estimate_ci": [0.5, 0.7]}]
     held = {"mae": {"mean": 0.1, "se": 0.02}, "diff_vs_raw": {"mean": 0.0, "se": 0.0}, "coverage": 0.9,
-            "mean_ci_width": 0.4}
-    return {"metric": "v_strict", "settings": {"folds_used": 5, "inner_folds": 3, "repeats": 10, "win_share": 0.8,
+            "mean_ci_width": 0.4, "tau": {"run": 0.81, "topic_avg": 0.5, "pooled": 0.4}}
+    return {"metric": "v_strict", "settings": {"repeats": 10, "splits": 10, "fit_topics": 5, "held_out_topics": 2,
                                                "level": 0.95},
-            "selection": {"method": method, "verdict": "stable", "wins": {method: 9, "none": 1}, "folds": 5,
-                          "raw_mae": {"mean": 0.1, "se": 0.02}, "held_out_mae": {"mean": 0.08, "se": 0.01},
-                          "nested_mae": {"mean": 0.09, "se": 0.01}},
-            "candidates": {"none": {"status": "ok", "held_out": held},
+            "selection": {"method": method, "intervals_by": "ppi_pp", "verdict": "correction beats the baseline",
+                          "why": f"{method} beats raw by 0.0200 (> one corrected SE 0.0100)",
+                          "beats_raw": method != "raw", "splits": 10, "fit_topics": 5, "held_out_topics": 2,
+                          "wins": {method: 9, "raw": 1}, "raw_mae": {"mean": 0.1, "se": 0.02},
+                          "held_out_mae": {"mean": 0.08, "se": 0.01}, "nested_mae": {"mean": 0.09, "se": 0.01},
+                          "nested_diff_vs_raw": {"mean": -0.01, "se": 0.01}, "nested_choices": {method: 3},
+                          "nested_splits": 3},
+            "candidates": {"raw": {"status": "ok", "held_out": held},
+                           "composite": {"status": "ok", "held_out": {**held, "mae": {"mean": 0.09, "se": 0.01}}},
                            "ppi": {"status": "ok", "held_out": {**held, "mae": {"mean": 0.08, "se": 0.01}}},
+                           "ppi_pp": {"status": "ok", "held_out": {**held, "mae": {"mean": 0.085, "se": 0.01}}},
                            "matrix": {"status": "refused", "reason": "label-level methods refused: 3 of 9 pairs"}},
-            "method_names": {"none": "raw", "ppi": "PPI", "matrix": "matrix"},  # the registry's display names
-            "leaderboard": {"estimated_by": method, "human_labelled_topics": 7, "judge_only_topics": judge_only,
-                            "intervals_why": "ppi's held-out coverage meets the nominal level", "rows": rows}}
+            "method_names": {"raw": "raw", "composite": "composite", "ppi": "PPI", "ppi_pp": "PPI++",
+                             "matrix": "matrix"},  # the registry's display names
+            "leaderboard": {"estimated_by": method, "intervals_by": "ppi_pp", "human_labelled_topics": 7,
+                            "judge_only_topics": judge_only,
+                            "intervals_why": "points by ppi, intervals by PPI++ widened to contain the point",
+                            "rows": rows}}
 
 
 def test_paper_tables_from_report_data(tmp_path):
@@ -288,17 +297,23 @@ def test_paper_tables_from_report_data(tmp_path):
     # judge / prompt / nuggets columns, never the cell id; '--' where a judge has no prompt
     assert "lex & -- & human & \\begin{tabular}" in tables["tau"] and "lex\\_\\_human" not in "".join(tables.values())
     cand = tables["calibration_lex__human_auto"]
-    assert "\\textbf{PPI} & 9 &" in cand and "refused" in cand and "bold: the method used" in cand
+    assert "\\textbf{PPI} & \\begin{tabular}" in cand and "& 0.81 & 0.90 & 0.40" in cand and "refused" in cand and "PPI++$^\\dagger$" in cand
+    # the caption names the procedure as it now is: held-out splits, the shown point, its intervals (PPI++)
+    assert "over 10 splits; bold: shown point, $^\\dagger$: interval method." in cand
+    assert cand.index("\\textbf{PPI}") > cand.index("composite") > cand.index("raw")  # raw, composite, corrections
     raw_only = tables["leaderboard_gpt__v1__auto_auto"]
     assert "calibrated" not in raw_only
     # every topic labelled: the human estimate is the reference itself, no calibrated column
     full = paper_tables({**data, "calibration": {"lex__human_auto": _cal("ppi", 0)}})["leaderboard_lex__human_auto"]
     assert "& calibrated" not in full and "0.590" not in full
-    # a method that does not beat raw: raw stays (bold), the interval method is marked
-    weak = _cal("ppi")
-    weak["selection"].update(beats_raw=False, verdict="unstable: methods within noise", intervals_by="ppi")
+    # no correction beats raw: raw is shown (bold), PPI++ (its intervals) is marked, not bold
+    weak = _cal("raw")
+    weak["selection"].update(verdict="no correction beats the baseline", why="composite is not better than raw")
     cand = paper_tables({**data, "calibration": {"lex__human_auto": weak}})["calibration_lex__human_auto"]
-    assert "\\textbf{raw}" in cand and "PPI$^\\dagger$" in cand and "\\textbf{PPI}" not in cand
+    assert "\\textbf{raw}" in cand and "PPI++$^\\dagger$" in cand and "\\textbf{PPI" not in cand
+    # PPI++ shown: its own intervals, nothing marked
+    own = paper_tables({**data, "calibration": {"lex__human_auto": _cal("ppi_pp")}})["calibration_lex__human_auto"]
+    assert "\\textbf{PPI++}" in own and "dagger" not in own and "bold: shown point." in own
 
     root = tmp_path / "res"
     root.mkdir()
@@ -313,6 +328,14 @@ def test_paper_tables_from_report_data(tmp_path):
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert "`tau.tex`" in readme and "| judge lex, human nuggets | FAIL | 0.100 |" in readme
     assert "Refused: label-level methods refused: 3 of 9 pairs." in readme
+    # the README describes the one procedure, not the old repeated cross-fitting decision
+    cal_line = next(ln for ln in readme.splitlines() if ln.startswith("- `calibration_lex__human_auto.tex`"))
+    assert "10 random splits of the human-labelled topics into 5 fit and 2 held-out topics" in cal_line
+    assert "Shown (bold): PPI, verdict 'correction beats the baseline'" in cal_line
+    assert "more than one corrected standard error" in cal_line and "widened to contain each point" in cal_line
+    assert "Nested: the same procedure re-run inside 3 splits' fit topics" in cal_line
+    for old in ("win share", "repeats", "folds", "none (raw)", "inner", "within noise", "nested selection"):
+        assert old not in readme.lower() and old not in "".join(paper_tables(data).values()).lower(), old
 
 
 def test_run_bias_matches_a_hand_computed_paired_bootstrap():
@@ -374,3 +397,23 @@ def test_strictness_by_importance_by_hand(nist_labels):
         sp = sub[sub["h"] == 2]
         assert r["support_to_partial"] == pytest.approx((sp["jd"] == 1).mean(), abs=1e-12)
     assert out["all"]["index"] > 0  # the judge only ever lowers labels
+
+
+def test_figures_print_the_metric_by_its_display_name():
+    """Axis labels and titles say V_strict (the measure registry's display name), never the column name v_strict."""
+    from metaeval.report import plots
+
+    tau_rows = [{"cell": "c1", "metric": "v_strict", "level": lv, "tau": 0.7, "ci_low": 0.6, "ci_high": 0.8}
+                for lv in ("run", "topic_avg", "pooled")]
+    runs = [{"run_id": r, "bias": b, "ci": [b - 0.05, b + 0.05]} for r, b in (("ra", 0.1), ("rb", -0.1))]
+    docs = {"tau_levels": plots.tau_levels(tau_rows, ["c1"], "v_strict"),
+            "forest": plots.forest({"c1": pd.DataFrame({"qid": ["q1", "q2"], "tau": [0.5, float("nan")]})},
+                                   {"c1": (0.5, [0.4, 0.6])}, "v_strict"),
+            "bias": plots.bias({"c1": {"mean": {"bias": 0.0, "ci": [-0.1, 0.1]}, "runs": runs}}, "v_strict"),
+            "scatter": plots.scatter({"c1": pd.DataFrame({"run_id": ["ra", "rb", "rc"], "reference": [0.2, 0.4, 0.6],
+                                                          "judge": [0.3, 0.35, 0.5]})}, {"c1": (1.0, [0.5, 1.0])},
+                                     "v_strict")}
+    for name, doc in docs.items():
+        assert "V_strict" in doc and "v_strict" not in doc, name
+    assert "pooled" in docs["tau_levels"] and "undefined" not in docs["tau_levels"]  # rows still matched by column name
+    assert plots.metric_label("my_metric") == "my_metric"

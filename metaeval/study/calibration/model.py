@@ -98,9 +98,15 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
                 method: str | None = None, level: float | None = None, seed: int = 0, n_boot: int = 1000,
                 settings: dict[str, Any] | None = None, allow_mismatch: bool = False) -> dict[str, Any]:
     """Apply a saved ``calibration-model.json`` to judge labels (ConfigError on a fingerprint difference unless
-    ``allow_mismatch``, then ``warnings`` says so).  Score-level methods give an estimate of the human run score
-    on these topics with a topic-clustered interval; label-level methods a point estimate only; ``none`` the
-    judge's own score with its topic-bootstrap interval (``judge_score_ci``, seed ``seed``)."""
+    ``allow_mismatch``, then ``warnings`` says so).
+
+    By default each metric gets what the procedure chose (the model's ``chosen``, :mod:`.procedure`): its point
+    estimate of the human run score on these topics (``raw`` / ``composite``: the judge's own score, since on new
+    topics the composite is the raw judge), with the interval of ``intervals_by`` (PPI++'s) widened to contain
+    the point, as the study's leaderboard shows it.  An explicit ``method`` overrides: that method's point with its
+    own interval (score-level: topic-clustered; label-level: a point estimate only; ``raw`` / ``composite`` /
+    ``none``: the judge's own score).  The judge's score always keeps its topic-bootstrap interval
+    (``judge_score_ci``, seed ``seed``)."""
     from metaeval.calibration.methods import get_method
     from metaeval.calibration.pairs import pairs_from_labelset
     from metaeval.calibration.scorelevel import apply_score_method
@@ -121,44 +127,74 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
             raise ConfigError(line + " (refit, give the same --judge-spec/--prompt-version, or pass --allow-mismatch)")
         warnings.append(line)
     level = float(level or model.get("level", 0.95))
-    chosen = model.get("intervals_by") or model.get("chosen") or {}
-    metrics = [normalize_metric(m) for m in (metrics or list(chosen))]
+    chosen = model.get("chosen") or {}
+    intervals_by = model.get("intervals_by") or {}
+    metrics = [normalize_metric(m) for m in (metrics or list(chosen or intervals_by))]
     jp = pairs_from_labelset(judge)
     J = score_matrix(score_answers(judge), jp.qids, jp.run_ids, metrics)
     raw = raw_leaderboards(judge, None, metrics, n_boot=n_boot, seed=seed, level=level)["metrics"]
-    out_metrics = {}
-    for m in metrics:
-        name = method or chosen.get(m, "ppi_pp")
+
+    def usable(name: str, m: str) -> dict[str, Any]:
         fitted = model["models"].get(name)
         if fitted is None or "failed" in fitted:
             raise ConfigError(f"the model file has no usable fitted {name!r} (have {', '.join(sorted(model['models']))})")
-        jrow = {r["run_id"]: r for r in raw[m]}
-        lo = hi = None
-        if name in SCORE_LEVEL:
-            if m not in fitted:
-                raise ConfigError(f"the model's {name!r} was fitted for {', '.join(fitted)}, not {m}")
-            from metaeval.random_streams import stream
+        if name in SCORE_LEVEL and m not in fitted:
+            raise ConfigError(f"the model's {name!r} was fitted for {', '.join(fitted)}, not {m}")
+        return fitted
 
-            r = apply_score_method(fitted[m], J[m], level, rng=stream(seed, "calibration.bootstrap_t", "apply", m))
+    def score_level(name: str, m: str):
+        from metaeval.random_streams import stream
+
+        return apply_score_method(usable(name, m)[m], J[m], level,
+                                  rng=stream(seed, "calibration.bootstrap_t", "apply", m))
+
+    out_metrics = {}
+    for m in metrics:
+        name = method or chosen.get(m) or intervals_by.get(m) or "ppi_pp"
+        ci_by = None if method else intervals_by.get(m)  # default: the chosen point, the procedure's intervals
+        if ci_by == name:
+            ci_by = None
+        raw_like = name in ("none", "raw", "composite")  # on new topics the composite is the raw judge
+        fitted = None if raw_like else usable(name, m)
+        jrow = {r["run_id"]: r for r in raw[m]}
+        judge_mean = nanmean(J[m], axis=0)
+        lo = hi = None
+        if raw_like:
+            est = judge_mean
+        elif name in SCORE_LEVEL:
+            r = score_level(name, m)
             est, lo, hi = r.est, r.lo, r.hi
         else:
             ap = get_method(name).apply_pairs(fitted, jp, metrics=[m], level=level, rng=None)
             est = np.clip(ap.run[m], 0.0, 1.0)
-        judge_mean = nanmean(J[m], axis=0)
+        if ci_by is not None:  # the interval method's interval for the human score, widened to contain the point
+            r = score_level(ci_by, m)
+            with np.errstate(invalid="ignore"):
+                lo, hi = np.fmin(r.lo, est), np.fmax(r.hi, est)
         rows = []
-        raw_like = name in ("none", "raw", "composite")  # on new topics the composite is the raw judge
+        shown = not raw_like or ci_by is not None  # a human estimate with its interval is shown
         for i, run in enumerate(jp.run_ids):
             row = {"run_id": run, "judge_score": _f(judge_mean[i]), "judge_score_ci": jrow.get(run, {}).get("raw_ci")}
-            if not raw_like:
+            if shown:
                 row.update({"human_estimate": _f(est[i]),
                             "human_estimate_ci": None if lo is None else [_f(lo[i]), _f(hi[i])]})
             rows.append(row)
-        key = "judge_score" if raw_like else "human_estimate"
+        key = "human_estimate" if shown else "judge_score"
         rows.sort(key=lambda x: (-(x[key] if x[key] is not None else -1), x["run_id"]))
-        what = ("the judge's own scores (raw kept; judge_score_ci is an interval for the judge's score)" if raw_like
-                else f"{name} estimate of the human run score on these topics"
-                + ("" if lo is not None else " (point estimates only: label-level intervals ignore topic clustering)"))
-        out_metrics[m] = {"method": name, "rows": rows,
+        if ci_by is not None:
+            from metaeval.study.calibration.selection import INTERVALS_NAME
+
+            what = (f"the chosen method's ({name}) estimate of the human run score on these topics"
+                    + (" (the judge's own scores)" if raw_like else "")
+                    + f"; the interval method differs from the point method: intervals by {ci_by} "
+                      f"({INTERVALS_NAME}), widened to contain the point")
+        elif raw_like:
+            what = "the judge's own scores (raw kept; judge_score_ci is an interval for the judge's score)"
+        else:
+            what = (f"{name} estimate of the human run score on these topics"
+                    + ("" if lo is not None else " (point estimates only: label-level intervals ignore topic clustering)"))
+        out_metrics[m] = {"method": name, "intervals_by": ci_by or (name if lo is not None else None),
+                          "chosen": chosen.get(m), "overridden": bool(method), "rows": rows,
                           "note": f"{what}; fitted on {len(model['fitted_on'].get('topics', []))} human-labelled topics, "
                                   f"applied to {len(jp.qids)} judge topics"}
     fitted_topics = set(model["fitted_on"].get("topics", []))
