@@ -24,7 +24,7 @@ def exact_data() -> TinyData:
 
 def cands(data: TinyData, calls: list, broken: bool = False):
     """raw / composite (judge mean), and ``ppi_pp`` (the interval method): its point is the human mean on the applied
-    topics and its interval ``[point, point + 1/8]`` (the truth sits on its lower limit), given only when asked."""
+    topics and its interval ``[point, point]`` (zero width: the truth sits on both limits), given only when asked."""
 
     def mean(X, B):
         return X[METRIC][B].mean(axis=0)
@@ -47,7 +47,7 @@ def cands(data: TinyData, calls: list, broken: bool = False):
     def pp_apply(model, B, ci):
         est = mean(data.H, B)
         if ci and model == "full":
-            return {METRIC: Prediction(est=est, lo=est.copy(), hi=est + 1 / 8, se=np.full(R, 1 / 16))}
+            return {METRIC: Prediction(est=est, lo=est.copy(), hi=est.copy(), se=np.full(R, 1 / 16))}
         nan = np.full(R, np.nan)
         return {METRIC: Prediction(est=est, lo=nan, hi=nan, se=nan)}
 
@@ -65,15 +65,15 @@ def _evaluate(data, cs, n=5):
     return evaluate(cs, data, [METRIC], splits, 6, 2, want_ci=True)
 
 
-def test_interval_candidate_is_fitted_with_intervals_and_a_truth_on_its_lower_limit_is_covered():
+def test_interval_candidate_is_fitted_with_intervals_and_a_truth_on_its_limits_is_covered():
     data, calls = exact_data(), []
     ev = _evaluate(data, cands(data, calls))
     assert calls == ["fit"] * 5  # the interval method's full fit, never its point-only one, when intervals are wanted
     cover = ev.cover[METRIC]
     assert cover["ppi_pp"].shape == (5, R) and np.all(cover["ppi_pp"] == 1.0)
-    assert np.allclose(ev.width[METRIC]["ppi_pp"], 2 / 8 / 8)  # 1/8 on the 2 applied topics of 8
-    # raw's point is above the interval: widened to contain it, so still covered
-    assert np.all(cover["raw"] == 1.0)
+    assert np.all(ev.width[METRIC]["ppi_pp"] == 0.0)  # lo == truth == hi: covered (<= at both limits)
+    # raw's point (the judge's, 1/8 above on the applied topics) is above the interval: widened to contain it
+    assert np.all(cover["raw"] == 1.0) and np.all(ev.width[METRIC]["raw"] > 0)
 
 
 def test_levels_are_computed_on_the_first_three_splits_only():
@@ -109,7 +109,7 @@ def test_held_out_figures_by_hand():
     assert h["wins"] == 5 and h["splits"] == 5 and (h["fit_topics"], h["held_out_topics"]) == (6, 2)
     assert h["coverage_needed"] == pytest.approx(0.9 - 2 * np.sqrt(0.9 * 0.1 / R), abs=1e-15)
     assert coverage_tolerance(0.9, R) == pytest.approx(2 * np.sqrt(0.09 / 4), abs=1e-15)
-    assert h["qualifies"] is True and h["zero_width"] == 0
+    assert h["qualifies"] is True and h["zero_width"] == 5 * R
     raw = held_out(ev, "raw", METRIC, 0.9, "score")
     want = np.mean([np.abs(data.J[METRIC][np.r_[a, b]].mean(0) - data.H[METRIC][np.r_[a, b]].mean(0)).mean()
                     for a, b in ev.splits])
@@ -121,6 +121,8 @@ def test_held_out_figures_by_hand():
     low = held_out(ev, "raw", METRIC, 0.9, "score")
     assert low["coverage"] == pytest.approx(16 / 18) and low["coverage_worst_run"] == pytest.approx(1 / 3)
     assert low["coverage_needed"] == pytest.approx(0.9 - 2 * np.sqrt(0.09 / 4))
+    ev.cover[METRIC]["raw"][:, 0] = [0, np.nan, np.nan, np.nan, np.nan]  # one interval only: that run's share is 0
+    assert held_out(ev, "raw", METRIC, 0.9, "score")["coverage_worst_run"] == 0.0
     ev.cover[METRIC]["raw"][:, 1:3] = 0  # 6 of 18: below 0.6
     assert held_out(ev, "raw", METRIC, 0.9, "score")["qualifies"] is False
 
