@@ -366,8 +366,8 @@ class _Paper:
                        f"{s['pairs']} run pairs (max-$t$ bootstrap of the {rs['human_labelled_topics']} labelled topics, "
                        f"{rs['n_boot']} resamples); {s['decided_pairs']} pairs decided, mean rank-set size "
                        f"{s['mean_rank_set_size']:.1f} of {rs['runs']} runs.")
-            cap = (f"Which runs can be told apart on {self.metric_tex}, {self.cell_phrase(cell)}, {self.data_phrase} "
-                   f"({rs['level'] * 100:.0f}\\% simultaneous; details in README).")
+            cap = (f"Rank-sets, {self.cell_phrase(cell)}, {self.metric_tex}: runs told apart at "
+                   f"{rs['level'] * 100:.0f}\\% simultaneous confidence.")
             det = (f"Rank-sets on {self.metric_plain}, {self.cell_plain(cell)}, on {self.data_plain}: "
                    + how.replace("\\%", "%").replace("$t$", "t"))
             out[f"ranksets_{cell}"] = self._board(cell, ["run", "estimate", "rank-set", "above / below"], rows, cap,
