@@ -1,54 +1,63 @@
-"""Hand-made cross-fitting results (``FoldResult`` / ``Prediction``) for testing the calibration decision directly."""
+"""Tiny synthetic inputs for testing the calibration procedure (``metaeval.study.calibration.procedure``) directly:
+hand-made per-split errors and taus for :func:`decide`, and stub candidates on a small topic x run matrix that record
+every split they are fitted on (the splits are then checked by hand)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 METRIC = "v_strict"
 
 
-def pred(est: Sequence[float], half: Sequence[float] | float | None = None):
-    """A ``Prediction`` with point estimates ``est`` and, when ``half`` is given, the interval ``est +- half``."""
-    from metaeval.calibration.crossfit import Prediction
+@dataclass
+class TinyData:
+    """``H`` (human) and ``J`` (judge) as (topics, runs) matrices for :data:`METRIC`, run names ``runs``."""
 
-    est = np.asarray(est, dtype=float)
-    if half is None:
-        nan = np.full_like(est, np.nan)
-        return Prediction(est=est, lo=nan, hi=nan, se=nan)
-    half = np.broadcast_to(np.asarray(half, dtype=float), est.shape)
-    return Prediction(est=est, lo=est - half, hi=est + half, se=half / 2)
+    H: dict
+    J: dict
+    runs: list
 
 
-def fold(preds: dict, truth: Sequence[float], topics: Sequence[int], *, repeat: int = 0, nested: str | None = None):
-    """One outer fold: ``preds`` maps candidate name -> ``Prediction`` for :data:`METRIC`."""
-    from metaeval.calibration.crossfit import FoldResult
-
-    truth = np.asarray(truth, dtype=float)
-    fr = FoldResult(fold=0, topics=np.asarray(topics), truth={METRIC: truth}, n_topics={METRIC: np.ones_like(truth)},
-                    preds={k: {METRIC: v} for k, v in preds.items()}, repeat=repeat)
-    if nested is not None:
-        fr.nested_choice = {METRIC: nested}
-    return fr
+def tiny_data(n_topics: int = 12, n_runs: int = 4, seed: int = 0) -> TinyData:
+    rng = np.random.default_rng(seed)
+    H = rng.uniform(0, 1, (n_topics, n_runs))
+    J = np.clip(H + 0.2 + rng.normal(0, 0.05, H.shape), 0, 1)  # a lenient judge: raw is off by ~0.2
+    return TinyData({METRIC: H}, {METRIC: J}, [f"run{i}" for i in range(n_runs)])
 
 
-def errors_fold(errors: dict[str, float], runs: int = 3, **kw):
-    """A fold where candidate ``name`` is off by ``errors[name]`` on every run (its fold MAE is that value)."""
-    truth = np.full(runs, 0.5)
-    return fold({k: pred(truth + e) for k, e in errors.items()}, truth, [0], **kw)
+@dataclass
+class Recorder:
+    """Every (candidate name, fit topics) a stub candidate was fitted on."""
+
+    fits: list = field(default_factory=list)
 
 
-def _old_procedure() -> bool:
-    import metaeval.calibration.crossfit as cf
-    import metaeval.study.calibration.selection as sel
+def stub_candidates(data: TinyData, rec: Recorder, oracle: bool = True):
+    """``raw`` and ``composite`` (the judge's mean on the applied topics) and ``oracle`` (the human mean there:
+    error 0 on every split, so it beats either baseline by more than any SE)."""
+    from metaeval.calibration.crossfit import Candidate, Prediction
 
-    return hasattr(sel, "decide") and hasattr(cf, "FoldResult") and hasattr(cf, "repeated_crossfit")
+    def make(name, matrix, uses_labels):
+        def fit(A):
+            rec.fits.append((name, tuple(int(t) for t in A)))
+            return None
+
+        def apply(_model, B, _ci):
+            est = np.nanmean(matrix[METRIC][B], axis=0)
+            nan = np.full_like(est, np.nan)
+            return {METRIC: Prediction(est=est, lo=nan, hi=nan, se=nan)}
+
+        return Candidate(name, "score", fit, apply, uses_labels=uses_labels)
+
+    cands = [make("raw", data.J, False), make("composite", data.J, True)]
+    if oracle:
+        cands.append(make("oracle", data.H, True))
+    return cands
 
 
-#: tests of the repeated-cross-fitting decision (``decide``, ``FoldResult``, ``repeated_crossfit``), which l30a's
-#: calibration procedure replaced after these tests were written (issue 35); they run only where that code exists
-#: and must be rewritten for the new procedure
-OLD_PROCEDURE_ONLY = __import__("pytest").mark.skipif(
-    not _old_procedure(), reason="the repeated-cross-fitting decision was replaced by l30a's calibration procedure: "
-                                 "test to be rewritten for it (issue 35 follow-up)")
+def settings(**over) -> dict:
+    s = {"metrics": [METRIC], "min_topics": 10, "folds": 5, "repeats": 6, "nested_splits": 3}
+    s.update(over)
+    return s

@@ -49,21 +49,30 @@ def test_default_grid_offline_then_resume_makes_no_calls(tmp_path):
     cal = cells["lexical__human_auto"]["calibration"]
     assert "raw" in cal["candidates"] and "composite" in cal["candidates"]  # raw and composite are always candidates
     assert cal == json.loads((tmp_path / "demo" / "cells" / "lexical__human_auto" / "calibration.json").read_text(encoding="utf-8"))
-    # a correction is recommended only when it beats raw out of sample: every cell x metric of the demo
+    # the selection of every cell x metric, against values derived from the demo data by hand: its 8 topics are all
+    # human-labelled (8 < min_topics 10), so the procedure cannot decide: composite (= the human run score here,
+    # nothing judge-only), no split computed, nothing fitted or nested, the reason in the one line
+    from metaeval.scoring import run_scores as _run_scores, score_answers as _score_answers
+
+    demo = load_dataset("demo")
+    n_demo = len(demo.labels.qids)
+    assert n_demo == 8
+    human_runs = _run_scores(_score_answers(demo.labels)).set_index("run_id")
     checked = 0
     for cid, c in cells.items():
         for m, block in (c.get("calibration") or {}).get("by_metric", {}).items():
-            sel = block["selection"]
+            sel, board = block["selection"], block["leaderboard"]
             checked += 1
-            assert block["leaderboard"]["estimated_by"] == sel["method"]  # what is chosen is what is shown
-            assert "none recommended" not in block["recommendation"]
-            if sel["verdict"] == "cannot decide":  # too few topics: composite (nothing fitted), nothing evaluated
-                assert sel["method"] == "composite" and sel["splits"] == 0
-            elif sel["method"] not in ("raw", "composite"):
-                assert sel["beats_raw"] and sel["held_out_mae"]["mean"] < sel["raw_mae"]["mean"], (cid, m, sel)
-                assert sel["nested_splits"] > 0, (cid, m, sel)  # the same procedure evaluated inside the splits
-            else:
-                assert ("raw" in block["recommendation"] or "composite" in block["recommendation"]), (cid, m)
+            assert (sel["method"], sel["verdict"]) == ("composite", "cannot decide"), (cid, m, sel)
+            assert sel["why"] == f"too few human-labelled topics to evaluate a correction ({n_demo} < min_topics 10)"
+            assert (sel["n_topics"], sel["n_applied"], sel["splits"], sel["fit_topics"], sel["nested_splits"]) == (
+                n_demo, 0, 0, None, 0), (cid, m)
+            assert sel["beats_raw"] is False and sel["wins"] == {} and sel["held_out_mae"]["mean"] is None
+            assert board["estimated_by"] == "composite" and board["judge_only_topics"] == 0  # what is chosen is shown
+            for row in board["rows"]:  # composite with nothing judge-only is the human run score itself
+                assert abs(row["human_estimate"] - human_runs.loc[row["run_id"], m]) < 1e-12, (cid, m, row)
+            assert block["recommendation"].endswith(f"({n_demo} < min_topics 10): nothing evaluated, nothing fitted "
+                                                    "is shown"), (cid, m)
     assert checked >= 18  # three calibrated cells x six metrics
     # own nuggets: no label pairs with the reference, so label-level methods are refused (score-level ones run)
     assert cells["lexical__auto_auto"]["calibration"]["pairing"]["matched"] == 0
