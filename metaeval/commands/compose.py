@@ -148,13 +148,15 @@ class _Composer:
 
             cfg = compose(config_name="config", overrides=[*rest, *self._fallback])
             parent = OmegaConf.select(cfg, path.rsplit(".", 1)[0])
+            given = path
             while parent is None and path.count(".") > 1:  # judge.deployment.model: judge has no deployment
                 path = path.rsplit(".", 1)[0]
                 parent = OmegaConf.select(cfg, path.rsplit(".", 1)[0])
         except Exception:  # noqa: BLE001 - the original message stands
             return None
         err = _not_a_setting(path, parent)
-        if err is not None and path.startswith("judge.") and OmegaConf.is_dict(parent) and parent.get("judge"):
+        if (err is not None and path != given and path.startswith("judge.") and OmegaConf.is_dict(parent)
+                and parent.get("judge")):
             # a judge without that block (an offline judge has no deployment): say so, not Hydra's '+key'
             err = ConfigError(f"judge {parent.get('name') or parent.get('judge')} has no {path.split('.')[1]} "
                               f"setting; {err}")
