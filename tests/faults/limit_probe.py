@@ -16,6 +16,20 @@ from metaeval.judges.client import CallFailed, ChatClient
 from tests.faults.hostile_http import HostileServer
 
 
+def peak_rss_mib() -> int:
+    """This process's peak RSS since its exec (``VmHWM``), in MiB.  Not ``getrusage``'s ``ru_maxrss``: Linux carries
+    that across ``execve`` from the forked parent, so a probe started by a large pytest worker reported the worker's
+    peak (537 MiB in the full tier, for a client that read 65 KB)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024)
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
 def main(mode: str) -> dict:
     with HostileServer(mode) as srv:
         client = ChatClient({"name": "hostile-http", "backend": "openai", "model": "test-model",
@@ -38,7 +52,7 @@ def main(mode: str) -> dict:
         outcome, wall = asyncio.run(go())
         return {"mode": mode, "outcome": outcome, "wall_s": round(wall, 2),
                 "process_s": round(time.perf_counter() - t_all, 2),
-                "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                "peak_rss_mib": peak_rss_mib(),
                 "server_requests": srv.counts["requests"]}
 
 
