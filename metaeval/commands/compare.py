@@ -22,6 +22,10 @@ import argparse
 from metaeval.commands.helptext import command_parser
 
 
+#: terminal wrapping never cuts a word, a path, a signed number or a hyphenated term ("run-level", "-0.25")
+KEEP_WHOLE = {"break_long_words": False, "break_on_hyphens": False}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = command_parser(sub, "compare", __doc__,
                        help="which judge, prompt or strategy agrees better with the reference: paired differences")
@@ -86,8 +90,8 @@ def format_comparison(doc: dict) -> str:
     metric = doc["metric"]
     out = [textwrap.fill(f"Compared {len(doc['candidates'])} candidates against {doc['reference']}: "
                          f"{doc['pairs']}; tau-{doc['variant']}, {doc['n_boot']} paired topic resamples (seed "
-                         f"{doc['seed']}), Holm-adjusted at alpha {doc['alpha']:g}.", width), ""]
-    out += [textwrap.fill(line, width, initial_indent="- ", subsequent_indent="  ") for line in doc["lines"]]
+                         f"{doc['seed']}), Holm-adjusted at alpha {doc['alpha']:g}.", width, **KEEP_WHOLE), ""]
+    out += [textwrap.fill(line, width, initial_indent="- ", subsequent_indent="  ", **KEEP_WHOLE) for line in doc["lines"]]
     rows = rows_for(doc, metric)
     for a, b in dict.fromkeys((r["candidate_a"], r["candidate_b"]) for r in rows):
         t = _table([r for r in rows if (r["candidate_a"], r["candidate_b"]) == (a, b)], "")

@@ -151,10 +151,11 @@ def render_text(rep: Report, sections: tuple[str, ...] = MAIN_SECTIONS, width: i
                     out.append(text_table(b, width))
                     out.append("")
                 elif isinstance(b, Items):
-                    out.extend(textwrap.fill(x, width, initial_indent="- ", subsequent_indent="  ") for x in b.items)
+                    out.extend(textwrap.fill(x, width, initial_indent="- ", subsequent_indent="  ", break_long_words=False,
+                                              break_on_hyphens=False) for x in b.items)
                     out.append("")
                 elif isinstance(b, Text) and b.kind != "pre":
-                    out.append(textwrap.fill(b.text, width))
+                    out.append(textwrap.fill(b.text, width, break_long_words=False, break_on_hyphens=False))
                     out.append("")
                 elif isinstance(b, Detail):  # closed ones too: the terminal has no toggles
                     out.append(f"[{b.summary}]")

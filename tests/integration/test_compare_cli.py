@@ -53,3 +53,22 @@ def test_errors_name_what_to_do(files, capsys, tmp_path):
     assert main(["compare", str(d / "judge.jsonl"), str(d / "copy.jsonl"), "--reference", str(d / "ref.jsonl"),
                  "--metric", "ndcg"]) == 2
     assert "--metric ndcg" in capsys.readouterr().err
+
+
+def test_the_terminal_view_never_cuts_a_hyphenated_term_a_path_or_a_signed_number(monkeypatch):
+    """The lines wrap at spaces only: "run-level", "-0.236" and a long path stay whole at any terminal width (the
+    full tier once wrapped "popen-" / "gw1" and "run-" / "level", breaking what a reader - and a test - looks for)."""
+    import shutil
+
+    from metaeval.commands.compare import format_comparison
+
+    doc = {"candidates": ["a", "b"], "reference": "/tmp/pytest-of-root/pytest-217/popen-gw1/compare0/ref.jsonl",
+           "pairs": "every pair", "variant": "b", "n_boot": 200, "seed": 0, "alpha": 0.05, "metric": "v_strict",
+           "lines": ["a vs b: b agrees better with the reference (b minus a): run-level tau on v_strict -0.236 "
+                     "[-0.512, -0.071], Holm p 0.010; per-topic-averaged tau +0.464 [+0.268, +0.670]"], "rows": []}
+    for width in range(30, 121, 7):
+        monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=(120, 24), w=width: __import__("os").terminal_size((w, 24)))
+        text = format_comparison(doc)
+        words = text.split()
+        for whole in ("run-level", "-0.236", "[-0.512,", "per-topic-averaged", doc["reference"] + ":"):
+            assert whole in words, (width, text)
