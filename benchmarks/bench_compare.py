@@ -33,19 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def relabel(labels, k: int, name: str):
-    """``judge_like``'s rules with the row hash shifted by ``k`` (k = 0: ``judge_like`` itself)."""
-    import numpy as np
+    """``judge_like`` with its row hash shifted by ``k`` (k = 0: ``judge_like`` itself)."""
+    from metaeval.testing.relabel import judge_like
 
-    sup = labels.labels["support"].astype(str).to_numpy()
-    h = ((np.arange(len(sup)) + 7919 * k) * 2654435761 % 1000) / 1000.0
-    out = sup.copy()
-    out[(sup == "support") & (h < 0.35)] = "partial_support"
-    out[(sup == "support") & (h >= 0.35) & (h < 0.45)] = "not_support"
-    out[(sup == "not_support") & (h < 0.12)] = "partial_support"
-    out[(sup == "not_support") & (h >= 0.12) & (h < 0.17)] = "support"
-    out[(sup == "partial_support") & (h < 0.4)] = "not_support"
-    out[(sup == "partial_support") & (h >= 0.7)] = "support"
-    return labels.with_labels(out, name=name)
+    return judge_like(labels, name, shift=k)
 
 
 def main(argv=None) -> int:

@@ -16,11 +16,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
 
 
-def judge_like(labels: "LabelSet", name: str = "judge") -> "LabelSet":
+def judge_like(labels: "LabelSet", name: str = "judge", shift: int = 0) -> "LabelSet":
+    """The relabelling above; ``shift`` k moves the row hash to ``h_i = ((i + 7919 k) * 2654435761 mod 1000) /
+    1000``, a different judge with the same rules (k = 0: the rows as documented)."""
     import numpy as np
 
     sup = labels.labels["support"].astype(str).to_numpy()
-    h = (np.arange(len(sup)) * 2654435761 % 1000) / 1000.0
+    h = ((np.arange(len(sup)) + 7919 * shift) * 2654435761 % 1000) / 1000.0
     out = sup.copy()
     out[(sup == "support") & (h < 0.35)] = "partial_support"
     out[(sup == "support") & (h >= 0.35) & (h < 0.45)] = "not_support"
