@@ -111,11 +111,7 @@ def load_yaml(text: str, where: str) -> Any:
     """``yaml.safe_load(text)`` after :func:`check_yaml`; a duplicated key is a ``FormatError`` naming its line."""
     import yaml
 
-    try:
-        check_yaml(text, where)
-    except _DuplicateKey as exc:
-        raise FormatError(where, exc.line, exc.key, f"key {exc.key!r} appears twice in one mapping (first on line "
-                          f"{exc.first}); remove one") from None
+    load_check(text, where)
     try:
         return yaml.load(text, Loader=_loader())
     except yaml.YAMLError as exc:
@@ -158,6 +154,7 @@ def check_yaml_file(path: str | os.PathLike) -> None:
 
 
 def load_check(text: str, where: str) -> None:
+    """:func:`check_yaml`, a duplicated key turned into a ``FormatError`` naming its line."""
     try:
         check_yaml(text, where)
     except _DuplicateKey as exc:
