@@ -1,0 +1,256 @@
+"""``summary.json``: the study's summary of a sweep, as records (:class:`Summary`, one :class:`CellSummary` per grid
+cell).
+
+A cell carries what the sweep measured (``stats``: stored totals; ``this_run``; label counts) and what the study
+computed for it: ``analysis`` (:class:`CellAnalysis`: Kendall's tau of the judge's ranking against the reference's
+per metric and level, :class:`TauEstimate` ``{tau, ci, boot_mean}``), ``calibration`` (the cell's
+``calibration.json``, ``metaeval.study.calibration``) and ``consistency`` (``metaeval.study.consistency``).  The
+open parts - calibration and consistency blocks, label agreement, diagnostics, the config echo - are declared as
+``Mapping`` and stay as the analysis wrote them; every part the report, the API and the summary table read by name
+is a field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from metaeval.study.records.codec import absent_when_default as absent
+from metaeval.study.records.document import Document
+from metaeval.study.records.provenance import Provenance
+
+#: the tau levels of an analysis: the judge's ranking of runs, the mean per-topic tau, and tau over pooled cells
+LEVELS = ("run", "topic_avg", "pooled")
+
+
+@dataclass(frozen=True)
+class TauEstimate:
+    """Kendall's tau at one level with its 95% topic-bootstrap interval ``ci`` (``[None, None]`` when undefined) and
+    the bootstrap replicates' mean; ``n_topics`` / ``n_topics_skipped`` (topic-average level): topics where tau is
+    defined / undefined."""
+
+    tau: float | None
+    ci: tuple[float | None, float | None]
+    boot_mean: float | None = None
+    n_topics: int | None = absent()
+    n_topics_skipped: int | None = absent()
+
+    @property
+    def low(self) -> float | None:
+        return self.ci[0]
+
+    @property
+    def high(self) -> float | None:
+        return self.ci[1]
+
+
+#: an estimate for a missing level or metric (every part undefined)
+NO_ESTIMATE = TauEstimate(tau=None, ci=(None, None))
+
+
+@dataclass(frozen=True)
+class MetricAnalysis:
+    """One metric of a cell's analysis: the three tau levels, and the analysis' open detail (``cells``: the aligned
+    grid; ``flips``: discordant run pairs; ``top_heavy``: top-weighted rank correlations; ``diagnostics``)."""
+
+    run: TauEstimate
+    topic_avg: TauEstimate
+    pooled: TauEstimate
+    cells: Mapping[str, Any] = field(default_factory=dict)
+    flips: Mapping[str, Any] = field(default_factory=dict)
+    top_heavy: Mapping[str, Any] = field(default_factory=dict)
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+
+    def level(self, level: str) -> TauEstimate:
+        return getattr(self, level)
+
+
+@dataclass(frozen=True)
+class CellAnalysis:
+    """A cell against the reference (``metaeval.analysis.analyze``'s candidate block): ``metrics`` (metric ->
+    :class:`MetricAnalysis`), the aligned grid's counts (``cells``), ``warnings``, ``suggested_run_map``, support-label
+    agreement (``labels``, None when the judge made its own nuggets, then ``labels_note`` says why) and
+    descriptive statistics on the shared topics and runs."""
+
+    name: str
+    metrics: Mapping[str, MetricAnalysis]
+    cells: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    suggested_run_map: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, Any] | None = None
+    labels_note: str | None = absent()
+    descriptive: Mapping[str, Any] | None = None
+
+    def tau(self, metric: str, level: str) -> TauEstimate:
+        """The estimate at ``level`` on ``metric`` (:data:`NO_ESTIMATE` when the analysis has no such metric)."""
+        m = self.metrics.get(metric)
+        return NO_ESTIMATE if m is None else m.level(level)
+
+
+@dataclass(frozen=True)
+class CellStats:
+    """What a cell's results cost, summed over the stored jobs (``metaeval.pipeline.cellstats``): judge calls, model
+    requests (``calls``), cache hits, retries, re-asks, tokens, FAILED jobs, USD; the prompt templates used
+    (``id@version:sha``); jobs stored / reused / executed; the dry-run estimates (``est_*``); and how many earlier runs
+    of the folder were interrupted (the totals are then lower bounds)."""
+
+    judge_calls: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    reasks: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    failed_jobs: int = 0
+    cost_usd: float = 0.0
+    prompts: tuple[str, ...] = ()
+    jobs: int = 0
+    reused: int = 0
+    executed: int = 0
+    est_calls: int = 0
+    est_input_tokens: int = 0
+    est_output_tokens: int = 0
+    est_cost_usd: float = 0.0
+    est_bound: bool = False
+    est_stage_calls: Mapping[str, int] = field(default_factory=dict)
+    interrupted_runs: int = 0
+
+
+@dataclass(frozen=True)
+class ThisRun:
+    """What this run of the sweep did for a cell (not the stored totals)."""
+
+    executed: int = 0
+    reused: int = 0
+    failed_jobs: int = 0
+    judge_calls: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    reasks: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """One grid cell: what it is (judge, prompt, strategy and their ids), why it has no figures (``skipped``: it
+    could not run; ``withheld``: too many FAILED labels), its usage and label counts, and the study's figures."""
+
+    cell: str
+    judge: str | None = absent()
+    prompt: str | None = absent()
+    strategy: str | None = absent()
+    judge_config: Mapping[str, Any] | None = absent()
+    judge_id: str | None = absent()
+    prompt_id: str | None = absent()
+    skipped: str | None = absent()
+    stats: CellStats | None = absent()
+    this_run: ThisRun | None = absent()
+    samples: int | None = absent()
+    labels: int | None = absent()
+    failed_labels: int | None = absent()
+    failed_importance: int | None = absent()
+    failure_rate: float | None = absent()
+    relevance: Mapping[str, int] | None = absent()
+    withheld: str | None = absent()
+    analysis: CellAnalysis | None = absent()
+    calibration: Mapping[str, Any] | None = absent()
+    consistency: Mapping[str, Any] | None = absent()
+
+    @property
+    def active(self) -> bool:
+        """Ran and has figures (not skipped, not withheld)."""
+        return not self.skipped and not self.withheld
+
+    def tau(self, metric: str, level: str) -> TauEstimate:
+        """The cell's estimate at ``level`` on ``metric`` (:data:`NO_ESTIMATE` without an analysis)."""
+        return NO_ESTIMATE if self.analysis is None else self.analysis.tau(metric, level)
+
+    @property
+    def usage(self) -> CellStats:
+        """``stats``, or zeros for a cell that did not run."""
+        return self.stats if self.stats is not None else CellStats()
+
+    @property
+    def label_agreement(self) -> Mapping[str, Any] | None:
+        """The analysis' support-label agreement (None without one)."""
+        return None if self.analysis is None else self.analysis.labels
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A dataset file as loaded: name, path, digests, size; ``verified``: matched the registry's checksum (None:
+    no registry entry to check against, or bundled); ``origin``: where ``metaeval data fetch`` got it."""
+
+    filename: str
+    path: str | None = None
+    md5: str | None = None
+    sha256: str | None = None
+    size: int | None = None
+    verified: bool | None = None
+    origin: str | None = absent()
+
+
+@dataclass(frozen=True)
+class DatasetProvenance:
+    """Where the dataset came from (``metaeval.data``): registry name (None: loaded by path), source, license, files;
+    ``synthetic`` and ``description`` for made-up data (the demo)."""
+
+    source: str | None = None
+    dataset: str | None = None
+    license: str | None = absent()
+    files: tuple[DataFile, ...] = ()
+    synthetic: bool = absent(False)
+    description: str | None = absent()
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """The dataset the sweep judged: name, counts and provenance."""
+
+    name: str | None = absent()
+    topics: int | None = absent()
+    runs: int | None = absent()
+    answers: int | None = absent()
+    provenance: DatasetProvenance | None = absent()
+
+    @property
+    def synthetic(self) -> bool:
+        return bool(self.provenance and self.provenance.synthetic)
+
+
+@dataclass(frozen=True)
+class Summary(Document):
+    """``summary.json``: the sweep's cells with the study's figures, the dataset, the composed configuration as
+    recorded (``config``: echoed, never read for a setting), timings, ``primary_metric`` (what the summary table and
+    the verdict report on: ``analysis.primary_metric``) and the provenance of the study run."""
+
+    FORMAT: ClassVar[str] = "metaeval-summary"
+
+    evaluation_key: str
+    evaluation_reused: bool
+    experiment: str
+    primary_metric: str
+    cells: tuple[CellSummary, ...]
+    provenance: Provenance
+    dataset: DatasetInfo = field(default_factory=DatasetInfo)
+    config: Mapping[str, Any] = field(default_factory=dict)
+    judging_s: float = 0.0
+    runtime_start_s: float = 0.0
+    runtime_start: str = ""
+    stopped: str | None = None
+    elapsed_s: float = 0.0
+    grid_notes: tuple[str, ...] = absent(())
+
+    @property
+    def active(self) -> list[CellSummary]:
+        """Cells that ran and have figures (not skipped, not withheld)."""
+        return [c for c in self.cells if c.active]
+
+    def cell(self, cid: str) -> CellSummary | None:
+        return next((c for c in self.cells if c.cell == cid), None)
+
+    def config_group(self, group: str) -> Mapping[str, Any]:
+        """A group of the echoed configuration (``analysis``, ``sweep``...), ``{}`` when absent."""
+        g = self.config.get(group)
+        return g if isinstance(g, Mapping) else {}
