@@ -390,7 +390,7 @@ def sweep(overrides: Sequence[str] = (), *, judges: Mapping[str, Any] | None = N
     if run.summary is None:
         return SweepResult.from_dry_run(str(settings.pipeline.name), root, run.dry_run_cells or [])
     missing = [f"missing figures: {line}" for line in run.missing]  # what the CLI's exit status 5 says
-    return SweepResult.from_json(run.summary, root, closing=[*run.closing, *missing])
+    return SweepResult.from_summary(run.summary, root, closing=[*run.closing, *missing])
 
 
 

@@ -15,6 +15,8 @@ from metaeval.measures import DEFAULT_PRIMARY
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from metaeval.study.records import CellSummary, Summary
+
 __all__ = ["CalibrationResult", "SweepResult"]
 
 
@@ -138,7 +140,8 @@ class SweepResult:
     * ``estimates`` (dry run only): calls, tokens and USD per cell;
     * ``notes``: grid lines (judges left out, with the install command) and the report's closing lines (verdict,
       where ``report.html`` is);
-    * ``path``: the results folder; ``json``: ``summary.json`` (None for a dry run).
+    * ``path``: the results folder; ``summary``: the study's typed summary (:class:`metaeval.study.records.Summary`,
+      None for a dry run); ``json``: ``summary.json`` as written (its JSON document).
     """
 
     name: str
@@ -148,7 +151,12 @@ class SweepResult:
     dry_run: bool = False
     estimates: "pd.DataFrame | None" = None
     notes: list[str] = field(default_factory=list)
-    json: dict[str, Any] | None = field(default=None, repr=False)
+    summary: "Summary | None" = field(default=None, repr=False)
+
+    @property
+    def json(self) -> dict[str, Any] | None:
+        """``summary.json`` as written (None for a dry run)."""
+        return None if self.summary is None else self.summary.to_json()
 
     @property
     def report(self) -> Path | None:
@@ -157,17 +165,25 @@ class SweepResult:
         return p if p.exists() else None
 
     @classmethod
-    def from_json(cls, summary: Mapping[str, Any], path: str | os.PathLike,
-                  closing: Sequence[str] = ()) -> "SweepResult":
-        """From a ``summary.json`` document (also one read back from a results folder)."""
+    def from_summary(cls, summary: "Summary", path: str | os.PathLike,
+                     closing: Sequence[str] = ()) -> "SweepResult":
+        """From the study's summary (the one :func:`metaeval.sweep` ran, or one read back from a results folder with
+        :meth:`read`)."""
         import pandas as pd
 
-        from metaeval.study.summary import primary_metric
+        metric = summary.primary_metric  # what the study recorded (analysis.primary_metric)
+        rows = [_cell_row(c, metric) for c in summary.cells]
+        return cls(name=summary.experiment, path=Path(path), metric=metric, cells=pd.DataFrame(rows),
+                   notes=[*summary.grid_notes, *closing], summary=summary)
 
-        metric = primary_metric(summary)  # what the study recorded (analysis.primary_metric)
-        rows = [_cell_row(c, metric) for c in summary.get("cells", [])]
-        return cls(name=str(summary.get("experiment")), path=Path(path), metric=metric, cells=pd.DataFrame(rows),
-                   notes=[*summary.get("grid_notes", []), *closing], json=dict(summary))
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> "SweepResult":
+        """A results folder's ``summary.json`` (``<results_dir>/<name>/``), checked against the results schema."""
+        from metaeval.layout import ResultsLayout
+        from metaeval.study.records import read_summary
+
+        lay = ResultsLayout.open(path)
+        return cls.from_summary(read_summary(lay), lay.root)
 
     @classmethod
     def from_dry_run(cls, name: str, path: str | os.PathLike, cells: Sequence[Mapping[str, Any]]) -> "SweepResult":
@@ -204,27 +220,26 @@ class SweepResult:
         """The old dict access (``result["cells"]``): the summary's key, with a DeprecationWarning."""
         warnings.warn("sweep() returns a SweepResult; use its attributes, or .json[key] for summary.json",
                       DeprecationWarning, stacklevel=2)
-        if self.json is None:
+        doc = self.json
+        if doc is None:
             return {"dry_run": True, "cells": self.estimates}[key]
-        return self.json[key]
+        return doc[key]
 
 
-def _cell_row(c: Mapping[str, Any], metric: str) -> dict[str, Any]:
+def _cell_row(c: "CellSummary", metric: str) -> dict[str, Any]:
     """One summary cell as a flat row (see :class:`SweepResult`)."""
-    st = c.get("stats") or {}
-    status = "skipped" if c.get("skipped") else "withheld" if c.get("withheld") else "ok"
-    row: dict[str, Any] = {"cell": c.get("cell"), "judge": c.get("judge"), "prompt": c.get("prompt"),
-                           "strategy": c.get("strategy"), "status": status,
-                           "reason": c.get("skipped") or c.get("withheld"),
-                           "labels": c.get("labels"), "failed_labels": c.get("failed_labels"),
-                           "failure_rate": c.get("failure_rate"), "judge_calls": st.get("judge_calls"),
-                           "calls": st.get("calls"), "cost_usd": st.get("cost_usd")}
-    block = (((c.get("analysis") or {}).get("metrics") or {}).get(metric)) or {}
+    st = c.usage
+    status = "skipped" if c.skipped else "withheld" if c.withheld else "ok"
+    row: dict[str, Any] = {"cell": c.cell, "judge": c.judge, "prompt": c.prompt, "strategy": c.strategy,
+                           "status": status, "reason": c.skipped or c.withheld,
+                           "labels": c.labels, "failed_labels": c.failed_labels, "failure_rate": c.failure_rate,
+                           "judge_calls": None if c.stats is None else st.judge_calls,
+                           "calls": None if c.stats is None else st.calls,
+                           "cost_usd": None if c.stats is None else st.cost_usd}
     for level, col in (("run", "tau_run"), ("topic_avg", "tau_topic_avg"), ("pooled", "tau_pooled")):
-        b = block.get(level) or {}
-        ci = b.get("ci") or (None, None)
-        row[col], row[col + "_lo"], row[col + "_hi"] = b.get("tau"), ci[0], ci[1]
-    sel = (c.get("calibration") or {}).get("selection") or {}
+        est = c.tau(metric, level)
+        row[col], row[col + "_lo"], row[col + "_hi"] = est.tau, est.low, est.high
+    sel = (c.calibration or {}).get("selection") or {}  # calibration.json's selection (an open block)
     row["calibration_method"] = sel.get("method")
     # recommended: the method beats raw out of sample (else it only supplies the leaderboard's intervals)
     row["calibration_recommended"] = sel.get("beats_raw") is True  # the study's own rule (stable winner, not raw)

@@ -154,16 +154,16 @@ def import_assignments(sheet: str | os.PathLike, out: str | os.PathLike, topics:
             "problems": [str(p) for p in problems]}
 
 
-def created_nuggets_from_results(results_dir: str | os.PathLike, cell: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+def created_nuggets_from_results(results_dir: str | os.PathLike, cell: str, judge_id: str | None,
+                                 prompt_id: str | None, skipped: bool = False
+                                 ) -> tuple[dict[str, list[str]], dict[str, str]]:
     """The nuggets a sweep cell's judge created per topic (before importance and the top-20 cut), and the topics'
-    query texts (from the cell's ``labels.jsonl``).  Everything is read through ``metaeval.layout``."""
+    query texts (from the cell's ``labels.jsonl``).  ``judge_id`` / ``prompt_id``: the cell's, from the study's
+    summary (``metaeval.study.records.CellSummary``; the command reads it).  Everything is read through
+    ``metaeval.layout``."""
     from metaeval.layout import ResultsLayout
 
     lay = ResultsLayout.open(results_dir)
-    cells = {c["cell"]: c for c in lay.read_summary()["cells"]}
-    if cell not in cells:
-        raise ConfigError(f"no cell {cell!r} in {lay.root}; cells: {', '.join(cells)}")
-    judge_id, prompt_id = cells[cell].get("judge_id"), cells[cell].get("prompt_id")
     created: dict[str, list[str]] = {}
     for rec in lay.iter_jobs():  # file order: a later record of a job supersedes an earlier one
         spec = rec["spec"]
@@ -172,6 +172,6 @@ def created_nuggets_from_results(results_dir: str | os.PathLike, cell: str) -> t
             created[spec["qid"]] = list(rec["output"].get("nuggets", []))
     if not created:
         raise ConfigError(f"cell {cell!r} created no nuggets (its strategy does not include nugget creation)")
-    labels = lay.read_labels(cell) if not cells[cell].get("skipped") else None
+    labels = lay.read_labels(cell) if not skipped else None
     topics = dict(labels.topics) if labels is not None else {}
     return created, topics

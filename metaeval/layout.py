@@ -45,7 +45,6 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-SUMMARY_FORMAT = "metaeval-summary"
 FINGERPRINT_FORMAT = "metaeval-fingerprint"
 
 
@@ -288,22 +287,10 @@ class ResultsLayout:
         return read_table(path)
 
     # ------------------------------------------------------------------ typed readers / writers
-    def read_summary(self) -> dict[str, Any]:
-        """``summary.json`` checked as a sweep summary (an object with a list of cells); a dry run is refused."""
-        f = self.summary_json
-        if not f.exists():
-            subs = sorted(q.parent.name for q in self.root.glob("*/summary.json"))
-            hint = f"; did you mean {', '.join(str(self.root / s) for s in subs)}?" if subs else "; run `metaeval sweep` first"
-            raise ConfigError(f"{self.root}: no summary.json{hint}")
-        summary = self.read_json(f)
-        if not isinstance(summary, dict) or not isinstance(summary.get("cells"), list):
-            raise FormatError(str(f), 1, "cells", "expected an object with a list of cells (a metaeval sweep summary)")
-        if summary.get("dry_run"):
-            raise ConfigError(f"{f}: a dry run; there is nothing to report")
-        return summary
-
     def write_summary(self, summary: dict[str, Any], markdown: str | None = None) -> None:
-        self.write_json(self.summary_json, {"format": SUMMARY_FORMAT, **summary})
+        """``summary.json`` (the JSON of a :class:`metaeval.study.records.Summary`, which carries its own ``format``
+        and ``schema_version``; read it back with :func:`metaeval.study.records.read_summary`) and ``summary.md``."""
+        self.write_json(self.summary_json, summary)
         if markdown is not None:
             self.write_text(self.summary_md, markdown)
 

@@ -37,8 +37,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _export_nuggets(args: argparse.Namespace) -> str:
     from metaeval.assess import created_nuggets_from_results, export_nuggets
+    from metaeval.errors import ConfigError
+    from metaeval.layout import ResultsLayout
+    from metaeval.study.records import read_summary
 
-    created, topics = created_nuggets_from_results(args.results, args.cell)
+    lay = ResultsLayout.open(args.results)
+    summary = read_summary(lay)
+    c = summary.cell(args.cell)
+    if c is None:
+        raise ConfigError(f"no cell {args.cell!r} in {lay.root}; cells: {', '.join(x.cell for x in summary.cells)}")
+    created, topics = created_nuggets_from_results(args.results, c.cell, c.judge_id, c.prompt_id, bool(c.skipped))
     n = export_nuggets(created, topics, args.out)
     return f"wrote {n} nuggets for {len(created)} topics to {args.out}"
 

@@ -14,16 +14,19 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from metaeval.commands.settings import RunSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.study.records import Summary
 
 
 @dataclass
 class SweepRun:
     """What a driven sweep produced: the summary (None for a dry run) or, for a dry run, the per-cell estimates."""
 
-    summary: dict[str, Any] | None
+    summary: "Summary | None"
     dry_run_cells: list[dict[str, Any]] | None = None
     #: the report's closing lines (synthetic-data note, verdict, where report.html is); [] without a report
     closing: list[str] = field(default_factory=list)

@@ -17,8 +17,12 @@ from __future__ import annotations
 import argparse
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metaeval.commands.helptext import command_parser
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.study.records import Summary
 
 #: the installed example thresholds file (the built-in defaults and every optional check, commented)
 THRESHOLDS_EXAMPLE = Path(__file__).resolve().parents[1] / "report" / "thresholds.yaml"
@@ -104,7 +108,7 @@ def closing_lines(report_data: dict, html_path) -> list[str]:
     return lines
 
 
-def report_after_study(layout, config: dict, summary: dict, workers: int | str = "auto",
+def report_after_study(layout, config: dict, summary: "Summary", workers: int | str = "auto",
                        problems: list[str] | None = None) -> list[str]:
     """The report at the end of ``metaeval sweep`` (unless ``report.enabled`` is false); skipped when the study was
     reused and a report exists.  ``workers``: processes that draw the figures (the sweep passes
@@ -116,7 +120,7 @@ def report_after_study(layout, config: dict, summary: dict, workers: int | str =
 
     if not (config.get("report") or {}).get("enabled", True):
         return []
-    if summary.get("evaluation_reused") and layout.report_html.exists() and layout.report_json.exists():
+    if summary.evaluation_reused and layout.report_html.exists() and layout.report_json.exists():
         try:
             return closing_lines(json.loads(layout.report_json.read_text(encoding="utf-8")), layout.report_html)
         except (OSError, ValueError):

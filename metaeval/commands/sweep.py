@@ -93,15 +93,18 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(_fold(line, width) for line in text.splitlines()))
     out = f"{settings.pipeline.results_dir}/{settings.name}"
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")
-    if summary.get("stopped"):
-        print(f"stopped early: {summary['stopped']}")
+    if summary.stopped:
+        print(f"stopped early: {summary.stopped}")
     for line in run.closing:  # last: the verdict and where report.html is
         print(line)
-    if summary.get("stopped"):
+    if summary.stopped:
         return 3
     from metaeval.pipeline.health import EXIT_FAILED_RATE, failed_rate_problems
 
-    problems = failed_rate_problems(summary.get("cells", []), settings.sweep.max_failed_rate)
+    from metaeval.study.records import encode
+
+    # the pipeline's rule over its cell rows (the summary's cells as written)
+    problems = failed_rate_problems([encode(c) for c in summary.cells], settings.sweep.max_failed_rate)
     for line in problems:  # everything is stored; the run still must not look like a success
         print(f"metaeval sweep: {line}", file=sys.stderr)
     for line in run.missing:  # figures asked for and not produced: not a success either

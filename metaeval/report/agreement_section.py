@@ -43,7 +43,8 @@ def agreement(ctx: Context) -> Section:
 
 def _by_importance(ctx: Context) -> list:
     """Strictness by the reference's nugget importance (the study's ``strictness_by_importance``)."""
-    per = {cid: s.get("strata") for cid, s in ctx.study_cells("strictness_by_importance").items()}
+    per = {cid: (sc.strictness_by_importance or {}).get("strata") if sc else None
+           for cid, sc in ctx.study_cells().items()}
     per = {k: v for k, v in per.items() if v}
     ctx.data["strictness_by_importance"] = per
     if not per:

@@ -45,7 +45,7 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
     """Build the report of a sweep's results folder.
 
     ``thresholds``: a mapping (over the defaults) or a thresholds file path; the verdict's tau checks use the
-    thresholds' ``metric``, by default the study's primary metric (``primary_metric`` in ``study.json``: the first
+    thresholds' ``metric``, by default the study's primary metric (``primary_metric`` in ``summary.json``: the first
     of ``analysis.metrics``); ``metric`` (tables and plots; any alias, ``V_strict``) defaults to the verdict's
     metric; both must be ones the study computed; ``worst_topics``: how many of the
     study's worst topics per cell to show; ``workers``: processes that draw the figures
@@ -57,9 +57,8 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
     elif thresholds is not None:
         th = verdict_mod.load_thresholds(thresholds)
     res = load_results(results_dir)
-    known = [str(m) for m in res.study.get("metrics") or []]
-    th["metric"] = measure(th.get("metric") or res.study.get("primary_metric") or (known or [DEFAULT_PRIMARY])[0],
-                           "thresholds metric").name
+    known = list(res.study.metrics) if res.study is not None else []
+    th["metric"] = measure(th.get("metric") or res.summary.primary_metric, "thresholds metric").name
     metric = measure(metric or th["metric"], "--metric").name
     for name, what in ((th["metric"], "the thresholds' metric"), (metric, "metric")):
         if known and name not in known:
@@ -73,7 +72,7 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
     if ctx.data["problems"]:
         sections.append(Section("problems", "Problems while building the report",
                                 [Text(p, "note") for p in ctx.data["problems"]]))
-    title = f"Calibration report: {res.summary.get('experiment') or res.path.name}" \
+    title = f"Calibration report: {res.summary.experiment or res.path.name}" \
         + (" (synthetic data)" if ctx.synthetic() else "")
     rep = Report(title, sections, ctx.data, ctx.verdict, pages=ctx.pages)
     pending = [f for f in rep.figures if isinstance(f.svg, plots.Drawing)]

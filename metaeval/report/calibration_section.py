@@ -120,7 +120,7 @@ def calibration_section(cals: Mapping[str, Mapping[str, Any] | None]) -> Section
 def section(ctx: "Context") -> Section:
     """The report's calibration section from each cell's ``calibration.json`` as the study stored it in the
     summary; one closed block per cell (the page stays short)."""
-    cals = {c["cell"]: c.get("calibration") for c in ctx.active if c.get("calibration") is not None}
+    cals = {c.cell: c.calibration for c in ctx.active if c.calibration is not None}
     ctx.data["calibration"] = cals
     if not cals:
         return Section("calibration", "Calibration on held-out topics",

@@ -61,7 +61,7 @@ def section(ctx: "Context") -> "Section | None":
     calibration, from each cell's ``consistency`` as the study stored it; no section without samples."""
     from metaeval.report.model import Section
 
-    cells = {c["cell"]: c["consistency"] for c in ctx.active if c.get("consistency")}
+    cells = {c.cell: c.consistency for c in ctx.active if c.consistency}
     if not cells:
         return None
     ctx.data["consistency"] = cells

@@ -12,6 +12,7 @@ from typing import Any
 
 from metaeval.measures import display_name
 from metaeval.report.load import Results
+from metaeval.study.records import StudyCell
 
 FORMAT = "metaeval-report"
 
@@ -21,11 +22,13 @@ class Context:
 
     def __init__(self, res: Results, th: dict[str, Any], metric: str, worst: int):
         self.res, self.th, self.metric, self.worst = res, th, metric, worst
-        self.n_boot, self.seed = res.study.get("bootstrap"), res.study.get("seed")
+        study = res.study
+        self.n_boot, self.seed = (None, None) if study is None else (study.bootstrap, study.seed)
         self.data: dict[str, Any] = {"format": FORMAT, "version": 1, "results_dir": str(res.path), "metric": metric}
         self.active = res.active
-        self.ids = [c["cell"] for c in self.active]
-        self.variant = str((res.config.get("analysis") or {}).get("tau", "b"))  # the analysis' tau variant
+        self.ids = [c.cell for c in self.active]
+        # the analysis' tau variant, as the study recorded it
+        self.variant = study.variant if study is not None else str(res.summary.config_group("analysis").get("tau", "b"))
         self.pages: dict[str, str] = {}  # the transcript viewers, by path relative to the results folder
         self.verdict: dict[str, Any] = {}
 
@@ -36,15 +39,15 @@ class Context:
 
     def synthetic(self) -> str:
         """The warning for a synthetic dataset (the demo: its registry description, as the study stored it), or ''."""
-        prov = (self.res.summary.get("dataset") or {}).get("provenance") or {}
-        if not prov.get("synthetic"):
+        ds = self.res.summary.dataset
+        if not ds.synthetic:
             return ""
         self.data["synthetic"] = True
-        return "Synthetic data: " + (prov.get("description") or "not real assessments.")
+        return "Synthetic data: " + (ds.provenance.description or "not real assessments.")
 
-    def study_cells(self, key: str) -> dict[str, Any]:
-        """cell id -> the study's ``study.json`` entry ``key`` of every cell that ran (``{}`` where missing)."""
-        return {c["cell"]: self.res.study_cell(c["cell"]).get(key) or {} for c in self.active}
+    def study_cells(self) -> dict[str, StudyCell | None]:
+        """cell id -> the study's ``study.json`` figures of every cell that ran (None where it has none)."""
+        return {c.cell: self.res.study_cell(c.cell) for c in self.active}
 
     def unreadable(self, path: Any, exc: Exception, what: str = "unreadable") -> None:
         """Record a file the report could not use (shown in the report's problems section, never hidden)."""

@@ -17,7 +17,8 @@ def disagreements(ctx: Context) -> Section:
                        "the answers whose rank moves most and the nugget labels behind it. 'open' links to the cell's "
                        "transcript viewer (cells/<cell>/transcripts.html: prompt and raw reply beside the parsed and "
                        "the human labels, filterable by topic, run, label and disagreement)."))
-    for cid, stored in ctx.study_cells("disagreements").items():
+    for cid, sc in ctx.study_cells().items():
+        stored = sc.disagreements if sc is not None else {}
         if ctx.metric not in stored and stored:
             blocks.append(Text(f"{cid}: the study lists disagreements on {', '.join(stored)} only "
                                f"(the first of analysis.metrics), not on {ctx.metric_name}.", "note"))
@@ -69,7 +70,8 @@ def _viewer(ctx: Context, cid: str) -> str:
     """Render the cell's transcript viewer (from the study's transcript_view.json) into ``ctx.pages``; returns
     its URL relative to the report, or "" when the study wrote no view (no transcripts)."""
     lay = ctx.res.layout
-    rel = ctx.res.study_cell(cid).get("transcript_view")
+    sc = ctx.res.study_cell(cid)
+    rel = sc.transcript_view if sc is not None else None
     path = lay.transcript_view(cid)
     if not rel or not path.exists():
         return ""
@@ -82,7 +84,7 @@ def _viewer(ctx: Context, cid: str) -> str:
         return ""
     page = lay.transcript_viewer(cid).relative_to(lay.root).as_posix()
     synthetic = " (synthetic data)" if ctx.synthetic() else ""
-    ctx.pages[page] = viewer_html(view, f"Transcripts of {cid}: {ctx.res.summary.get('experiment') or ''}{synthetic}")
+    ctx.pages[page] = viewer_html(view, f"Transcripts of {cid}: {ctx.res.summary.experiment}{synthetic}")
     return page
 
 

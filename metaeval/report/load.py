@@ -1,8 +1,9 @@
 """Read what the study wrote into a results folder (through ``metaeval.layout``): ``summary.json``,
 ``study/study.json``, ``study/reference_runs.csv``, per-cell ``runs.csv`` and ``analysis/*.csv``.
 
-The report never loads the dataset, scores, fits or resamples: every figure comes from these files.  A missing
-optional piece is recorded in ``Results.problems`` and the sections that need it say so instead of failing.
+Both JSON files are read as records of the results schema (``metaeval.study.records``): a file of another schema
+version is refused with one line naming it.  The report never loads the dataset, scores, fits or resamples: every
+figure comes from these files.  A missing optional piece is recorded in ``Results.problems`` and the sections that need it say so instead of failing.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from metaeval.errors import MetaevalError
 from metaeval.layout import ResultsLayout
+from metaeval.study.records import (CellSummary, ResultsSchemaError, StudyCell, StudyDoc, Summary, read_study,
+                                    read_summary)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -23,8 +26,11 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Results:
+    """A results folder as the study wrote it: the typed ``summary`` (:class:`~metaeval.study.records.Summary`) and,
+    read on first use, the typed ``study`` (:class:`~metaeval.study.records.StudyDoc`) and the CSV tables."""
+
     layout: ResultsLayout
-    summary: dict[str, Any]
+    summary: Summary
     problems: list[str] = field(default_factory=list)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -34,36 +40,42 @@ class Results:
 
     # ------------------------------------------------------------------ summary views
     @property
-    def cells(self) -> list[dict[str, Any]]:
-        return list(self.summary.get("cells", []))
+    def cells(self) -> tuple[CellSummary, ...]:
+        return self.summary.cells
 
     @property
-    def active(self) -> list[dict[str, Any]]:
+    def active(self) -> list[CellSummary]:
         """Cells that ran and have figures (not skipped, not withheld for too many FAILED labels)."""
-        return [c for c in self.cells if not c.get("skipped") and not c.get("withheld")]
+        return self.summary.active
 
     @property
-    def config(self) -> dict[str, Any]:
-        return dict(self.summary.get("config", {}))
+    def config(self) -> Mapping[str, Any]:
+        """The composed configuration as the study echoed it (recorded, never read for a setting)."""
+        return self.summary.config
 
     # ------------------------------------------------------------------ study outputs
     @property
-    def study(self) -> dict[str, Any]:
-        """``study/study.json`` (``{}`` when missing: sections that need it say so)."""
+    def study(self) -> StudyDoc | None:
+        """``study/study.json`` (None when missing: sections that need it say so; a file of another results schema
+        raises, like ``summary.json``)."""
         if "study" not in self._cache:
+            doc, unreadable = None, False
             try:
-                doc = self.layout.read_json(self.layout.study_json, required=False)
-            except MetaevalError as exc:
+                doc = read_study(self.layout)
+            except ResultsSchemaError:  # another schema version: one error, like summary.json's
+                raise
+            except MetaevalError as exc:  # unreadable: the sections that need it say so
                 self.problems.append(str(exc))
-                doc = None
-            if doc is None:
+                unreadable = True
+            if doc is None and not unreadable:
                 self.problems.append(f"{self.layout.study_json}: missing; per-topic tau, leaderboards and "
                                      "disagreements need it (rerun the sweep to write the study)")
-            self._cache["study"] = doc or {}
+            self._cache["study"] = doc
         return self._cache["study"]
 
-    def study_cell(self, cid: str) -> dict[str, Any]:
-        return (self.study.get("cells") or {}).get(cid) or {}
+    def study_cell(self, cid: str) -> StudyCell | None:
+        """The study's figures of cell ``cid`` (None without a study or for a cell it has none of)."""
+        return None if self.study is None else self.study.cell(cid)
 
     @property
     def reference_runs(self) -> "pd.DataFrame | None":
@@ -101,4 +113,4 @@ class Results:
 def load_results(path: str | Path) -> Results:
     """Open a results folder (``<results_dir>/<name>/`` of a sweep, the one holding ``summary.json``)."""
     lay = ResultsLayout.open(path)
-    return Results(layout=lay, summary=lay.read_summary())
+    return Results(layout=lay, summary=read_summary(lay))

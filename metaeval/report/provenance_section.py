@@ -1,6 +1,6 @@
 """The report's provenance section: the command that made the results folder (from ``overrides.yaml``), the
 dataset and its file checksums, prompt templates, package versions, seeds, the git commit and the composed
-configuration (collected by :func:`metaeval.report.provenance.collect`)."""
+configuration (collected by :func:`metaeval.report.provenance.collect` from what the study recorded)."""
 
 from __future__ import annotations
 
@@ -24,13 +24,14 @@ def provenance(ctx: Context) -> Section:
         Text(f"Experiment {prov['experiment']!s} on dataset {ds['name']!s} ({ds['topics']} topics, {ds['runs']} runs, "
              f"{ds['answers']} answers). Source: {ds.get('source') or '-'}. Git commit: "
              + (f"{git['commit']}{' (uncommitted changes)' if git.get('dirty') else ''}" if git else "not a git checkout")
-             + f". Wall time {fmt(prov.get('elapsed_s'), 1)} s."),
+             + f". Wall time {fmt(prov.get('elapsed_s'), 1)} s. Study run by metaeval {prov['metaeval']} on "
+             f"{prov['platform']} at {prov['recorded_at']} (UTC)."),
         Detail("dataset files, prompts, packages, seeds", [
             Table(["file", "md5", "sha256", "size"], [[dash(f["filename"]), dash(f["md5"]), dash(f["sha256"]), dash(f["size"])]
                                                       for f in ds["files"]], "dataset files", [False, False, False, True]),
             Table(["cell", "template", "version", "sha"], [[p["cell"], p["template"], p["version"], p["sha"]] for p in prov["prompts"]]
                   or [["-", "-", "-", "no prompt templates (offline judges)"]], "prompt templates used"),
-            Table(["package", "version"], [[k, dash(v)] for k, v in prov["packages"].items()], "package versions (at report time)"),
+            Table(["package", "version"], [[k, dash(v)] for k, v in prov["packages"].items()], "package versions (recorded when the study ran)"),
             Table(["seed", "value"], [[k, dash(v)] for k, v in prov["seeds"].items()], "seeds")], open=False),
         Detail("configuration (as composed)", [Text(json.dumps(prov["config"], indent=2, default=str), "pre")], open=False),
     ]

@@ -11,15 +11,16 @@ Every figure is the study's (``summary.json`` analysis, ``study/study.json``, ``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from metaeval.report import plots, tables
 from metaeval.report.context import Context, dash
 from metaeval.report.model import Detail, Figure, Section, Table, Text, fmt, fmt_ci
+from metaeval.study.records import TopicTau, encode
 
 
 def tau(ctx: Context) -> Section:
-    metrics = list(dict.fromkeys(m for c in ctx.active for m in ((c.get("analysis") or {}).get("metrics") or {})))
+    metrics = list(dict.fromkeys(m for c in ctx.active if c.analysis is not None for m in c.analysis.metrics))
     rows = tables.tau(ctx.active, metrics)
     ctx.data["tau"] = rows
     look = tables.tau_lookup(rows)
@@ -50,14 +51,14 @@ def tau(ctx: Context) -> Section:
 def _per_topic(ctx: Context, look: dict) -> list:
     """The forest plot of per-topic tau (``study.json`` ``per_topic_tau``) with the mean and its CI, and its table."""
     per, means = {}, {}
-    for c in ctx.active:
-        tt = (ctx.res.study_cell(c["cell"]).get("per_topic_tau") or {}).get(ctx.metric)
+    for cid, sc in ctx.study_cells().items():
+        tt = sc.per_topic_tau.get(ctx.metric) if sc is not None else None
         if not tt:
             continue
-        per[c["cell"]] = tt
-        r = look.get((c["cell"], ctx.metric, "topic_avg"), {})
-        means[c["cell"]] = (r.get("tau"), [r.get("ci_low"), r.get("ci_high")])
-    ctx.data["per_topic_tau"] = per
+        per[cid] = tt
+        r = look.get((cid, ctx.metric, "topic_avg"), {})
+        means[cid] = (r.get("tau"), [r.get("ci_low"), r.get("ci_high")])
+    ctx.data["per_topic_tau"] = {cid: [encode(t) for t in tt] for cid, tt in per.items()}
     if not per:
         return []
     return [Figure("forest", "Per-topic tau (forest plot)", caption=
@@ -75,13 +76,13 @@ def scatter(ctx: Context) -> Section:
     points, taus = {}, {}
     if ref is not None:
         for c in ctx.active:
-            runs = ctx.res.runs(c["cell"])
+            runs = ctx.res.runs(c.cell)
             if runs is None:
                 continue
             p = ref[["run_id", metric]].merge(runs[["run_id", metric]], on="run_id", suffixes=("_ref", "_judge"))
-            points[c["cell"]] = p.rename(columns={f"{metric}_ref": "reference", f"{metric}_judge": "judge"})
-            b = (((c.get("analysis") or {}).get("metrics") or {}).get(metric) or {}).get("run") or {}
-            taus[c["cell"]] = (b.get("tau"), b.get("ci"))
+            points[c.cell] = p.rename(columns={f"{metric}_ref": "reference", f"{metric}_judge": "judge"})
+            b = c.tau(metric, "run")
+            taus[c.cell] = (b.tau, list(b.ci) if c.analysis is not None and metric in c.analysis.metrics else None)
     ctx.data["run_scores"] = {cid: p.to_dict(orient="records") for cid, p in points.items()}
     if not points:
         return Section("scatter", "Judge vs reference run scores", [Text("no reference run scores available", "note")])
@@ -93,7 +94,8 @@ def scatter(ctx: Context) -> Section:
 
 def bias(ctx: Context) -> Section | None:
     """Per-run bias, judge minus reference run score, with the study's paired topic-bootstrap CIs."""
-    per = {cid: (b.get("metrics") or {}).get(ctx.metric) for cid, b in ctx.study_cells("bias").items()}
+    per = {cid: ((sc.bias if sc else None) or {}).get("metrics", {}).get(ctx.metric)
+           for cid, sc in ctx.study_cells().items()}
     per = {k: v for k, v in per.items() if v and v.get("runs")}
     ctx.data["bias"] = per
     if not per:
@@ -120,10 +122,11 @@ def bias(ctx: Context) -> Section | None:
 
 def leaderboards(ctx: Context) -> Section:
     lbs = []
-    for cid, lb in ctx.study_cells("leaderboard").items():
-        lbs.append({"cell": cid, "metric": ctx.metric, "level": lb.get("level"), "n_boot": lb.get("n_boot"),
-                    "source": (lb.get("source") or {}).get(ctx.metric, "study"),
-                    "rows": (lb.get("metrics") or {}).get(ctx.metric) or []})
+    for cid, sc in ctx.study_cells().items():
+        lb = sc.leaderboard if sc is not None else None
+        lbs.append({"cell": cid, "metric": ctx.metric, "level": lb.level if lb else None,
+                    "n_boot": lb.n_boot if lb else None, "source": "study",
+                    "rows": list(lb.metrics.get(ctx.metric) or ()) if lb else []})
     ctx.data["leaderboards"] = lbs
     blocks: list = [Text(f"Run ranking on {ctx.metric_name} per cell: the judge's raw run means with a topic-bootstrap "
                          f"95% CI ({dash(ctx.n_boot)} resamples, analysis.bootstrap; for a calibrated cell the interval is "
@@ -141,16 +144,16 @@ def leaderboards(ctx: Context) -> Section:
     return Section("leaderboards", "Leaderboards (raw judge vs reference)", blocks)
 
 
-def _per_topic_rows(per: dict[str, list[dict[str, Any]]]) -> list[list[str]]:
-    qids = sorted({str(r["qid"]) for recs in per.values() for r in recs})
-    look = {cid: {str(r["qid"]): r.get("tau") for r in recs} for cid, recs in per.items()}
+def _per_topic_rows(per: dict[str, Sequence[TopicTau]]) -> list[list[str]]:
+    qids = sorted({str(r.qid) for recs in per.values() for r in recs})
+    look = {cid: {str(r.qid): r.tau for r in recs} for cid, recs in per.items()}
     return [[q] + [("undefined" if look[cid].get(q) is None and q in look[cid] else fmt(look[cid].get(q)))
                    for cid in per] for q in qids]
 
 
-def _tau_frame(records: list[dict[str, Any]]):
+def _tau_frame(records: Sequence[TopicTau]):
     """``qid, tau`` (NaN where undefined) from the study's per-topic tau records, for the forest plot."""
     import pandas as pd
 
-    return pd.DataFrame({"qid": [r["qid"] for r in records],
-                         "tau": [float("nan") if r.get("tau") is None else float(r["tau"]) for r in records]})
+    return pd.DataFrame({"qid": [r.qid for r in records],
+                         "tau": [float("nan") if r.tau is None else float(r.tau) for r in records]})

@@ -64,7 +64,7 @@ def cell_blocks(cid: str, block: dict[str, Any]) -> list:
 
 def section(ctx: Context) -> Section | None:
     """One section for every cell with rank-sets; None when no cell has them."""
-    cals = {c["cell"]: (c.get("calibration") or {}).get("rank_sets") for c in ctx.active}
+    cals = {c.cell: (c.calibration or {}).get("rank_sets") for c in ctx.active}
     cals = {k: v for k, v in cals.items() if v}
     if not cals:
         return None

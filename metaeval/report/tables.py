@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from metaeval.report.model import Table, fmt, p_text
+from metaeval.study.records import LEVELS, CellSummary
 
-LEVELS = ("run", "topic_avg", "pooled")
 LEVEL_NAMES = {"run": "run-level", "topic_avg": "per-topic (mean)", "pooled": "pooled"}
 Column = tuple[str, str, Callable[[Any], str], bool]  # key, header, formatter, numeric
 
@@ -34,22 +34,22 @@ def _pct(x: Any) -> str:
 
 
 # ------------------------------------------------------------------ usage
-def usage(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def usage(cells: Sequence[CellSummary]) -> list[dict[str, Any]]:
     rows = []
     for c in cells:
-        if c.get("skipped"):
-            rows.append({"cell": c["cell"], "judge": c.get("judge"), "prompt": c.get("prompt"), "strategy": c.get("strategy"),
-                         "skipped": c["skipped"]})
+        if c.skipped:
+            rows.append({"cell": c.cell, "judge": c.judge, "prompt": c.prompt, "strategy": c.strategy,
+                         "skipped": c.skipped})
             continue
-        st = c.get("stats") or {}
-        rows.append({"cell": c["cell"], "judge": c.get("judge"), "prompt": c.get("prompt"), "strategy": c.get("strategy"),
-                     "judge_calls": st.get("judge_calls", 0), "model_requests": st.get("calls", 0),
-                     "input_tokens": st.get("input_tokens", 0), "output_tokens": st.get("output_tokens", 0),
-                     "cost_usd": st.get("cost_usd", 0.0), "cache_hits": st.get("cache_hits", 0),
-                     "retries": st.get("retries", 0), "reasks": st.get("reasks", 0), "jobs": st.get("jobs", 0),
-                     "reused_jobs": st.get("reused", 0), "failed_jobs": st.get("failed_jobs", 0),
-                     "labels": c.get("labels"), "failed_labels": c.get("failed_labels"),
-                     "failure_rate": c.get("failure_rate")})
+        st = c.usage
+        rows.append({"cell": c.cell, "judge": c.judge, "prompt": c.prompt, "strategy": c.strategy,
+                     "judge_calls": st.judge_calls, "model_requests": st.calls,
+                     "input_tokens": st.input_tokens, "output_tokens": st.output_tokens,
+                     "cost_usd": st.cost_usd, "cache_hits": st.cache_hits,
+                     "retries": st.retries, "reasks": st.reasks, "jobs": st.jobs,
+                     "reused_jobs": st.reused, "failed_jobs": st.failed_jobs,
+                     "labels": c.labels, "failed_labels": c.failed_labels,
+                     "failure_rate": c.failure_rate})
     return rows
 
 
@@ -64,18 +64,15 @@ USAGE_COLUMNS: list[Column] = [
 
 
 # ------------------------------------------------------------------ tau
-def tau(cells: list[dict[str, Any]], metrics: Sequence[str]) -> list[dict[str, Any]]:
+def tau(cells: Sequence[CellSummary], metrics: Sequence[str]) -> list[dict[str, Any]]:
     """One record per (cell, metric, level): tau, ci, n_topics (topic_avg: topics where tau is defined)."""
     rows = []
     for c in cells:
-        a = c.get("analysis") or {}
         for m in metrics:
-            blk = (a.get("metrics") or {}).get(m) or {}
             for lv in LEVELS:
-                b = blk.get(lv) or {}
-                ci = b.get("ci") or [None, None]
-                rows.append({"cell": c["cell"], "metric": m, "level": lv, "tau": b.get("tau"), "ci_low": ci[0],
-                             "ci_high": ci[1], "n_topics": b.get("n_topics"), "n_topics_skipped": b.get("n_topics_skipped")})
+                b = c.tau(m, lv)
+                rows.append({"cell": c.cell, "metric": m, "level": lv, "tau": b.tau, "ci_low": b.low,
+                             "ci_high": b.high, "n_topics": b.n_topics, "n_topics_skipped": b.n_topics_skipped})
     return rows
 
 
@@ -106,18 +103,19 @@ def descriptive(frame) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ strictness
-def strictness(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Support-label agreement and strictness per cell that labels the reference's nuggets."""
+def strictness(cells: Sequence[CellSummary]) -> list[dict[str, Any]]:
+    """Support-label agreement and strictness per cell that labels the reference's nuggets (the analysis' label
+    agreement block, ``metaeval.analysis.agreement.label_agreement``)."""
     rows = []
     for c in cells:
-        lab = (c.get("analysis") or {}).get("labels")
+        lab = c.label_agreement
         if not lab:
             continue
         # the topic-clustered interval where the analysis has it (pairs of one topic are not independent)
         ci = (lab.get("clustered") or {}).get("strictness_ci_topic") or lab.get("strictness_ci") or [None, None]
         shifts = [s for s in lab.get("shifts", []) if s.get("changed") and s.get("count")]
         shifts.sort(key=lambda s: -s["count"])
-        rows.append({"cell": c["cell"], "n": lab.get("n"), "exact_agreement": lab.get("exact_agreement"),
+        rows.append({"cell": c.cell, "n": lab.get("n"), "exact_agreement": lab.get("exact_agreement"),
                      "cohen_kappa": lab.get("cohen_kappa"), "weighted_kappa": lab.get("weighted_kappa"),
                      "krippendorff_alpha": lab.get("krippendorff_alpha"),
                      "strictness_index": lab.get("strictness_index"), "strictness_ci": ci,

@@ -19,46 +19,44 @@ from __future__ import annotations
 import json
 import operator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 from metaeval.errors import ConfigError, FormatError
 from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
+from metaeval.study.records import CellSummary, StudyCell, TauEstimate
 
 #: the built-in thresholds; ``metric`` None: the study's primary metric (``build_report`` fills it in)
 DEFAULTS: dict[str, Any] = {"metric": None, "min_run_tau_low": 0.8, "max_failure_rate": 0.01}
 
 
-def _tau(level: str, part: str) -> Callable[[dict[str, Any], str], Any]:
-    def get(cell: dict[str, Any], metric: str) -> Any:
-        b = (((cell.get("analysis") or {}).get("metrics") or {}).get(metric) or {}).get(level) or {}
-        if part == "tau":
-            return b.get("tau")
-        return (b.get("ci") or [None, None])[0]
+def _tau(level: str, part: str) -> Callable[[CellSummary, str], Any]:
+    def get(cell: CellSummary, metric: str) -> Any:
+        b = cell.tau(metric, level)
+        return b.tau if part == "tau" else b.low
     return get
 
 
-def _labels(key: str) -> Callable[[dict[str, Any], str], Any]:
-    def get(cell: dict[str, Any], metric: str) -> Any:
-        lab = (cell.get("analysis") or {}).get("labels") or {}
-        return lab.get(key)
+def _labels(key: str) -> Callable[[CellSummary, str], Any]:
+    def get(cell: CellSummary, metric: str) -> Any:
+        return (cell.label_agreement or {}).get(key)  # the analysis' label agreement block
     return get
 
 
-def _abs_strictness(cell: dict[str, Any], metric: str) -> Any:
+def _abs_strictness(cell: CellSummary, metric: str) -> Any:
     v = _labels("strictness_index")(cell, metric)
     return None if v is None else abs(v)
 
 
 #: key -> (description, value getter, comparison, unit)
-CHECKS: dict[str, tuple[str, Callable[[dict[str, Any], str], Any], Callable[[float, float], bool], str]] = {
+CHECKS: dict[str, tuple[str, Callable[[CellSummary, str], Any], Callable[[float, float], bool], str]] = {
     "min_run_tau_low": ("lower CI of run-level tau", _tau("run", "low"), operator.ge, ">="),
     "min_run_tau": ("run-level tau", _tau("run", "tau"), operator.ge, ">="),
     "min_topic_tau_low": ("lower CI of per-topic (mean) tau", _tau("topic_avg", "low"), operator.ge, ">="),
     "min_pooled_tau_low": ("lower CI of pooled tau", _tau("pooled", "low"), operator.ge, ">="),
-    "max_failure_rate": ("failure rate", lambda c, m: c.get("failure_rate"), operator.le, "<="),
+    "max_failure_rate": ("failure rate", lambda c, m: c.failure_rate, operator.le, "<="),
     "min_cohen_kappa": ("Cohen kappa on support labels", _labels("cohen_kappa"), operator.ge, ">="),
     "max_abs_strictness": ("|net strictness index|", _abs_strictness, operator.le, "<="),
-    "max_cost_usd": ("cost (USD)", lambda c, m: (c.get("stats") or {}).get("cost_usd"), operator.le, "<="),
+    "max_cost_usd": ("cost (USD)", lambda c, m: None if c.stats is None else c.stats.cost_usd, operator.le, "<="),
 }
 
 
@@ -108,18 +106,18 @@ def load_thresholds(path: str | Path | None) -> dict[str, Any]:
     return th
 
 
-def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[str, Any]:
+def evaluate(cells: Sequence[CellSummary], thresholds: dict[str, Any]) -> dict[str, Any]:
     """``{"thresholds", "passed": bool, "n_failed", "cells": [{cell, status, checks: [...]}, ...]}``; the tau checks
     use ``thresholds["metric"]`` (any alias; None: V_strict, the default primary metric)."""
     metric = measure(thresholds.get("metric") or DEFAULT_PRIMARY).name
     active = {k: v for k, v in thresholds.items() if k in CHECKS and v is not None}
     out = []
     for c in cells:
-        if c.get("skipped"):
-            out.append({"cell": c["cell"], "status": "skipped", "reason": c["skipped"], "checks": []})
+        if c.skipped:
+            out.append({"cell": c.cell, "status": "skipped", "reason": c.skipped, "checks": []})
             continue
-        if c.get("withheld"):  # too many FAILED labels: the study computed no figures to check (study.run)
-            out.append({"cell": c["cell"], "status": "withheld", "reason": c["withheld"], "checks": []})
+        if c.withheld:  # too many FAILED labels: the study computed no figures to check (study.run)
+            out.append({"cell": c.cell, "status": "withheld", "reason": c.withheld, "checks": []})
             continue
         checks = []
         for key, limit in active.items():
@@ -129,7 +127,7 @@ def evaluate(cells: list[dict[str, Any]], thresholds: dict[str, Any]) -> dict[st
             checks.append({"check": key, "description": desc + (f" ({display_name(metric)})" if "tau" in key else ""),
                            "value": value, "limit": limit, "op": sign, "passed": ok,
                            "reason": None if ok else ("undefined" if value is None or value != value else "outside limit")})
-        out.append({"cell": c["cell"], "status": "pass" if all(x["passed"] for x in checks) else "fail", "checks": checks})
+        out.append({"cell": c.cell, "status": "pass" if all(x["passed"] for x in checks) else "fail", "checks": checks})
     n_failed = sum(r["status"] == "fail" for r in out)
     n_passed = sum(r["status"] == "pass" for r in out)
     return {"thresholds": {"metric": metric, **active}, "passed": n_failed == 0 and n_passed > 0, "n_failed": n_failed,
@@ -166,7 +164,7 @@ def headline(v: dict[str, Any]) -> str:
     return head + (" " + " ".join(r.rstrip(".") + "." for r in why) if why else "")
 
 
-def _labels_strictness(lab: dict[str, Any] | None) -> dict[str, Any] | None:
+def _labels_strictness(lab: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The same figures from the analysis' label agreement (for a study written before ``strictness_by_importance``):
     the strictness index with its topic-bootstrap CI and the support -> partial / not shares of the label shifts."""
     if not lab or lab.get("strictness_index") is None:
@@ -186,7 +184,7 @@ def _ci(ci: Any) -> str:
     return f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None else ""
 
 
-def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, Any]], metric: str,
+def plain_summary(cells: Sequence[CellSummary], study_cells: Mapping[str, StudyCell], metric: str,
                   bar: float = 0.8) -> list[str]:
     """One plain-language sentence per judged cell, from what the study computed (nothing recomputed):
 
@@ -196,12 +194,13 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
     decisions (same rule), and the mean per-run bias (judge minus reference) with its CI."""
     out = []
     for c in cells:
-        if c.get("skipped"):
+        if c.skipped:
             continue
-        cid = c["cell"]
+        cid = c.cell
+        sc = study_cells.get(cid)
         parts = []
-        lab = _labels_strictness((c.get("analysis") or {}).get("labels"))
-        st = ((study_cells.get(cid) or {}).get("strictness_by_importance") or {}).get("strata", {}).get("all") or lab
+        lab = _labels_strictness(c.label_agreement)
+        st = (((sc.strictness_by_importance if sc else None) or {}).get("strata", {}).get("all")) or lab
         if st is not lab and lab and lab.get("ci"):  # the interval of the agreement table (topic bootstrap), so the
             st = {**st, "ci": lab["ci"]}              # sentence and the table's "reading" column agree
         if st and st.get("index") is not None:
@@ -217,16 +216,15 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
                 s += f"; {100 * st['not_raised']:.0f}% of their not-supports were raised"
             s += f"; net strictness {st['index']:+.2f}{_ci(st.get('ci'))}"
             parts.append(s)
-        elif not (study_cells.get(cid) or {}).get("shares_reference_nuggets", True):
+        elif sc is not None and not sc.shares_reference_nuggets:
             parts.append("judge made its own nuggets (no label-level comparison)")
-        m = ((c.get("analysis") or {}).get("metrics") or {}).get(metric) or {}
-        run, top = m.get("run") or {}, m.get("topic_avg") or {}
+        run, top = c.tau(metric, "run"), c.tau(metric, "topic_avg")
         parts.append(_tau_clause(run, bar, "run ranking tau", "run ranking tau undefined (a side gives every run the "
                                  "same score)", "fine for leaderboards",
                                  f"not reliable for leaderboards (lower bound below {bar:g})"))
         parts.append(_tau_clause(top, bar, "per-topic tau", "per-topic tau undefined", "fine for per-topic decisions",
                                  "not for per-topic decisions"))
-        b = ((((study_cells.get(cid) or {}).get("bias") or {}).get("metrics") or {}).get(metric) or {}).get("mean") or {}
+        b = ((((sc.bias if sc else None) or {}).get("metrics") or {}).get(metric) or {}).get("mean") or {}  # open block
         if b.get("bias") is not None:
             ci = b.get("ci") or [None, None]
             sig = ci[0] is not None and (ci[0] > 0 or ci[1] < 0)
@@ -236,10 +234,10 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
     return out
 
 
-def _tau_clause(est: dict[str, Any], bar: float, name: str, undefined: str, fine: str, not_fine: str) -> str:
+def _tau_clause(est: TauEstimate, bar: float, name: str, undefined: str, fine: str, not_fine: str) -> str:
     """``name 0.85 [0.70, 0.95], fine`` when the CI's lower bound reaches ``bar``, else ``..., not_fine``;
     ``undefined`` when the study found tau undefined."""
-    if est.get("tau") is None:
+    if est.tau is None:
         return undefined
-    lo = (est.get("ci") or [None])[0]
-    return f"{name} {est['tau']:.2f}{_ci(est.get('ci'))}, " + (fine if lo is not None and lo >= bar else not_fine)
+    lo = est.low
+    return f"{name} {est.tau:.2f}{_ci(est.ci)}, " + (fine if lo is not None and lo >= bar else not_fine)

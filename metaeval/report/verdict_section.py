@@ -17,7 +17,7 @@ def summary(ctx: Context) -> Section:
     v = ctx.verdict
     bar = ctx.th.get("min_run_tau_low")
     bar = 0.8 if bar is None else float(bar)
-    lines = verdict_mod.plain_summary(ctx.res.cells, ctx.res.study.get("cells") or {}, ctx.metric, bar)
+    lines = verdict_mod.plain_summary(ctx.res.cells, ctx.res.study.cells if ctx.res.study else {}, ctx.metric, bar)
     ctx.data["summary"] = {"verdict": verdict_mod.headline(v), "cells": lines}
     blocks: list = [Text(verdict_mod.headline(v), "pass" if v["passed"] else "fail")]
     synthetic = ctx.synthetic()

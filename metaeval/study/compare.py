@@ -18,9 +18,12 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from metaeval.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.study.records import CellSummary
 
 log = logging.getLogger(__name__)
 
@@ -108,14 +111,20 @@ def study_pairs(inp: Any) -> list[tuple[str, str]]:
 
 
 # ------------------------------------------------------------------ metaeval compare
-def _summary_rows(sweep: Path) -> dict[str, dict[str, Any]]:
+def _summary_rows(sweep: Path) -> "dict[str, CellSummary]":
+    """The sweep's cells by id (``{}`` when its summary is missing or unreadable: a cell folder still has its
+    labels)."""
+    from metaeval.errors import MetaevalError
     from metaeval.layout import ResultsLayout
+    from metaeval.study.records import ResultsSchemaError, read_summary
 
     try:
-        summary = ResultsLayout.open(sweep).read_summary()
-    except Exception:  # noqa: BLE001 - a cell folder without a readable summary still has its labels
+        summary = read_summary(ResultsLayout.open(sweep))
+    except ResultsSchemaError:  # an older results folder: say so once, rather than "no cell"
+        raise
+    except MetaevalError:
         return {}
-    return {c["cell"]: c for c in summary.get("cells", []) if isinstance(c, dict) and "cell" in c}
+    return {c.cell: c for c in summary.cells}
 
 
 def resolve_candidates(paths: Sequence[str | os.PathLike], minimum: int = 2) -> list[Candidate]:
@@ -128,8 +137,7 @@ def resolve_candidates(paths: Sequence[str | os.PathLike], minimum: int = 2) -> 
         p = Path(raw)
         if p.is_dir() and (p / "summary.json").exists() and not (p / "labels.jsonl").exists():
             rows = _summary_rows(p)
-            cells = [cid for cid, r in rows.items() if not r.get("skipped") and not r.get("withheld")
-                     and (p / "cells" / cid / "labels.jsonl").exists()]
+            cells = [cid for cid, r in rows.items() if r.active and (p / "cells" / cid / "labels.jsonl").exists()]
             if not cells:
                 raise ConfigError(f"{p}: a sweep folder without any cell that has labels (cells/<cell>/labels.jsonl)")
             paths_here = [p / "cells" / cid for cid in cells]
@@ -143,7 +151,7 @@ def resolve_candidates(paths: Sequence[str | os.PathLike], minimum: int = 2) -> 
                               "or a label file")
         for cell in paths_here:
             sweep = cell.parent.parent if cell.parent.name == "cells" else None
-            row = _summary_rows(sweep).get(cell.name, {}) if sweep else {}
+            row = _summary_rows(sweep).get(cell.name) if sweep else None
             cal = None
             if (cell / "calibration.json").exists():
                 try:
@@ -151,7 +159,8 @@ def resolve_candidates(paths: Sequence[str | os.PathLike], minimum: int = 2) -> 
                 except ValueError as exc:
                     log.warning("%s: unreadable (%s); no calibrated-error comparison for this cell",
                                 cell / "calibration.json", exc)
-            out.append(Candidate(cell.name, cell, {k: row.get(k) for k in ("judge", "prompt", "strategy")}, cal, sweep))
+            desc = {k: getattr(row, k) if row is not None else None for k in ("judge", "prompt", "strategy")}
+            out.append(Candidate(cell.name, cell, desc, cal, sweep))
     names = [c.name for c in out]
     for c in out:
         if names.count(c.name) > 1:
@@ -167,6 +176,7 @@ def sweep_reference(candidates: Sequence[Candidate]) -> tuple[Any, str]:
     """The reference of candidates that are sweep cells: their sweep's dataset's human labels (one dataset for
     all); ``(LabelSet, description)``.  A label file among them needs an explicit reference."""
     from metaeval.layout import ResultsLayout
+    from metaeval.study.records import read_summary
 
     sweeps = {c.sweep for c in candidates}
     if None in sweeps:
@@ -175,8 +185,7 @@ def sweep_reference(candidates: Sequence[Candidate]) -> tuple[Any, str]:
                           "reference labels with --reference FILE")
     datasets = {}
     for s in sweeps:
-        cfg = ResultsLayout.open(s).read_json(s / "summary.json").get("config") or {}
-        ds = cfg.get("dataset") or {}
+        ds = read_summary(ResultsLayout.open(s)).config_group("dataset")  # the dataset as composed
         datasets[s] = (ds.get("source") or ds.get("name"), ds.get("nuggets"))
     if len(set(datasets.values())) > 1:
         raise ConfigError("the sweeps judged different datasets (" + "; ".join(f"{s}: {d[0]}" for s, d in datasets.items())

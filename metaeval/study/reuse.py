@@ -13,6 +13,7 @@ from metaeval.version import __version__
 from metaeval.hashing import content_hash
 
 if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.study.records import Summary
     from metaeval.types import LabelSet
 
 _COLUMNS = ["qid", "run_id", "nugget_id", "nugget", "importance", "support", "support_raw"]
@@ -37,12 +38,16 @@ def study_key(label_sets: dict[str, "LabelSet"], reference: "LabelSet | None", s
     return content_hash(parts, 32)
 
 
-def previous_summary(lay: ResultsLayout, key: str) -> dict[str, Any] | None:
-    """The stored summary when its key is ``key`` and the study's own file exists; else None."""
+def previous_summary(lay: ResultsLayout, key: str) -> "Summary | None":
+    """The stored summary when its key is ``key`` and the study's own file exists, both readable as this
+    metaeval's results schema (a file of an older schema is rewritten, not reused); else None."""
+    from metaeval.study.records import read_study, read_summary
+
     if not lay.summary_json.exists() or not lay.study_json.exists():
         return None
     try:
-        old = lay.read_json(lay.summary_json)
+        old = read_summary(lay)
+        read_study(lay)
     except MetaevalError:
         return None
-    return old if isinstance(old, dict) and old.get("evaluation_key") == key else None
+    return old if old.evaluation_key == key else None

@@ -20,12 +20,11 @@ from metaeval.study.settings import StudySettings
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from metaeval.study.records import Provenance, StudyDoc, Summary
+
     from metaeval.types import LabelSet
 
 log = logging.getLogger(__name__)
-
-STUDY_FORMAT = "metaeval-study"
-
 
 @dataclass
 class StudyInput:
@@ -49,7 +48,7 @@ class StudyInput:
     max_failed_rate: float = 0.5
 
 
-def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t0: float | None = None) -> dict[str, Any]:
+def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t0: float | None = None) -> "Summary":
     """The study of a finished sweep (a ``metaeval.pipeline.sweep.SweepOutcome``) with the typed study ``settings``;
     ``config`` is the composed configuration as recorded.  Returns the summary."""
     inp = StudyInput(layout=outcome.layout, label_sets=outcome.label_sets, reference=outcome.reference,
@@ -63,8 +62,12 @@ def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t
     return run_study(inp, t0=t0)
 
 
-def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
-    """Compute and write every figure; returns the summary (also written as ``summary.json``/``summary.md``)."""
+def run_study(inp: StudyInput, t0: float | None = None) -> "Summary":
+    """Compute and write every figure; returns the summary (also written as ``summary.json``/``summary.md``, and
+    ``study/study.json``: records of the results schema, ``metaeval.study.records``, with the provenance of this
+    run)."""
+    from metaeval.io.jsonl import to_jsonable
+    from metaeval.study.records import CellAnalysis, CellSummary, DatasetInfo, Summary, decode, record_provenance
     from metaeval.study.reuse import previous_summary, study_key
     from metaeval.study.summary import summary_markdown
 
@@ -78,11 +81,14 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
 
         key = content_hash({"study": key, "withheld": sorted(withheld), "max_failed_rate": inp.max_failed_rate}, 32)
     previous = previous_summary(lay, key)
+    prov = record_provenance()  # what computed the figures, recorded with them
     if previous is not None:  # same labels, same settings: reuse the study (and the report) as it is
-        old = {c["cell"]: c for c in previous.get("cells", [])}
-        analysis = {cid: old[cid]["analysis"] for cid in inp.label_sets if "analysis" in old.get(cid, {})}
-        calibration = {cid: old[cid]["calibration"] for cid in inp.label_sets if "calibration" in old.get(cid, {})}
-        consistency = {cid: old[cid]["consistency"] for cid in inp.label_sets if "consistency" in old.get(cid, {})}
+        old = {c.cell: c for c in previous.cells}
+        analysis = {cid: old[cid].analysis for cid in inp.label_sets if cid in old and old[cid].analysis is not None}
+        calibration = {cid: old[cid].calibration for cid in inp.label_sets
+                       if cid in old and old[cid].calibration is not None}
+        consistency = {cid: old[cid].consistency for cid in inp.label_sets
+                       if cid in old and old[cid].consistency is not None}
     else:
         t = time.perf_counter()
         scores = write_cell_files(lay, inp.label_sets)  # every cell's labels are stored, withheld ones too
@@ -96,39 +102,48 @@ def run_study(inp: StudyInput, t0: float | None = None) -> dict[str, Any]:
         study_comparison(lay, fig, paired, calibration)
         consistency = self_consistency(lay, fig)
         t_fig = time.perf_counter()
-        write_study_json(lay, fig, scores, ref_scores, calibration)
+        write_study_json(lay, fig, scores, ref_scores, calibration, prov)
         log.debug("study of %d cell(s): %.2f s (per-topic tau, leaderboards, disagreements %.2f s)",
                   len(inp.label_sets), time.perf_counter() - t, time.perf_counter() - t_fig)
+    path = str(lay.summary_json)
     cells = []
-    for r in rows:
-        r = dict(r)
-        if r["cell"] in withheld:
-            r["withheld"] = withheld[r["cell"]]
-        if r["cell"] in analysis:
-            r["analysis"] = analysis[r["cell"]]
-        if r["cell"] in calibration:
-            r["calibration"] = calibration[r["cell"]]
-        if r["cell"] in consistency:
-            r["consistency"] = consistency[r["cell"]]
-        cells.append(r)
-    summary = {
-        "evaluation_key": key,
-        "evaluation_reused": previous is not None,
-        "experiment": inp.config.get("name", lay.name),
-        "dataset": inp.dataset,
-        "config": _public_config(inp.config),
-        "judging_s": inp.extra.get("judging_s", 0.0),
-        "runtime_start_s": inp.extra.get("runtime_start_s", 0.0),
-        "runtime_start": inp.extra.get("runtime_start_what", ""),
-        "stopped": inp.extra.get("stopped"),
-        "primary_metric": inp.settings.analysis.primary_metric,  # what summary.md and the verdict report on
-        "cells": cells,
-    }
-    if inp.config.get("_grid_notes"):  # judges or cells of the grid that could not run here, once per judge
-        summary["grid_notes"] = list(inp.config["_grid_notes"])
-    summary["elapsed_s"] = time.perf_counter() - t0
-    lay.write_summary(summary, summary_markdown(summary))
+    for i, r in enumerate(rows):  # the sweep's rows (pipeline.cellstats) typed, with the study's figures
+        cell = decode(CellSummary, to_jsonable(r), path, f"cells[{i}]")
+        cid = cell.cell
+        cells.append(replace(
+            cell, withheld=withheld.get(cid),
+            analysis=_typed(CellAnalysis, analysis.get(cid), path, f"cells[{i}].analysis"),
+            calibration=to_jsonable(calibration[cid]) if cid in calibration else None,
+            consistency=to_jsonable(consistency[cid]) if cid in consistency else None))
+    summary = Summary(
+        evaluation_key=key,
+        evaluation_reused=previous is not None,
+        experiment=str(inp.config.get("name", lay.name)),
+        dataset=decode(DatasetInfo, to_jsonable(inp.dataset), path, "dataset"),
+        config=_public_config(inp.config),
+        judging_s=inp.extra.get("judging_s", 0.0),
+        runtime_start_s=inp.extra.get("runtime_start_s", 0.0),
+        runtime_start=inp.extra.get("runtime_start_what", ""),
+        stopped=inp.extra.get("stopped"),
+        primary_metric=inp.settings.analysis.primary_metric,  # what summary.md and the verdict report on
+        cells=tuple(cells),
+        grid_notes=tuple(inp.config.get("_grid_notes") or ()),  # judges or cells of the grid that could not run here
+        elapsed_s=time.perf_counter() - t0,
+        provenance=prov,
+    )
+    lay.write_summary(summary.to_json(), summary_markdown(summary))
     return summary
+
+
+def _typed(cls: Any, block: Any, path: str, where: str) -> Any:
+    """``block`` as record ``cls`` (a block the analysis just computed: made JSON first, as it is written), None for
+    None, a record (a reused block) as it is."""
+    from metaeval.io.jsonl import to_jsonable
+    from metaeval.study.records import decode
+
+    if block is None or isinstance(block, cls):
+        return block
+    return decode(cls, to_jsonable(block), path, where)
 
 
 # ------------------------------------------------------------------ the parts
@@ -266,17 +281,17 @@ def self_consistency(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
 
 
 def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.DataFrame"],
-                     ref_scores: "pd.DataFrame | None", calibration: dict[str, Any]) -> dict[str, Any]:
-    """``study/study.json``: per cell and metric, per-topic tau and the raw leaderboard; the disagreements (worst
+                     ref_scores: "pd.DataFrame | None", calibration: dict[str, Any], provenance: "Provenance") -> "StudyDoc":
+    """``study/study.json`` (:class:`metaeval.study.records.StudyDoc`): per cell and metric, per-topic tau and the raw leaderboard; the disagreements (worst
     topics with their answers and labels) on the primary metric (``analysis.primary_metric``, the first of
     ``analysis.metrics``; recorded as ``primary_metric``)."""
+    from metaeval.io.jsonl import to_jsonable
     from metaeval.study import leaderboard, topics
+    from metaeval.study.records import StudyCell, StudyDoc, decode
 
     a = inp.settings.analysis
     metrics = list(a.metrics)
-    doc: dict[str, Any] = {"format": STUDY_FORMAT, "version": 1, "metrics": metrics,
-                           "primary_metric": a.primary_metric, "variant": a.tau,
-                           "bootstrap": a.bootstrap, "seed": a.seed, "cells": {}}
+    cells: dict[str, StudyCell] = {}
     ref_runs = None
     if ref_scores is not None:
         from metaeval.scoring import run_scores
@@ -304,8 +319,10 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.
                                                                     shared=shared, queries=inp.topics)
                     _attach_replies(lay, cid, cell["disagreements"][m])
         cell["transcript_view"] = _write_transcript_view(lay, inp, cid)
-        doc["cells"][cid] = cell
-    lay.write_json(lay.study_json, doc, indent=None)
+        cells[cid] = decode(StudyCell, to_jsonable(cell), str(lay.study_json), f"cells.{cid}")
+    doc = StudyDoc(metrics=tuple(metrics), primary_metric=a.primary_metric, variant=a.tau, bootstrap=a.bootstrap,
+                   seed=a.seed, provenance=provenance, cells=cells)
+    lay.write_json(lay.study_json, doc.to_json(), indent=None)
     return doc
 
 

@@ -1,52 +1,47 @@
 """``summary.md``: one table per study, readable in a terminal and on GitHub (the report has every figure).
 
-The table reports the study's primary metric (``summary["primary_metric"]``, the first of ``analysis.metrics``);
+The table reports the study's primary metric (``Summary.primary_metric``, the first of ``analysis.metrics``);
 :func:`missing_figures` says which judged cells lack the figures the study was asked for (the sweep then does not
 exit 0).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from metaeval.measures import DEFAULT_PRIMARY, display_name, normalize_metric
+from metaeval.measures import display_name
 
-
-def primary_metric(summary: dict[str, Any]) -> str:
-    """The metric the study reports first: the one it recorded (``analysis.primary_metric``); for a summary written
-    before the field existed, the first of the ``analysis.metrics`` it echoes (else V_strict, the default)."""
-    if summary.get("primary_metric"):
-        return str(summary["primary_metric"])
-    echoed = ((summary.get("config") or {}).get("analysis") or {}).get("metrics") or [DEFAULT_PRIMARY]
-    return normalize_metric(str(echoed[0]))
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.study.records import Summary, TauEstimate
 
 
-def missing_figures(summary: dict[str, Any]) -> list[str]:
+def primary_metric(summary: "Summary") -> str:
+    """The metric the study reports first: the one it recorded (``analysis.primary_metric``)."""
+    return summary.primary_metric
+
+
+def missing_figures(summary: "Summary") -> list[str]:
     """One line per judged cell (not skipped, not withheld) without the primary metric's run-level tau although the
     study compared cells with a reference (some cell has an analysis): the study was asked for figures it did not
     produce.  A sweep without a reference (no cell analysed) asks for none."""
-    metric = primary_metric(summary)
-    judged = [c for c in summary.get("cells", []) if not c.get("skipped") and not c.get("withheld")]
-    if not any(c.get("analysis") for c in judged):
+    metric = summary.primary_metric
+    judged = summary.active
+    if not any(c.analysis for c in judged):
         return []
     out = []
     for c in judged:
-        block = ((c.get("analysis") or {}).get("metrics") or {}).get(metric) or {}
-        if not block.get("run"):
-            why = "its analysis has no such metric" if c.get("analysis") else "it has no analysis"
-            out.append(f"{c.get('cell')}: no {display_name(metric)} tau ({why})")
+        if c.analysis is None or metric not in c.analysis.metrics:
+            why = "its analysis has no such metric" if c.analysis else "it has no analysis"
+            out.append(f"{c.cell}: no {display_name(metric)} tau ({why})")
     return out
 
 
-def _tau(block: dict[str, Any] | None, metric: str, level: str) -> str:
-    try:
-        m = block["metrics"][metric][level]
-    except (KeyError, TypeError):
+def _tau(est: "TauEstimate | None") -> str:
+    if est is None:
         return "-"
-    tau, ci = m.get("tau"), m.get("ci")
-    if tau is None:
+    if est.tau is None:
         return "n/a"
-    return f"{tau:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else f"{tau:.3f}"
+    return f"{est.tau:.3f} [{est.low:.2f}, {est.high:.2f}]" if est.low is not None else f"{est.tau:.3f}"
 
 
 #: the columns of the sweep's table (summary.md and the terminal); the tau columns are numbers with their interval
@@ -56,58 +51,57 @@ SUMMARY_COLUMNS = ("cell", "judge calls", "model requests", "cache hits", "faile
 SUMMARY_NUMERIC = (False, True, True, True, True, True, True, True, True, False)
 
 
-def summary_table(summary: dict[str, Any], metric: str | None = None) -> tuple[list[str], list[list[str]], list[bool]]:
+def summary_table(summary: "Summary", metric: str | None = None) -> tuple[list[str], list[list[str]], list[bool]]:
     """Header, rows and alignment of the sweep's table on ``metric`` (default: the study's primary metric), one row
     per cell (a skipped or withheld cell: its reason in the second column, the others empty)."""
-    metric = metric or primary_metric(summary)
+    metric = metric or summary.primary_metric
     rows = []
-    for c in summary.get("cells", []):
-        if c.get("skipped") or c.get("withheld"):  # withheld: no figures were computed (study.run.withheld_cells)
-            why = f"skipped: {c['skipped']}" if c.get("skipped") else f"withheld: {c['withheld']}"
-            rows.append([c["cell"], why] + [""] * (len(SUMMARY_COLUMNS) - 2))
+    for c in summary.cells:
+        if c.skipped or c.withheld:  # withheld: no figures were computed (study.run.withheld_cells)
+            why = f"skipped: {c.skipped}" if c.skipped else f"withheld: {c.withheld}"
+            rows.append([c.cell, why] + [""] * (len(SUMMARY_COLUMNS) - 2))
             continue
-        st = c.get("stats", {})
-        a = c.get("analysis")
-        fr = c.get("failure_rate")
-        rows.append([c["cell"], str(st.get("judge_calls", 0)), str(st.get("calls", 0)), str(st.get("cache_hits", 0)),
-                     f"{c.get('failed_labels', 0)} ({(fr or 0) * 100:.1f}%)", f"{st.get('cost_usd', 0.0):.4f}",
-                     _tau(a, metric, "run"), _tau(a, metric, "topic_avg"), _tau(a, metric, "pooled"),
-                     _best_calibration(c.get("calibration"), metric)])
+        st = c.usage
+        m = c.analysis.metrics.get(metric) if c.analysis is not None else None
+        rows.append([c.cell, str(st.judge_calls), str(st.calls), str(st.cache_hits),
+                     f"{c.failed_labels or 0} ({(c.failure_rate or 0) * 100:.1f}%)", f"{st.cost_usd:.4f}",
+                     *(_tau(None if m is None else m.level(lv)) for lv in ("run", "topic_avg", "pooled")),
+                     _best_calibration(c.calibration, metric)])
     return list(SUMMARY_COLUMNS), rows, list(SUMMARY_NUMERIC)
 
 
-def summary_markdown(summary: dict[str, Any], metric: str | None = None,
+def summary_markdown(summary: "Summary", metric: str | None = None,
                      table: Callable[[list[str], list[list[str]], list[bool]], str] | None = None) -> str:
     """``summary.md``, the summary table on ``metric`` (default: the study's primary metric); ``table`` renders the
     table from (header, rows, right-aligned) instead of Markdown (the terminal:
     :func:`metaeval.report.render_text.fit_table`)."""
-    metric = metric or primary_metric(summary)
-    ds = summary.get("dataset", {})
+    metric = metric or summary.primary_metric
+    ds = summary.dataset
     lines = [
-        f"# Sweep `{summary.get('experiment')}`",
+        f"# Sweep `{summary.experiment}`",
         "",
-        f"Dataset **{ds.get('name')}**: {ds.get('topics')} topics, {ds.get('runs')} runs, {ds.get('answers')} answers. "
-        f"Reference: the dataset's human labels. Wall time {summary.get('elapsed_s', 0):.1f} s "
-        f"(judging {summary.get('judging_s', 0):.1f} s)."
-        + (f" Start-up {summary['runtime_start_s']:.1f} s ({summary.get('runtime_start') or 'the executor'}; "
-           "in the wall time, not in judging)." if (summary.get("runtime_start_s") or 0) >= 0.05 else ""),
+        f"Dataset **{ds.name}**: {ds.topics} topics, {ds.runs} runs, {ds.answers} answers. "
+        f"Reference: the dataset's human labels. Wall time {summary.elapsed_s:.1f} s "
+        f"(judging {summary.judging_s:.1f} s)."
+        + (f" Start-up {summary.runtime_start_s:.1f} s ({summary.runtime_start or 'the executor'}; "
+           "in the wall time, not in judging)." if summary.runtime_start_s >= 0.05 else ""),
         "",
     ]
-    if (ds.get("provenance") or {}).get("synthetic"):  # the demo: its registry description says what it is
-        lines += [f"**Synthetic data:** {ds['provenance'].get('description') or 'not real assessments.'}", ""]
-    cells = [c for c in summary.get("cells", []) if "this_run" in c]
+    if ds.synthetic:  # the demo: its registry description says what it is
+        lines += [f"**Synthetic data:** {ds.provenance.description or 'not real assessments.'}", ""]
+    cells = [c for c in summary.cells if c.this_run is not None]
     if cells:
-        executed = sum(c["this_run"]["executed"] for c in cells)
-        reused = sum(c["this_run"]["reused"] for c in cells)
-        sent = sum(c["this_run"]["calls"] for c in cells)
+        executed = sum(c.this_run.executed for c in cells)
+        reused = sum(c.this_run.reused for c in cells)
+        sent = sum(c.this_run.calls for c in cells)
         lines += [f"This run executed {executed} job(s) ({sent} model request(s)) and reused {reused} from the results "
-                  f"store{'; the evaluation was unchanged and reused' if summary.get('evaluation_reused') else ''}. "
+                  f"store{'; the evaluation was unchanged and reused' if summary.evaluation_reused else ''}. "
                   "Call, token and cost columns are totals for the stored results.", ""]
-    if summary.get("stopped"):
-        lines += [f"**Stopped early:** {summary['stopped']}", ""]
-    for note in summary.get("grid_notes") or ():  # judges left out of the grid (study.run: grid_notes), once each
+    if summary.stopped:
+        lines += [f"**Stopped early:** {summary.stopped}", ""]
+    for note in summary.grid_notes:  # judges left out of the grid (study.run: grid_notes), once each
         lines += [f"Grid: {note}", ""]
-    interrupted = max((int(c.get("stats", {}).get("interrupted_runs", 0)) for c in cells), default=0)
+    interrupted = max((c.usage.interrupted_runs for c in cells), default=0)
     if interrupted:
         lines += [f"Model requests, tokens and cost are lower bounds: {interrupted} earlier run(s) of this folder were "
                   "killed or interrupted, and the requests they had in flight are not counted.", ""]
@@ -122,13 +116,13 @@ def summary_markdown(summary: dict[str, Any], metric: str | None = None,
     else:
         lines.append(table(head, rows, numeric))
     lines.append("")
-    sampled = [c for c in summary.get("cells", []) if c.get("consistency")]
+    sampled = [c for c in summary.cells if c.consistency]
     if sampled:
         lines += ["Judge self-consistency (sweep.samples: k draws of every assignment call; draw 0 is the cell's labels "
                   "above; tau over draws beside the topic-bootstrap sd):", ""]
         for c in sampled:
-            cons = c["consistency"]
-            lines.append(f"- {c['cell']}: {cons.get('line') or cons.get('error')}")
+            cons = c.consistency
+            lines.append(f"- {c.cell}: {cons.get('line') or cons.get('error')}")
             cal = cons.get("calibration") or {}
             if cal.get("line"):
                 lines.append(f"  - soft vs hard score-level calibration, {cal['line']}")
@@ -136,7 +130,7 @@ def summary_markdown(summary: dict[str, Any], metric: str | None = None,
     return "\n".join(lines)
 
 
-def _best_calibration(cal: dict[str, Any] | None, metric: str) -> str:
+def _best_calibration(cal: Mapping[str, Any] | None, metric: str) -> str:
     """The selected method and its outer-fold error vs raw (``calibrate_study``'s ``selection``); for a result
     without a selection, the lowest held-out MAE of its cross-validation."""
     if not cal:

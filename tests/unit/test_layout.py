@@ -98,24 +98,30 @@ def test_iter_jobs_skips_blank_and_unreadable_lines_and_the_last_record_wins(tmp
 
 
 def test_read_summary_errors(tmp_path):
+    """``summary.json`` read through the results schema (``metaeval.study.records.read_summary``)."""
+    from metaeval.study.records import Summary, read_summary
+    from tests.helpers import results as R
+
     lay = ResultsLayout(tmp_path, "n")
     lay.ensure()
     with pytest.raises(ConfigError, match="no summary.json; run `metaeval sweep` first"):
-        lay.read_summary()
+        read_summary(lay)
     lay.summary_json.write_text("{bad", encoding="utf-8")
     with pytest.raises(FormatError, match="summary.json:1"):
-        lay.read_summary()
-    lay.summary_json.write_text('{"cells": {}}', encoding="utf-8")
-    with pytest.raises(FormatError, match="cells"):
-        lay.read_summary()
+        read_summary(lay)
+    lay.write_summary({**R.summary_doc([]), "cells": {}})
+    with pytest.raises(FormatError, match="field 'cells': expected a list"):
+        read_summary(lay)
     lay.write_summary({"dry_run": True, "cells": []})
     with pytest.raises(ConfigError, match="dry run"):
-        lay.read_summary()
-    lay.write_summary({"cells": [{"cell": "c"}]}, "# md\n")
-    assert lay.read_summary()["cells"] == [{"cell": "c"}] and lay.summary_md.read_text(encoding="utf-8") == "# md\n"
+        read_summary(lay)
+    lay.write_summary(R.summary_doc([{"cell": "c"}]), "# md\n")
+    got = read_summary(lay)
+    assert isinstance(got, Summary) and [c.cell for c in got.cells] == ["c"]
+    assert lay.summary_md.read_text(encoding="utf-8") == "# md\n"
     # a parent folder: the hint names the results folders inside it
     with pytest.raises(ConfigError, match="did you mean"):
-        ResultsLayout.open(tmp_path).read_summary()
+        read_summary(ResultsLayout.open(tmp_path))
 
 
 def test_fingerprint_refuses_another_dataset_or_grid(tmp_path):

@@ -11,6 +11,8 @@ import pytest
 
 from metaeval import measures as M
 from metaeval.errors import ConfigError, FormatError
+from metaeval.study.records import Summary
+from tests.helpers import results as R
 
 
 def test_every_alias_in_any_case_names_the_same_measure():
@@ -125,19 +127,20 @@ def test_thresholds_metric_any_alias_default_the_study_primary(tmp_path):
     assert e.value.field == "metric" and "did you mean A_strict" in str(e.value)
     cell = {"cell": "c", "failure_rate": 0.0,
             "analysis": {"metrics": {"a_strict": {"run": {"tau": 0.9, "ci": [0.85, 0.95]}}}}}
-    v = V.evaluate([cell], {**V.DEFAULTS, "metric": "A_strict"})
+    v = V.evaluate(R.cells(cell), {**V.DEFAULTS, "metric": "A_strict"})
     assert v["passed"] and v["thresholds"]["metric"] == "a_strict"
     assert V.headline(v) == "Verdict: PASS - all 1 judged cell(s) meet the thresholds on A_strict."
 
 
-def _summary(primary: str | None, metrics: dict) -> dict:
-    s = {"experiment": "x", "dataset": {"name": "d"}, "cells": [
-        {"cell": "j1", "stats": {}, "analysis": {"metrics": metrics}},
-        {"cell": "j2", "skipped": "cannot run"},
-    ]}
+def _summary(primary: str | None, metrics: dict, analysed: bool = True):
+    """A summary read through the results schema (``primary`` None: a file without ``primary_metric``)."""
+    j1 = {"cell": "j1", "stats": {}, "analysis": {"metrics": metrics}} if analysed else {"cell": "j1", "stats": {}}
+    doc = R.summary_doc([j1, {"cell": "j2", "skipped": "cannot run"}], experiment="x", dataset={"name": "d"})
     if primary:
-        s["primary_metric"] = primary
-    return s
+        doc["primary_metric"] = primary
+    else:
+        doc.pop("primary_metric")
+    return Summary.from_json(doc, "x/summary.json")
 
 
 def test_summary_table_reports_the_recorded_primary_metric():
@@ -148,11 +151,11 @@ def test_summary_table_reports_the_recorded_primary_metric():
     assert "Kendall's tau (tau-b) on A_strict with" in md
     assert "| j1 | 0 | 0 | 0 | 0 (0.0%) | 0.0000 | 0.500 [0.40, 0.60] | 0.500 [0.40, 0.60] | 0.500 [0.40, 0.60] | - |" in md
     assert missing_figures(_summary("a_strict", {"a_strict": block})) == []
-    # an older summary (no primary_metric) computed V_strict first
-    assert "on V_strict with" in summary_markdown(_summary(None, {"v_strict": block}))
+    # a summary without the primary metric it reports on does not read: the schema names the field
+    with pytest.raises(FormatError, match="x/summary.json: field 'primary_metric': missing"):
+        _summary(None, {"v_strict": block})
     # asked for figures the analysis does not have: one line per judged cell (skipped cells ask for none)
     assert missing_figures(_summary("a_strict", {"v_strict": block})) == [
         "j1: no A_strict tau (its analysis has no such metric)"]
-    no_ref = _summary("a_strict", {})
-    no_ref["cells"][0].pop("analysis")
+    no_ref = _summary("a_strict", {}, analysed=False)
     assert missing_figures(no_ref) == []  # no reference, no analysis at all: no figure was asked for

@@ -19,6 +19,7 @@ from metaeval.report.render_md import render_md
 from metaeval.report.render_text import render_text, text_table
 from metaeval.study.leaderboard import ranks as _ranks
 from metaeval.study.topics import excerpt, per_topic_tau
+from tests.helpers import results as R
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,20 +32,20 @@ def cell(name, low, fr, tau=0.9):
 def test_verdict_pass_fail_undefined_skipped():
     cells = [cell("good", 0.85, 0.0), cell("low", 0.79, 0.0), cell("flaky", 0.9, 0.02), cell("undef", None, 0.0, tau=None),
              {"cell": "sk", "skipped": "cannot"}]
-    v = V.evaluate(cells, dict(V.DEFAULTS))
+    v = V.evaluate(R.cells(*cells), dict(V.DEFAULTS))
     st = {c["cell"]: c["status"] for c in v["cells"]}
     assert st == {"good": "pass", "low": "fail", "flaky": "fail", "undef": "fail", "sk": "skipped"}
     assert not v["passed"] and v["n_failed"] == 3 and v["n_passed"] == 1
     undef = next(c for c in v["cells"] if c["cell"] == "undef")
     assert undef["checks"][0]["reason"] == "undefined"
     # boundary values pass (>= and <=)
-    assert V.evaluate([cell("edge", 0.8, 0.01)], dict(V.DEFAULTS))["passed"]
+    assert V.evaluate(R.cells(cell("edge", 0.8, 0.01)), dict(V.DEFAULTS))["passed"]
     # null switches a check off; other checks can be switched on
     th = {**V.DEFAULTS, "min_run_tau_low": None, "max_failure_rate": None, "max_cost_usd": 0.4}
-    v = V.evaluate([cell("low", 0.1, 0.5)], th)
+    v = V.evaluate(R.cells(cell("low", 0.1, 0.5)), th)
     assert [c["check"] for c in v["cells"][0]["checks"]] == ["max_cost_usd"] and not v["passed"]
-    assert V.evaluate([cell("low", 0.1, 0.5)], {"metric": "v_strict"})["passed"]  # no active check
-    assert not V.evaluate([{"cell": "sk", "skipped": "cannot"}], dict(V.DEFAULTS))["passed"]  # nothing judged
+    assert V.evaluate(R.cells(cell("low", 0.1, 0.5)), {"metric": "v_strict"})["passed"]  # no active check
+    assert not V.evaluate(R.cells({"cell": "sk", "skipped": "cannot"}), dict(V.DEFAULTS))["passed"]  # nothing judged
 
 
 def test_thresholds_files(tmp_path):
@@ -159,7 +160,7 @@ def test_plain_summary_and_verdict_reasons_in_words():
                       "bias": {"metrics": {"v_strict": {"mean": {"bias": -0.12, "ci": [-0.2, -0.05]}}}}},
              "weak": {"shares_reference_nuggets": False,
                       "bias": {"metrics": {"v_strict": {"mean": {"bias": 0.01, "ci": [-0.02, 0.04]}}}}}}
-    lines = V.plain_summary(cells, study, "v_strict", bar=0.8)
+    lines = V.plain_summary(R.cells(*cells), {k: R.study_cell(v) for k, v in study.items()}, "v_strict", bar=0.8)
     assert len(lines) == 3  # skipped cells have no sentence
     assert lines[0] == ("good: judge stricter than the assessors: 24% of the assessors' supports became partial and 5% not "
                         "support; net strictness +0.21 [0.10, 0.30]; run ranking tau 0.79 [0.81, 0.86], fine for "
@@ -173,16 +174,17 @@ def test_plain_summary_and_verdict_reasons_in_words():
            "shifts": [{"reference": "support", "candidate": "partial_support", "pct_of_reference_label": 28.0},
                       {"reference": "not_support", "candidate": "partial_support", "pct_of_reference_label": 40.0},
                       {"reference": "not_support", "candidate": "support", "pct_of_reference_label": 18.0}]}
-    (line,) = V.plain_summary([{**_judged("old", 0.8, 0.7, 0.9), "analysis": {**_judged("old", 0.8, 0.7, 0.9)["analysis"],
-                                                                              "labels": lab}}], {}, "v_strict")
+    (line,) = V.plain_summary(R.cells({**_judged("old", 0.8, 0.7, 0.9),
+                                       "analysis": {**_judged("old", 0.8, 0.7, 0.9)["analysis"], "labels": lab}}),
+                              {}, "v_strict")
     assert line.startswith("old: judge more lenient than the assessors: 28% of the assessors' supports became partial "
                            "and 0% not support; 58% of their not-supports were raised; net strictness -0.20 [-0.30, -0.10];")
-    v = V.evaluate(cells, dict(V.DEFAULTS))
+    v = V.evaluate(R.cells(*cells), dict(V.DEFAULTS))
     head = V.headline(v)
     assert head.startswith("Verdict: FAIL - 2 of 3 judged cell(s) miss a threshold on V_strict.")
     assert "weak fails: lower CI of run-level tau (V_strict) is 0.5 (needs >= 0.8)" in head
     assert "undef fails: lower CI of run-level tau (V_strict) is undefined (needs >= 0.8)" in head and "good fails" not in head
-    assert V.headline(V.evaluate([cells[0]], dict(V.DEFAULTS))).startswith("Verdict: PASS - all 1 judged cell(s)")
+    assert V.headline(V.evaluate(R.cells(cells[0]), dict(V.DEFAULTS))).startswith("Verdict: PASS - all 1 judged cell(s)")
 
 
 def test_svg_figures_inline_with_prefixed_ids_and_files_in_markdown():

@@ -2,6 +2,7 @@
 interval method) and the held-out error against raw's; never "none recommended" beside a shown leaderboard."""
 
 from metaeval.study.summary import _best_calibration
+from tests.helpers import results as R
 
 
 def _sel(**kw):
@@ -34,8 +35,8 @@ def test_the_column_says_the_errors_are_held_out_run_maes():
     from metaeval.study.summary import SUMMARY_COLUMNS, summary_markdown
 
     assert SUMMARY_COLUMNS[-1] == "calibration (held-out run MAE)"
-    md = summary_markdown({"cells": [{"cell": "c", "stats": {}, "calibration": _sel(method="raw",
-                                                                                   held_out_mae={"mean": 0.087})}]})
+    md = summary_markdown(R.summary([{"cell": "c", "stats": {}, "calibration": _sel(method="raw",
+                                                                                   held_out_mae={"mean": 0.087})}]))
     assert "| calibration (held-out run MAE) |" in md
     assert "| leaderboard by raw, intervals by ppi_pp: held-out MAE raw 0.087 -> raw 0.087 |" in md
 
@@ -44,7 +45,7 @@ def test_sweep_result_row_says_whether_the_method_is_recommended():
     from metaeval.api_results import _cell_row
 
     cell = {"cell": "c", "calibration": _sel(method="composite", verdict="cannot decide", beats_raw=False)}
-    assert _cell_row(cell, "v_strict")["calibration_recommended"] is False
+    assert _cell_row(R.cell(cell), "v_strict")["calibration_recommended"] is False
     cell = {"cell": "c", "calibration": _sel(method="ppi", beats_raw=True)}
-    assert _cell_row(cell, "v_strict")["calibration_recommended"] is True
-    assert _cell_row({"cell": "c", "calibration": _sel(method="raw")}, "v_strict")["calibration_recommended"] is False
+    assert _cell_row(R.cell(cell), "v_strict")["calibration_recommended"] is True
+    assert _cell_row(R.cell({"cell": "c", "calibration": _sel(method="raw")}), "v_strict")["calibration_recommended"] is False

@@ -9,6 +9,12 @@ import math
 import pytest
 
 from metaeval.report import verdict as V
+from tests.helpers import results as R
+
+
+def evaluate(cells: list[dict], th: dict) -> dict:
+    """The verdict of cells given as short dicts, read through the results schema (as the report reads them)."""
+    return V.evaluate(R.cells(*cells), th)
 
 
 def _cell(key: str, value, metric: str = "v_strict", name: str = "c") -> dict:
@@ -25,8 +31,8 @@ def _cell(key: str, value, metric: str = "v_strict", name: str = "c") -> dict:
         return {"cell": name, "analysis": {"labels": {"cohen_kappa": value}}}
     if key == "max_abs_strictness":
         return {"cell": name, "analysis": {"labels": {"strictness_index": value}}}
-    if key == "max_cost_usd":
-        return {"cell": name, "stats": {"cost_usd": value}}
+    if key == "max_cost_usd":  # the schema's cost is a number: an unknown cost is a cell without usage stats
+        return {"cell": name} if value is None else {"cell": name, "stats": {"cost_usd": value}}
     raise AssertionError(key)
 
 
@@ -43,7 +49,7 @@ def test_check_reads_its_figure_with_its_direction_and_boundary(key):
     th = {"metric": "v_strict", key: limit}
     got = {}
     for label, value in (("at", limit), ("worse", worse), ("better", better), ("none", None), ("nan", math.nan)):
-        (c,) = V.evaluate([_cell(key, value)], th)["cells"]
+        (c,) = evaluate([_cell(key, value)], th)["cells"]
         (chk,) = c["checks"]
         assert chk["check"] == key and chk["limit"] == limit and chk["op"] == ("<=" if lower_is_better else ">=")
         got[label] = (c["status"], chk["reason"])
@@ -53,7 +59,7 @@ def test_check_reads_its_figure_with_its_direction_and_boundary(key):
 
 def test_strictness_limit_holds_both_ways():
     th = {"metric": "v_strict", "max_abs_strictness": 0.1}
-    st = [V.evaluate([_cell("max_abs_strictness", v)], th)["cells"][0]["status"] for v in (-0.1, -0.1001, 0.1, 0.1001)]
+    st = [evaluate([_cell("max_abs_strictness", v)], th)["cells"][0]["status"] for v in (-0.1, -0.1001, 0.1, 0.1001)]
     assert st == ["pass", "fail", "pass", "fail"]
 
 
@@ -61,21 +67,21 @@ def test_strictness_limit_holds_both_ways():
 def test_tau_checks_read_the_thresholds_metric_and_name_it(key):
     cell = _cell(key, 0.9, metric="v_strict")
     cell["analysis"]["metrics"].update(_cell(key, 0.1, metric="a_strict")["analysis"]["metrics"])
-    assert V.evaluate([cell], {"metric": "v_strict", key: 0.5})["passed"]
-    v = V.evaluate([cell], {"metric": "a_strict", key: 0.5})
+    assert evaluate([cell], {"metric": "v_strict", key: 0.5})["passed"]
+    v = evaluate([cell], {"metric": "a_strict", key: 0.5})
     assert not v["passed"] and v["cells"][0]["checks"][0]["description"].endswith("(A_strict)")
-    assert V.evaluate([cell], {"metric": "w", key: 0.5})["cells"][0]["checks"][0]["reason"] == "undefined"
+    assert evaluate([cell], {"metric": "w", key: 0.5})["cells"][0]["checks"][0]["reason"] == "undefined"
 
 
 def test_a_cell_fails_when_any_check_fails_and_the_verdict_needs_one_judged_pass():
     good = {**_cell("max_failure_rate", 0.0, name="good"), "stats": {"cost_usd": 1.0}}
     costly = {**_cell("max_failure_rate", 0.0, name="costly"), "stats": {"cost_usd": 11.0}}
     th = {"metric": "v_strict", "max_failure_rate": 0.01, "max_cost_usd": 10.0}
-    v = V.evaluate([good, costly, {"cell": "w", "withheld": "too many FAILED"}], th)
+    v = evaluate([good, costly, {"cell": "w", "withheld": "too many FAILED"}], th)
     assert [c["status"] for c in v["cells"]] == ["pass", "fail", "withheld"]
     assert (v["passed"], v["n_passed"], v["n_failed"]) == (False, 1, 1)
-    assert V.evaluate([good, {"cell": "w", "withheld": "too many FAILED"}], th)["passed"] is True
-    assert V.evaluate([{"cell": "w", "withheld": "x"}], th)["passed"] is False
+    assert evaluate([good, {"cell": "w", "withheld": "too many FAILED"}], th)["passed"] is True
+    assert evaluate([{"cell": "w", "withheld": "x"}], th)["passed"] is False
 
 
 def test_reasons_and_headline_say_which_check_and_by_how_much():
@@ -83,11 +89,11 @@ def test_reasons_and_headline_say_which_check_and_by_how_much():
     low = _cell("min_run_tau_low", 0.53, name="low")
     low["failure_rate"] = 0.02
     undef = {**_cell("min_run_tau_low", None, name="undef"), "failure_rate": 0.0}
-    v = V.evaluate([low, undef], th)
+    v = evaluate([low, undef], th)
     assert V.reasons(v) == [
         "low fails: lower CI of run-level tau (V_strict) is 0.53 (needs >= 0.8); failure rate is 0.02 (needs <= 0.01)",
         "undef fails: lower CI of run-level tau (V_strict) is undefined (needs >= 0.8)"]
     assert V.headline(v).startswith("Verdict: FAIL - 2 of 2 judged cell(s) miss a threshold on V_strict. low fails:")
-    ok = V.evaluate([{**_cell("min_run_tau_low", 0.9, name="ok"), "failure_rate": 0.0}], th)
+    ok = evaluate([{**_cell("min_run_tau_low", 0.9, name="ok"), "failure_rate": 0.0}], th)
     assert V.headline(ok) == "Verdict: PASS - all 1 judged cell(s) meet the thresholds on V_strict."
-    assert V.headline(V.evaluate([], th)) == "Verdict: FAIL - no cell could be judged."
+    assert V.headline(evaluate([], th)) == "Verdict: FAIL - no cell could be judged."
