@@ -171,7 +171,9 @@ def test_verdict_strictness_check_uses_the_absolute_index():
     from metaeval.report.verdict import evaluate
 
     cells = [{"cell": f"c{i}", "analysis": {"labels": {"strictness_index": v}}} for i, v in enumerate((-0.5, 0.05, 0.5))]
-    v = evaluate(cells, {"metric": "v_strict", "max_abs_strictness": 0.1})
+    from tests.helpers import results as R
+
+    v = evaluate(R.cells(*cells), {"metric": "v_strict", "max_abs_strictness": 0.1})
     assert [c["status"] for c in v["cells"]] == ["fail", "pass", "fail"]
     assert v["cells"][0]["checks"][0]["value"] == 0.5 and v["cells"][0]["checks"][0]["reason"] == "outside limit"
 

@@ -30,7 +30,12 @@ def test_study_files_and_figures(tmp_path):
     inp = _input(tmp_path)
     s = run_study(inp)
     lay = inp.layout
-    assert not s["evaluation_reused"] and s["cells"][0]["analysis"]["metrics"]["v_strict"]["run"]["tau"] is not None
+    assert not s.evaluation_reused and s.cells[0].tau("v_strict", "run").tau is not None
+    from metaeval.study.records import read_study, read_summary
+
+    assert read_summary(lay) == s  # the typed summary returned is the one written (results schema round trip)
+    assert read_study(lay).cell("jl__human_auto").shares_reference_nuggets
+    assert s.provenance.packages["pandas"] and s.provenance.metaeval  # recorded when the study ran
     for p in (lay.labels("jl__human_auto"), lay.scores("jl__human_auto"), lay.runs("jl__human_auto"), lay.study_json,
               lay.reference_scores, lay.reference_runs, lay.summary_json, lay.summary_md, lay.analysis_dir / "analysis.json"):
         assert p.exists(), p
@@ -45,7 +50,7 @@ def test_study_files_and_figures(tmp_path):
         want = kendalltau(g["v_strict_x"], g["v_strict_y"]).statistic
         assert (got[q] is None and np.isnan(want)) or got[q] == pytest.approx(want, abs=1e-12)
     defined = [t for t in got.values() if t is not None]
-    assert np.mean(defined) == pytest.approx(s["cells"][0]["analysis"]["metrics"]["v_strict"]["topic_avg"]["tau"], abs=1e-12)
+    assert np.mean(defined) == pytest.approx(s.cells[0].tau("v_strict", "topic_avg").tau, abs=1e-12)
     # leaderboard: run means of the judge, reference run scores, intervals around the estimate
     lb = cell["leaderboard"]
     assert lb["n_boot"] == 50 and lb["seed"] == 0
@@ -65,20 +70,21 @@ def test_study_files_and_figures(tmp_path):
 
 
 def test_study_is_reused_only_when_nothing_changed(tmp_path):
-    run_study(_input(tmp_path))
+    s = run_study(_input(tmp_path))
     lay = ResultsLayout(tmp_path, "t")
     stamp = lay.study_json.stat().st_mtime_ns
     again = run_study(_input(tmp_path))
-    assert again["evaluation_reused"] and lay.study_json.stat().st_mtime_ns == stamp
+    assert again.evaluation_reused and lay.study_json.stat().st_mtime_ns == stamp
+    assert again.cells == s.cells  # the reused figures are the stored ones
     other = run_study(_input(tmp_path, bootstrap=60))  # a setting changed
-    assert not other["evaluation_reused"]
+    assert not other.evaluation_reused
     assert json.loads(lay.study_json.read_text(encoding="utf-8"))["bootstrap"] == 60
     ref = load_dataset("demo").labels
     changed = judge_like(ref, name="jl")
     sup = changed.labels["support"].astype(str).to_numpy().copy()
     sup[0] = "support" if sup[0] != "support" else "not_support"
     changed = changed.with_labels(sup, name="jl")
-    assert not run_study(_input(tmp_path, bootstrap=60, judge=changed))["evaluation_reused"]  # a label changed
+    assert not run_study(_input(tmp_path, bootstrap=60, judge=changed)).evaluation_reused  # a label changed
 
 
 def test_a_calibrated_cell_shows_one_raw_interval(tmp_path):

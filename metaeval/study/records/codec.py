@@ -89,7 +89,12 @@ def decode(tp: Any, value: Any, path: str, where: str = "") -> Any:
             return None
         arms = [a for a in args if a is not type(None)]
         if len(arms) == 1:
-            return decode(arms[0], value, path, where)
+            if _is_record(arms[0]) or typing.get_origin(arms[0]) is not None:
+                return decode(arms[0], value, path, where)  # a mismatch inside names its own field
+            try:
+                return decode(arms[0], value, path, where)
+            except FormatError:
+                raise _bad(path, where, tp, value) from None
         for arm in arms:  # unions of scalars (``int | str``): the first that fits
             try:
                 return decode(arm, value, path, where)
