@@ -12,6 +12,7 @@ from __future__ import annotations
 from metaeval.report import plots, tables
 from metaeval.report.context import Context, pct
 from metaeval.report.model import Detail, Figure, Section, Table, Text, fmt
+from metaeval.study.records import encode
 
 
 def agreement(ctx: Context) -> Section:
@@ -43,10 +44,9 @@ def agreement(ctx: Context) -> Section:
 
 def _by_importance(ctx: Context) -> list:
     """Strictness by the reference's nugget importance (the study's ``strictness_by_importance``)."""
-    per = {cid: (sc.strictness_by_importance or {}).get("strata") if sc else None
-           for cid, sc in ctx.study_cells().items()}
-    per = {k: v for k, v in per.items() if v}
-    ctx.data["strictness_by_importance"] = per
+    per = {cid: sc.strictness_by_importance.strata for cid, sc in ctx.study_cells().items()
+           if sc is not None and sc.strictness_by_importance is not None and sc.strictness_by_importance.strata}
+    ctx.data["strictness_by_importance"] = {cid: encode(strata) for cid, strata in per.items()}
     if not per:
         return []
     rows = []
@@ -56,14 +56,14 @@ def _by_importance(ctx: Context) -> list:
             if not r:
                 rows.append([cid, name, "0", "-", "-", "-"])
                 continue
-            ci = r.get("ci") or [None, None]
-            rows.append([cid, name, str(r["n_pairs"]), "undefined" if r["index"] is None else
-                         f"{r['index']:+.3f} [{fmt(ci[0])}, {fmt(ci[1])}]", pct(r.get("support_to_partial")),
-                         pct(r.get("support_to_not"))])
+            ci = r.ci
+            rows.append([cid, name, str(r.n_pairs), "undefined" if r.index is None else
+                         f"{r.index:+.3f} [{fmt(ci[0])}, {fmt(ci[1])}]", pct(r.support_to_partial),
+                         pct(r.support_to_not)])
     return [Figure("strictness_importance", "Strictness by nugget importance", caption=
                    "Net strictness P(judge lower) - P(judge higher) over all doubly labelled pairs and separately for "
                    "the reference's vital and okay nuggets; bars: 95% topic-clustered CI (CR1, t with G-1 df).",
-                   svg=plots.later(plots.strictness_importance, per)),
+                   svg=plots.later(plots.strictness_importance, ctx.data["strictness_by_importance"])),
             Detail("strictness by importance, table", [
                 Table(["cell", "nuggets", "pairs", "net strictness [95% CI, CR1 t]", "support -> partial", "support -> not"], rows,
                       "strictness by the reference's nugget importance (support -> x: share of the assessors' support "

@@ -94,26 +94,25 @@ def scatter(ctx: Context) -> Section:
 
 def bias(ctx: Context) -> Section | None:
     """Per-run bias, judge minus reference run score, with the study's paired topic-bootstrap CIs."""
-    per = {cid: ((sc.bias if sc else None) or {}).get("metrics", {}).get(ctx.metric)
-           for cid, sc in ctx.study_cells().items()}
-    per = {k: v for k, v in per.items() if v and v.get("runs")}
-    ctx.data["bias"] = per
+    per = {cid: sc.bias.metrics.get(ctx.metric) for cid, sc in ctx.study_cells().items()
+           if sc is not None and sc.bias is not None}
+    per = {k: v for k, v in per.items() if v is not None and v.runs}
+    ctx.data["bias"] = {cid: encode(b) for cid, b in per.items()}
     if not per:
         return None
     rows = []
     for cid, b in per.items():
-        m = b.get("mean") or {}
-        neg = sum(1 for r in b["runs"] if r["ci"][1] is not None and r["ci"][1] < 0)
-        pos = sum(1 for r in b["runs"] if r["ci"][0] is not None and r["ci"][0] > 0)
-        rows.append([cid, fmt_ci(m.get("bias"), m.get("ci")), str(len(b["runs"])), str(neg), str(pos)])
+        neg = sum(1 for r in b.runs if r.ci[1] is not None and r.ci[1] < 0)
+        pos = sum(1 for r in b.runs if r.ci[0] is not None and r.ci[0] > 0)
+        rows.append([cid, fmt_ci(b.mean.bias, list(b.mean.ci)), str(len(b.runs)), str(neg), str(pos)])
     detail = [Table(["run", "reference", "judge", "bias [95% CI]", "topics"],
-                    [[r["run_id"], fmt(r["reference"]), fmt(r["judge"]), fmt_ci(r["bias"], r["ci"]), str(r["n_topics"])]
-                     for r in b["runs"]], cid, [False, True, True, True, True]) for cid, b in per.items()]
+                    [[r.run_id, fmt(r.reference), fmt(r.judge), fmt_ci(r.bias, list(r.ci)), str(r.n_topics)]
+                     for r in b.runs], cid, [False, True, True, True, True]) for cid, b in per.items()]
     return Section("bias", "Per-run bias (judge minus reference)", [
         Figure("bias", "Per-run bias", caption=
                f"Judge minus reference run score on {ctx.metric_name} (mean over the topics both scored), runs ordered by "
                f"the reference's score; bars: 95% paired topic-bootstrap CI ({dash(ctx.n_boot)} resamples; both sides "
-               "resampled on the same topics).", svg=plots.later(plots.bias, per, ctx.metric)),
+               "resampled on the same topics).", svg=plots.later(plots.bias, ctx.data["bias"], ctx.metric)),
         Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], rows,
               f"mean per-run bias on {ctx.metric_name}; 'judged lower/higher': runs whose CI excludes 0",
               [False, True, True, True, True]),

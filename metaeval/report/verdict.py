@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from metaeval.errors import ConfigError, FormatError
 from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
-from metaeval.study.records import CellSummary, StudyCell, TauEstimate
+from metaeval.study.records import CellSummary, Stratum, StudyCell, TauEstimate
 
 #: the built-in thresholds; ``metric`` None: the study's primary metric (``build_report`` fills it in)
 DEFAULTS: dict[str, Any] = {"metric": None, "min_run_tau_low": 0.8, "max_failure_rate": 0.01}
@@ -180,6 +180,12 @@ def _labels_strictness(lab: Mapping[str, Any] | None) -> dict[str, Any] | None:
             "not_raised": sum(raised) / 100 if raised else None}
 
 
+def _stratum_strictness(s: Stratum) -> dict[str, Any]:
+    """The figures of the sentence from the study's strictness on all nuggets (``strictness_by_importance``)."""
+    return {"index": s.index, "ci": list(s.ci), "support_to_partial": s.support_to_partial,
+            "support_to_not": s.support_to_not, "not_raised": s.not_raised}
+
+
 def _ci(ci: Any) -> str:
     return f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None else ""
 
@@ -200,7 +206,9 @@ def plain_summary(cells: Sequence[CellSummary], study_cells: Mapping[str, StudyC
         sc = study_cells.get(cid)
         parts = []
         lab = _labels_strictness(c.label_agreement)
-        st = (((sc.strictness_by_importance if sc else None) or {}).get("strata", {}).get("all")) or lab
+        by_imp = sc.strictness_by_importance if sc is not None else None
+        stratum = by_imp.strata.get("all") if by_imp is not None else None
+        st = _stratum_strictness(stratum) if stratum is not None else lab
         if st is not lab and lab and lab.get("ci"):  # the interval of the agreement table (topic bootstrap), so the
             st = {**st, "ci": lab["ci"]}              # sentence and the table's "reading" column agree
         if st and st.get("index") is not None:
@@ -224,12 +232,12 @@ def plain_summary(cells: Sequence[CellSummary], study_cells: Mapping[str, StudyC
                                  f"not reliable for leaderboards (lower bound below {bar:g})"))
         parts.append(_tau_clause(top, bar, "per-topic tau", "per-topic tau undefined", "fine for per-topic decisions",
                                  "not for per-topic decisions"))
-        b = ((((sc.bias if sc else None) or {}).get("metrics") or {}).get(metric) or {}).get("mean") or {}  # open block
-        if b.get("bias") is not None:
-            ci = b.get("ci") or [None, None]
+        mb = sc.bias.metrics.get(metric) if sc is not None and sc.bias is not None else None
+        if mb is not None and mb.mean.bias is not None:
+            b, ci = mb.mean.bias, mb.mean.ci
             sig = ci[0] is not None and (ci[0] > 0 or ci[1] < 0)
-            parts.append(f"run scores {'higher' if b['bias'] > 0 else 'lower'} than the assessors' by "
-                         f"{abs(b['bias']):.3f} on average{_ci(ci)}" + ("" if sig else " (not significant)"))
+            parts.append(f"run scores {'higher' if b > 0 else 'lower'} than the assessors' by "
+                         f"{abs(b):.3f} on average{_ci(ci)}" + ("" if sig else " (not significant)"))
         out.append(f"{cid}: " + "; ".join(parts) + ".")
     return out
 

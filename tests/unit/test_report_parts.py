@@ -149,17 +149,23 @@ def _judged(name, tau, lo, hi, topic=(0.5, 0.4, 0.6)):
                                                   "topic_avg": {"tau": topic[0], "ci": list(topic[1:])}}}}}
 
 
+def _bias(mean, ci):
+    """A study's per-run bias block with only its mean (no runs)."""
+    return {"level": 0.95, "n_boot": 10, "seed": 0, "n_topics": 8,
+            "metrics": {"v_strict": {"mean": {"bias": mean, "ci": ci}, "runs": []}}}
+
+
 def test_plain_summary_and_verdict_reasons_in_words():
     cells = [_judged("good", 0.79, 0.81, 0.86, (0.93, 0.85, 0.97)), _judged("weak", 0.7, 0.5, 0.9),
              {"cell": "undef", "failure_rate": 0.0, "analysis": {"metrics": {"v_strict": {"run": {"tau": None}}}}},
              {"cell": "sk", "skipped": "no extra"}]
     study = {"good": {"shares_reference_nuggets": True,
-                      "strictness_by_importance": {"strata": {"all": {"index": 0.21, "ci": [0.1, 0.3],
+                      "strictness_by_importance": {"alpha": 0.05, "strata": {"all": {"index": 0.21, "ci": [0.1, 0.3], "n_pairs": 40,
                                                                       "support_to_partial": 0.24, "support_to_not": 0.05,
                                                                       "not_raised": None}}},
-                      "bias": {"metrics": {"v_strict": {"mean": {"bias": -0.12, "ci": [-0.2, -0.05]}}}}},
+                      "bias": _bias(-0.12, [-0.2, -0.05])},
              "weak": {"shares_reference_nuggets": False,
-                      "bias": {"metrics": {"v_strict": {"mean": {"bias": 0.01, "ci": [-0.02, 0.04]}}}}}}
+                      "bias": _bias(0.01, [-0.02, 0.04])}}
     lines = V.plain_summary(R.cells(*cells), {k: R.study_cell(v) for k, v in study.items()}, "v_strict", bar=0.8)
     assert len(lines) == 3  # skipped cells have no sentence
     assert lines[0] == ("good: judge stricter than the assessors: 24% of the assessors' supports became partial and 5% not "

@@ -64,11 +64,21 @@ def test_every_record_round_trips_through_its_json():
     sd = R.study_doc({"c": {"per_topic_tau": {"v_strict": [{"qid": "1", "tau": None, "n_runs": 4}]},
                             "leaderboard": {"level": 0.95, "n_boot": 10, "seed": 0,
                                             "metrics": {"v_strict": [{"run_id": "r", "raw": 0.5}]}},
-                            "disagreements": {"v_strict": {"topics": []}}, "bias": {"metrics": {}},
-                            "strictness_by_importance": {"strata": {}}, "transcript_view": "cells/c/v.json"}})
+                            "disagreements": {"v_strict": {"topics": []}},
+                            "bias": {"level": 0.95, "n_boot": 10, "seed": 0, "n_topics": 2, "metrics": {"v_strict": {
+                                "mean": {"bias": 0.1, "ci": [0.0, 0.2]},
+                                "runs": [{"run_id": "r", "bias": 0.1, "ci": [None, None], "n_topics": 2,
+                                          "reference": 0.4, "judge": 0.5}]}}},
+                            "strictness_by_importance": {"alpha": 0.05, "strata": {"all": {
+                                "index": 0.2, "ci": [0.1, 0.3], "ci_method": "CR1", "n_pairs": 9, "n_topics": 2,
+                                "p_lower": 0.3, "p_higher": 0.1, "n_support": 4, "support_to_partial": 0.25,
+                                "support_to_not": 0.0, "not_raised": None}, "okay": None}},
+                            "transcript_view": "cells/c/v.json"}})
     study = StudyDoc.from_json(sd, "x/study/study.json")
     assert study.to_json() == sd and study.cell("c").per_topic_tau["v_strict"][0].n_runs == 4
     assert isinstance(study.cell("c"), StudyCell) and study.cell("c").leaderboard.metrics["v_strict"][0]["raw"] == 0.5
+    assert study.cell("c").bias.metrics["v_strict"].runs[0].judge == 0.5
+    assert study.cell("c").strictness_by_importance.strata["all"].n_pairs == 9
     prov = record_provenance()
     assert decode(Provenance, encode(prov), "p") == prov and prov.packages["hydra-core"]
     assert replace(s, provenance=prov).to_json()["provenance"]["recorded_at"].endswith("Z")

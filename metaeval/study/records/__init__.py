@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from metaeval.study.records.codec import decode, encode, json_schema
 from metaeval.study.records.document import RESULTS_SCHEMA, Document, ResultsSchemaError
 from metaeval.study.records.provenance import PACKAGES, GitState, Provenance, record_provenance
-from metaeval.study.records.study import Leaderboard, StudyCell, StudyDoc, TopicTau
+from metaeval.study.records.study import (Bias, BiasMean, Leaderboard, MetricBias, RunBias, StrictnessByImportance,
+                                          Stratum, StudyCell, StudyDoc, TopicTau)
 from metaeval.study.records.summary import (LEVELS, NO_ESTIMATE, CellAnalysis, CellStats, CellSummary, DataFile,
                                             DatasetInfo, DatasetProvenance, MetricAnalysis, Summary, TauEstimate,
                                             ThisRun)
@@ -88,7 +89,8 @@ def results_json_schema() -> dict[str, Any]:
 
 
 __all__ = ["RESULTS_SCHEMA", "Document", "ResultsSchemaError", "PACKAGES", "GitState", "Provenance",
-           "record_provenance", "Leaderboard", "StudyCell", "StudyDoc", "TopicTau", "LEVELS", "NO_ESTIMATE",
+           "record_provenance", "Bias", "BiasMean", "MetricBias", "RunBias", "StrictnessByImportance", "Stratum",
+           "Leaderboard", "StudyCell", "StudyDoc", "TopicTau", "LEVELS", "NO_ESTIMATE",
            "CellAnalysis", "CellStats", "CellSummary", "DataFile", "DatasetInfo", "DatasetProvenance",
            "MetricAnalysis", "Summary", "TauEstimate", "ThisRun", "decode", "encode", "json_schema", "read_summary",
            "read_study", "rerun_command", "results_json_schema"]

@@ -3,7 +3,8 @@ one :class:`StudyCell` per cell that got figures).
 
 Per cell: whether the judge labelled the reference's own nuggets, per-topic tau per metric (:class:`TopicTau`), the
 raw leaderboard (:class:`Leaderboard`: the judge's run means with topic-bootstrap CIs beside the reference's, per
-metric), per-run bias and strictness by nugget importance (``metaeval.study.bias``; open blocks), the topics where
+metric), per-run bias (:class:`Bias`) and strictness by nugget importance (:class:`StrictnessByImportance`,
+``metaeval.study.bias``), the topics where
 judge and reference disagree most on the primary metric (``metaeval.study.topics.disagreements``; open) and the
 transcript viewer's path.
 """
@@ -40,6 +41,74 @@ class Leaderboard:
 
 
 @dataclass(frozen=True)
+class RunBias:
+    """One run's bias, judge minus reference run score (mean over its ``n_topics`` topics), with its paired
+    topic-bootstrap interval, beside the two run scores."""
+
+    run_id: str
+    bias: float | None
+    ci: tuple[float | None, float | None]
+    n_topics: int
+    reference: float | None
+    judge: float | None
+
+
+@dataclass(frozen=True)
+class BiasMean:
+    """The mean bias over runs with its topic-bootstrap interval."""
+
+    bias: float | None
+    ci: tuple[float | None, float | None]
+
+
+@dataclass(frozen=True)
+class MetricBias:
+    """Per-run bias on one metric (runs in the reference's order, best first) and its mean."""
+
+    mean: BiasMean
+    runs: tuple[RunBias, ...]
+
+
+@dataclass(frozen=True)
+class Bias:
+    """``metaeval.study.bias.run_bias``: per metric, judge-minus-reference run scores with paired topic-bootstrap
+    intervals (``level``, ``n_boot`` replicates, ``seed``) over ``n_topics`` topics."""
+
+    level: float
+    n_boot: int
+    seed: int
+    n_topics: int
+    metrics: Mapping[str, MetricBias] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """Net strictness on one importance stratum (``metaeval.study.bias.strictness_by_importance``): the index
+    ``P(judge lower) - P(judge higher)`` with its topic-clustered interval, the pair and topic counts, and the shares
+    of the assessors' supports the judge made partial / not support and of their not-supports it raised."""
+
+    index: float | None
+    ci: tuple[float | None, float | None]
+    n_pairs: int
+    ci_method: str | None = None
+    n_topics: int = 0
+    p_lower: float | None = None
+    p_higher: float | None = None
+    n_support: int = 0
+    support_to_partial: float | None = None
+    support_to_not: float | None = None
+    not_raised: float | None = None
+
+
+@dataclass(frozen=True)
+class StrictnessByImportance:
+    """Strictness per stratum (``all``, ``vital``, ``okay``; None: no pair in it) at level ``1 - alpha``."""
+
+    alpha: float
+    strata: Mapping[str, Stratum | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class StudyCell:
     """One cell's study figures (see the module docstring)."""
 
@@ -47,8 +116,8 @@ class StudyCell:
     leaderboard: Leaderboard
     per_topic_tau: Mapping[str, tuple[TopicTau, ...]] = field(default_factory=dict)
     disagreements: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    bias: Mapping[str, Any] | None = absent()
-    strictness_by_importance: Mapping[str, Any] | None = absent()
+    bias: Bias | None = absent()
+    strictness_by_importance: StrictnessByImportance | None = absent()
     transcript_view: str | None = None
 
 
