@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import griffe
+try:
+    from griffe import Extension
+except ImportError:  # only the docs build needs griffe; markdown_docstring is plain Python, tested without it
+    Extension = object  # type: ignore[assignment,misc]
 
 _ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const|ref|doc):`(~?)([^`<]+?)(?:\s*<[^>]*>)?`")
 _LITERAL = re.compile(r"(?<=\S)::[ \t]*$", re.MULTILINE)
@@ -25,7 +28,7 @@ def markdown_docstring(text: str) -> str:
     return _LITERAL.sub(":", _ROLE.sub(code, text))
 
 
-class RstRoles(griffe.Extension):
+class RstRoles(Extension):
     """Rewrites every object's docstring with :func:`markdown_docstring` as griffe loads it."""
 
     def on_instance(self, *, obj: Any, **kwargs: Any) -> None:
