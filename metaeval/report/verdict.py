@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from metaeval.errors import ConfigError, FormatError
+from metaeval.formatting import interval
 from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
 from metaeval.study.records import CellSummary, Stratum, StudyCell, TauEstimate
 
@@ -186,10 +187,6 @@ def _stratum_strictness(s: Stratum) -> dict[str, Any]:
             "support_to_not": s.support_to_not, "not_raised": s.not_raised}
 
 
-def _ci(ci: Any) -> str:
-    return f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None else ""
-
-
 def plain_summary(cells: Sequence[CellSummary], study_cells: Mapping[str, StudyCell], metric: str,
                   bar: float = 0.8) -> list[str]:
     """One plain-language sentence per judged cell, from what the study computed (nothing recomputed):
@@ -222,7 +219,7 @@ def plain_summary(cells: Sequence[CellSummary], study_cells: Mapping[str, StudyC
                       f"{100 * (st.get('support_to_not') or 0):.0f}% not support")
             if st.get("not_raised") is not None:
                 s += f"; {100 * st['not_raised']:.0f}% of their not-supports were raised"
-            s += f"; net strictness {st['index']:+.2f}{_ci(st.get('ci'))}"
+            s += f"; net strictness {st['index']:+.2f}{interval(st.get('ci'), lead=' ')}"
             parts.append(s)
         elif sc is not None and not sc.shares_reference_nuggets:
             parts.append("judge made its own nuggets (no label-level comparison)")
@@ -237,7 +234,7 @@ def plain_summary(cells: Sequence[CellSummary], study_cells: Mapping[str, StudyC
             b, ci = mb.mean.bias, mb.mean.ci
             sig = ci[0] is not None and (ci[0] > 0 or ci[1] < 0)
             parts.append(f"run scores {'higher' if b > 0 else 'lower'} than the assessors' by "
-                         f"{abs(b):.3f} on average{_ci(ci)}" + ("" if sig else " (not significant)"))
+                         f"{abs(b):.3f} on average{interval(ci, lead=' ')}" + ("" if sig else " (not significant)"))
         out.append(f"{cid}: " + "; ".join(parts) + ".")
     return out
 
@@ -248,4 +245,4 @@ def _tau_clause(est: TauEstimate, bar: float, name: str, undefined: str, fine: s
     if est.tau is None:
         return undefined
     lo = est.low
-    return f"{name} {est.tau:.2f}{_ci(est.ci)}, " + (fine if lo is not None and lo >= bar else not_fine)
+    return f"{name} {est.tau:.2f}{interval(est.ci, lead=' ')}, " + (fine if lo is not None and lo >= bar else not_fine)

@@ -33,6 +33,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
+from metaeval.formatting import percent
 from metaeval.io.jsonl import to_jsonable
 from metaeval.judges.base import MAX_BATCH, Judge
 from metaeval.types import Answer, Nugget, Support, Topic
@@ -256,7 +257,7 @@ def format_table(result: Mapping[str, Any]) -> str:
     lines = [head, "-" * len(head)]
 
     def pct(v: Any) -> str:
-        return "   n/a" if v is None else f"{100 * v:6.1f}%"
+        return percent(v, width=6)
 
     controls = set(result.get("controls", ()))
     rows = [(k, v) for k, v in result["per_probe"].items() if k not in controls] + [("overall", result["overall"])]
