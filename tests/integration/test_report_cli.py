@@ -283,7 +283,7 @@ def test_results_of_another_schema_version_get_one_error_line(results, tmp_path)
 
     for name, change in (("summary.json", lambda d: d.pop("schema_version")),
                          ("study/study.json", lambda d: d.update(schema_version=99))):
-        copy = tmp_path / name.replace("/", "_")
+        copy = tmp_path / name.replace("/", "_") / "demo"  # a folder moved elsewhere: the command says where
         shutil.copytree(results, copy)
         doc = json.loads((copy / name).read_text(encoding="utf-8"))
         change(doc)
@@ -293,7 +293,8 @@ def test_results_of_another_schema_version_get_one_error_line(results, tmp_path)
         (line,) = res.stderr.strip().splitlines()
         version = 0 if name == "summary.json" else 99
         assert line.startswith(f"metaeval report: error: {copy / name}: written with results schema {version}"), line
-        assert "reads results schema 1" in line and "rerun `metaeval sweep" in line and "name=demo" in line, line
+        assert "reads results schema 1" in line and "rerun `metaeval sweep" in line, line
+        assert f"name=demo results_dir={copy.parent}` (judging is cached)" in line and "analysis.bootstrap=200" in line
     # a field of the wrong type is named with its path
     copy = tmp_path / "wrong_type"
     shutil.copytree(results, copy)

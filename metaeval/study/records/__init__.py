@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def rerun_command(lay: "ResultsLayout") -> str:
     """The command that rewrites a results folder: ``metaeval sweep`` with the overrides it was made with
-    (``overrides.yaml``), else with its name and results_dir."""
+    (``overrides.yaml``) and the folder's name and results_dir as they are now."""
     import shlex
 
     ov: Any = None
@@ -44,9 +44,11 @@ def rerun_command(lay: "ResultsLayout") -> str:
             ov = yaml.safe_load(lay.overrides_yaml.read_text(encoding="utf-8"))
         except Exception:  # noqa: BLE001 - only a hint: fall back to the folder's name
             ov = None
+    here = [f"name={lay.name}", f"results_dir={lay.root.parent}"]  # where the folder is now (it may have moved)
     if isinstance(ov, list) and ov:
-        return "`metaeval sweep " + " ".join(shlex.quote(str(o)) for o in ov) + "`"
-    return f"`metaeval sweep ... name={lay.name} results_dir={lay.root.parent}`"
+        kept = [str(o) for o in ov if not str(o).lstrip("+~").startswith(("name=", "results_dir="))]
+        return "`metaeval sweep " + " ".join(shlex.quote(o) for o in [*kept, *here]) + "`"
+    return "`metaeval sweep ... " + " ".join(here) + "`"
 
 
 def read_summary(lay: "ResultsLayout") -> Summary:

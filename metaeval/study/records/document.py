@@ -49,7 +49,7 @@ class Document:
             raise FormatError(path, 0, "format", f"expected {cls.FORMAT!r}, got {fmt!r} (not a {cls.__name__} file)")
         version = doc.get("schema_version", 0)
         if version != cls.SCHEMA_VERSION:
-            when = " (written before the results schema had a version)" if version == 0 else ""
+            when = " (from before the results schema had a version)" if version == 0 else ""
             how = f"rerun {rerun} (judging is cached)" if rerun else "rerun the sweep that wrote it (judging is cached)"
             raise ResultsSchemaError(path, 0, "", f"written with results schema {version}{when}; metaeval "
                                      f"{__version__} reads results schema {cls.SCHEMA_VERSION}; {how} to rewrite it")
