@@ -54,8 +54,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _load(args: argparse.Namespace):
-    import numpy as np
-
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
 
@@ -88,7 +86,9 @@ def _load(args: argparse.Namespace):
         qids = reference.qids
         if not 3 <= args.pilot <= len(qids):
             raise ConfigError(f"--pilot {args.pilot}: expected 3..{len(qids)} (reference topics)")
-        pick = sorted(np.random.default_rng(args.seed).choice(qids, size=args.pilot, replace=False).tolist())
+        from metaeval.random_streams import stream
+
+        pick = sorted(stream(args.seed, "planning.pilot").choice(qids, size=args.pilot, replace=False).tolist())
         reference = reference.subset(qids=pick, name=f"{reference.name}[pilot {args.pilot}]")
         sampler = None  # a redrawn judge would need the held-back human labels
     return reference, judges, sampler

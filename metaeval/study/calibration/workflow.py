@@ -14,7 +14,9 @@
    the judge's own score and its interval come from the one raw leaderboard
    (:func:`metaeval.study.leaderboard.raw_leaderboards`, seeded by ``analysis_seed``), so ``calibration.seed``
    moves only calibration and ``analysis.seed`` the raw intervals;
-6. every usable candidate fitted on all human-labelled topics, with fingerprints (:mod:`.model`).
+6. every usable candidate fitted on all human-labelled topics, with fingerprints (:mod:`.model`);
+7. the rank sets of the calibrated leaderboard (:mod:`metaeval.study.ranksets`, stream ``calibration.rank_sets``
+   of the calibration ``seed``).
 
 Returned keys (JSON-ready): ``schema, metric, reference, judge, seed, analysis_seed, settings, pairing, topics,
 candidates, selection, leaderboard, recommendation`` (the primary ``metric``), ``by_metric`` (the same blocks per
@@ -104,7 +106,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
            "pairing": pairing, "topics": topics, "method_names": display_names(s["methods"]),
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
            "by_metric": by_metric, "model": model}
-    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=analysis_seed)
+    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=seed)
     return to_jsonable(out)
 
 
