@@ -8,7 +8,7 @@ self-consistency.
     metaeval plan --reference HUMAN.jl --judge JUDGE.jl [--judge JUDGE_SAMPLE2.jl ...] --out DIR
     metaeval plan --reference HUMAN.jl --simulate-judge paper-fig6-edits [--samples 5] --out DIR
 
-Everything is computed by :func:`metaeval.study.plan.plan_study`; this command prints and writes
+Everything is computed by :func:`metaeval.study.assessor_plan.plan_study`; this command prints and writes
 ``plan.json``, ``plan.md`` and ``plan_curves.svg`` to ``--out`` and/or a sweep's ``RESULTS_DIR/study/`` (``--results``),
 where ``metaeval report`` finds the plan.  The terminal summary fits 100 columns; it ends with the recommendation.
 """
@@ -106,7 +106,7 @@ def _cell_draws(cell_dir):
 def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
     from metaeval.measures import canonical_metrics
-    from metaeval.study.plan import plan_study
+    from metaeval.study.assessor_plan import plan_study
 
     metrics = canonical_metrics(args.metric or ["v_strict", "a_strict"], "--metric")  # unknown: the nearest name
     if not 0 < args.level < 1 or args.target <= 0:
@@ -262,7 +262,7 @@ def _after(args: argparse.Namespace) -> int:
 
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
-    from metaeval.study.plan import calibrated_after_plan
+    from metaeval.study.assessor_plan import calibrated_after_plan
 
     if not args.judge or len(args.judge) != 1:
         raise ConfigError("plan --after needs exactly one --judge FILE (the judge's labels on all topics)")

@@ -9,7 +9,7 @@ run score and both rankings.
   ``rank_shift`` = raw rank - reference rank.
 
 This is **the one raw leaderboard**: the study's ``study.json`` and the calibration's leaderboard
-(``metaeval.study.calibration``) both call :func:`raw_leaderboards` with the analysis seed, so a run has one raw
+(``metaeval.study.calibration_workflow``) both call :func:`raw_leaderboards` with the analysis seed, so a run has one raw
 interval, on the stream ``stream(analysis.seed, "analysis.topic_bootstrap")``, and ``analysis.seed`` moves it.
 The calibrated (cross-fitted, out-of-fold) leaderboard is part of the cell's ``calibration.json``; nothing here
 is fitted.

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from metaeval.study.calibration.settings import SCHEMA, SCORE_LEVEL, resolve_settings
+from metaeval.study.calibration_workflow.defaults import SCHEMA, SCORE_LEVEL, resolve_settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
@@ -64,9 +64,9 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
     from metaeval.calibration.methods import display_names
     from metaeval.errors import ConfigError
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
-    from metaeval.study.calibration.model import fit_model
-    from metaeval.study.calibration.procedure import nested, run_procedure
+    from metaeval.study.calibration_workflow.data import CalibrationData, label_candidate, score_candidate
+    from metaeval.study.calibration_workflow.model import fit_model
+    from metaeval.study.calibration_workflow.procedure import nested, run_procedure
     from metaeval.study.leaderboard import raw_leaderboards
     from metaeval.study.ranksets import rank_sets_block
 
@@ -112,8 +112,8 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
 
 def metric_block(metric, data, cands, refused, decision, nest, s, full, judge_rows) -> dict[str, Any]:
     """``candidates, selection, leaderboard, recommendation`` for one metric, all from the one ``decision``."""
-    from metaeval.study.calibration.leaderboard import calibrated_leaderboard
-    from metaeval.study.calibration.selection import held_out, recommendation, selection_record
+    from metaeval.study.calibration_workflow.leaderboard import calibrated_leaderboard
+    from metaeval.study.calibration_workflow.selection import held_out, recommendation, selection_record
 
     ev = decision.evaluation
     candidates: dict[str, Any] = {}
