@@ -105,13 +105,10 @@ def check_count(func: str, keyword: str, value: Any, limit: int, what: str) -> N
     """``value`` of ``keyword`` an integer in ``0..limit`` (the cap the command line applies), else ``ValueError``
     / ``TypeError`` naming it: ``analyze(n_boot=10**9)`` would need ~156 GiB."""
     if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            import numpy as np
+        import numpy as np  # a dependency: never missing
 
-            if isinstance(value, np.integer):
-                value = int(value)
-        except ImportError:  # pragma: no cover
-            pass
+        if isinstance(value, np.integer):
+            value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{func}({keyword}=) takes an integer, got {type(value).__name__} {value!r:.40}")
     if not 0 <= value <= limit:

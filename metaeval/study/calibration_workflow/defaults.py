@@ -65,7 +65,6 @@ ALL_METHODS = StudyMethods()
 ALIASES = {"none": "raw"}
 #: the method whose intervals the leaderboard shows, whatever point estimate is chosen
 INTERVALS = "ppi_pp"
-FALLBACK = INTERVALS
 #: what is shown when no decision can be made (too few human-labelled topics or runs): nothing fitted
 DEFAULT_POINT = "composite"
 #: every default of the calibrate workflow
