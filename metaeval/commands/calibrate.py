@@ -7,7 +7,7 @@ contain each point, inside [0, 1]) and calibration-model.json. 'calibrate apply'
 labels: by default the point method the procedure chose, with PPI++'s interval widened to contain it; --method M
 applies M instead (its own interval).
 
-    metaeval calibrate --human H --judge J [--method M ...] [--metric V_strict ...] [--repeats S] --out DIR
+    metaeval calibrate --human H --judge J [--method M ...] [--metrics V_strict ...] [--repeats S] --out DIR
     metaeval calibrate apply --model DIR/calibration-model.json --judge J [--method M] --out DIR [--allow-mismatch]
 
 Everything is computed by :func:`metaeval.study.calibration_workflow.calibrate_study` (the same function the sweep's
@@ -37,8 +37,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="candidate method: raw, composite or a registered calibration method, e.g. ppi_pp (repeat; "
                         "default every one; raw, composite and ppi_pp are always included; 'none' = raw; an unknown "
                         "name lists them); apply: the method to apply instead of the one the procedure chose")
-    p.add_argument("--metric", action="append", type=str.lower,
-                   help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
+    p.add_argument("--metrics", nargs="+", action="extend", type=str.lower, metavar="M",
+                   help="metrics, any case: V_strict a_strict v a w_strict w (the first is the primary; default all six); "
+                        "the name of analyze --metrics, metaeval.calibrate(metrics=) and the sweep's analysis.metrics")
+    p.add_argument("--metric", action="append", type=str.lower, metavar="M",
+                   help="deprecated spelling of --metrics (repeat; still works, with a warning)")
     p.add_argument("--folds", type=int, default=D["folds"],
                    help="when every judge topic is human-labelled, splits fit on 1 - 1/folds of them (default "
                         "%(default)s); otherwise the split sizes mimic human-labelled : judge-only")
@@ -92,7 +95,13 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
     from metaeval.measures import METRICS, canonical_metrics
 
-    metrics = canonical_metrics(args.metric or METRICS, "--metric")  # unknown: one line naming the nearest measure
+    if args.metric:  # the spelling before --metrics (issue 32): still works, says so once on stderr
+        import sys
+
+        print(f"warning: calibrate --metric is deprecated; use --metrics {' '.join(args.metric)} (the name "
+              "metaeval.calibrate(metrics=) and analysis.metrics use)", file=sys.stderr)
+    chosen = [*(args.metrics or []), *(args.metric or [])]
+    metrics = canonical_metrics(chosen or METRICS, "--metrics")  # unknown: one line naming the nearest measure
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
     if args.method:
@@ -106,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "apply":
         if not args.model:
             raise ConfigError("calibrate apply needs --model FILE")
-        return _apply(args, metrics if args.metric else None)
+        return _apply(args, metrics if chosen else None)
     if not args.human:
         raise ConfigError("calibrate needs --human H (or 'calibrate apply --model FILE')")
     from metaeval.io import load_labels
