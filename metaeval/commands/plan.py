@@ -45,7 +45,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replay-pilot", type=int, default=5, help="pilot topics in each replay (default 5)")
     p.add_argument("--seconds-per-label", type=float, help="assessor seconds per (nugget, answer) label (default 15, an assumption)")
     p.add_argument("--nugget-hours", default="0", help="assessor hours per topic for nuggets: a number or none/edit/manual (1 / 2.5 h, paper)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="planning seed: the --pilot topics, the resampled tracks and "
+                   "the replay (random_streams planning.*), and a --simulate-judge's labels (default 0)")
     p.add_argument("--plot", choices=["svg", "png"], default="svg", help="plot format (png at 200 dpi)")
     p.add_argument("--out", help="output folder (default: RESULTS_DIR/study with --results)")
     p.add_argument("--results", metavar="RESULTS_DIR", help="a sweep's results folder: also write plan.json and the plot to "

@@ -137,8 +137,3 @@ def nanmean(x, axis=None):
     n = ok.sum(axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, np.where(ok, x, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
-
-
-def finite_or_none(x) -> float | None:
-    x = float(x)
-    return x if np.isfinite(x) else None

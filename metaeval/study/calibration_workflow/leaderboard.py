@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.study.calibration_workflow.data import finite_or_none as _f
+from metaeval.io.jsonl import finite_or_none as _f
 from metaeval.study.calibration_workflow.data import nanmean
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from metaeval.study.calibration_workflow.data import finite_or_none as _f
+from metaeval.io.jsonl import finite_or_none as _f
 from metaeval.study.calibration_workflow.data import nanmean, score_matrix
 from metaeval.study.calibration_workflow.defaults import MODEL_FORMAT, SCHEMA, SCORE_LEVEL
 
