@@ -4,7 +4,7 @@ cell).
 A cell carries what the sweep measured (``stats``: stored totals; ``this_run``; label counts) and what the study
 computed for it: ``analysis`` (:class:`CellAnalysis`: Kendall's tau of the judge's ranking against the reference's
 per metric and level, :class:`TauEstimate` ``{tau, ci, boot_mean}``), ``calibration`` (the cell's
-``calibration.json``, ``metaeval.study.calibration``) and ``consistency`` (``metaeval.study.consistency``).  The
+``calibration.json``, ``metaeval.study.calibration_workflow``) and ``consistency`` (``metaeval.study.consistency``).  The
 open parts - calibration and consistency blocks, label agreement, diagnostics, the config echo - are declared as
 ``Mapping`` and stay as the analysis wrote them; every part the report, the API and the summary table read by name
 is a field.
