@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from metaeval.errors import ConfigError
-from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
+from metaeval.measures import display_name, measure
 from metaeval.report import (agreement_section, calibration_section, compare_section, consistency_section,
                              disagreement_section,
                              injection_section, plan_section, plots, provenance_section, ranking_section,
