@@ -15,11 +15,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from metaeval.study.records import Summary, TauEstimate
 
 
-def primary_metric(summary: "Summary") -> str:
-    """The metric the study reports first: the one it recorded (``analysis.primary_metric``)."""
-    return summary.primary_metric
-
-
 def missing_figures(summary: "Summary") -> list[str]:
     """One line per judged cell (not skipped, not withheld) without the primary metric's run-level tau although the
     study compared cells with a reference (some cell has an analysis): the study was asked for figures it did not
