@@ -224,6 +224,9 @@ def test_a_python_judge_is_a_grid_judge_without_a_config_file(tmp_path):
         ci = res.json["cells"][0]["analysis"]["metrics"]["v_strict"]["run"].get("ci") or [None, None]
         assert [row["tau_run_lo"], row["tau_run_hi"]] == list(ci)
         assert "py-half-grid\\_\\_human\\_auto" in res.to_latex() and res.report == tmp_path / "py" / "report.html"
+        back = metaeval.SweepResult.read(res.path)  # a results folder read back through the results schema
+        assert back.summary == res.summary and back.cells.equals(res.cells) and back.json == res.json
+        assert res.summary.cells[0].tau("v_strict", "run").tau == row["tau_run"]
         dry = metaeval.sweep(["grid=single", "judge=py-half-grid", "strategy=human_auto", "runtime=serial",
                               f"results_dir={tmp_path}", "name=py2", "sweep.dry_run=true"])
         assert dry.dry_run and dry.json is None and list(dry.estimates["cell"]) == ["py-half-grid__human_auto"]
