@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from metaeval.formatting import fixed, interval
 from metaeval.measures import display_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,7 +37,7 @@ def _tau(est: "TauEstimate | None") -> str:
         return "-"
     if est.tau is None:
         return "n/a"
-    return f"{est.tau:.3f} [{est.low:.2f}, {est.high:.2f}]" if est.low is not None else f"{est.tau:.3f}"
+    return fixed(est.tau, 3) + interval(est.ci, lead=" ")  # 0.912 [0.85, 0.97]
 
 
 #: the columns of the sweep's table (summary.md and the terminal); the tau columns are numbers with their interval
