@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from metaeval.report.context import Context, dash
-from metaeval.report.model import Detail, Items, Section, Table, Text, fmt
+from metaeval.io.latex import latex_text
+from metaeval.report.model import Cell, Detail, Est, Ident, Items, Num, Paper, Section, Table, Text
 
 TITLE = "Which configuration agrees better: paired comparisons"
 COLUMNS = ["A", "B", "statistic", "A value", "B value", "A - B [95% CI]", "Holm p", "better"]
@@ -31,14 +32,6 @@ def _p(x: Any) -> str:
     return "<0.001" if float(x) < 0.001 else f"{float(x):.3f}"
 
 
-def _diff(r: Mapping[str, Any]) -> str:
-    d, lo, hi = (r.get(k) for k in ("diff", "ci_low", "ci_high"))
-    if d is None or d != d:
-        return "n/a"
-    sign = lambda x: "-" if x is None or x != x else f"{float(x):+.3f}"  # noqa: E731
-    return f"{float(d):+.3f} [{sign(lo)}, {sign(hi)}]"
-
-
 def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
     """The document's rows on ``metric`` (tau, calibrated error) and the label agreement, in table order."""
     order = list(STATISTICS)
@@ -50,10 +43,18 @@ def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
                                        order.index((r["statistic"], r["level"]))))
 
 
-def _table(rows: list[dict[str, Any]], caption: str) -> Table:
-    body = [[r["candidate_a"], r["candidate_b"], STATISTICS[(r["statistic"], r["level"])], fmt(r.get("value_a")),
-             fmt(r.get("value_b")), _diff(r), _p(r.get("p_holm")), r.get("better") or "-"] for r in rows]
-    return Table(COLUMNS, body, caption, [False, False, False, True, True, True, True, False])
+def _table(rows: list[dict[str, Any]], caption: str, paper: Paper | None = None) -> Table:
+    """The paired differences, defined once for the report and the paper (``compare.tex``: A, B, the statistic,
+    A - B with its interval and the Holm p)."""
+    body = [[Ident(r["candidate_a"]), Ident(r["candidate_b"]),
+             Cell(STATISTICS[(r["statistic"], r["level"])],
+                  tex=latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", ""))),
+             Num(r.get("value_a")), Num(r.get("value_b")),
+             Est(r.get("diff"), [r.get("ci_low"), r.get("ci_high")], 3, 3, signed=True, ci_signed=True),
+             _p(r.get("p_holm")), r.get("better") or "-"] for r in rows]
+    return Table(COLUMNS, body, caption, [False, False, False, True, True, True, True, False],
+                 tex_columns=["", "", "", "", "", "$A-B$ [95\\% CI]", "Holm $p$", ""],
+                 where=["", "", "", "report", "report", "", "", "report"], paper=paper)
 
 
 def compare_blocks(doc: Mapping[str, Any], metric: str) -> tuple[list, dict[str, Any]]:
@@ -101,27 +102,16 @@ def section(ctx: Context) -> Section | None:
     return Section("compare", TITLE, blocks)
 
 
-def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
-    """``{"compare": LaTeX}`` of a report's comparison (``report.json``'s ``compare``), or ``{}``."""
-    cmp = data.get("compare") or {}
-    rows = cmp.get("rows") or []
-    if not rows:
-        return {}
-    import pandas as pd
-
-    from metaeval.io.latex import latex_table, latex_text
-
-    def num(x: Any, signed: bool = False) -> str:
-        if x is None or x != x:
-            return "n/a"
-        return format(float(x), "+.3f" if signed else ".3f").replace("-", "$-$")
-
-    body = [[latex_text(r["candidate_a"], breakable=True), latex_text(r["candidate_b"], breakable=True),
-             latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", "")),
-             num(r.get("diff"), True) + f" [{num(r.get('ci_low'), True)}, {num(r.get('ci_high'), True)}]",
-             latex_text(_p(r.get("p_holm")))] for r in rows]
-    df = pd.DataFrame(body, columns=["A", "B", "statistic", "$A-B$ [95\\% CI]", "Holm $p$"])
+def compare_table(cmp: Mapping[str, Any], names: Any = None) -> Table:
+    """The paper's comparison table (``compare.tex``) of a report's comparison (``report.json``'s ``compare``)."""
     cap = (f"Paired differences between configurations on {latex_text(cmp.get('metric') or '')}: $A-B$ with its "
            "95\\% paired topic-bootstrap interval (MAE: normal interval from fold SEs) and Holm-adjusted $p$.")
-    return {"compare": latex_table(df, numeric=[False, False, False, True, True], caption=cap,
-                                   label="tab:metaeval-compare")}
+    return _table(cmp.get("rows") or [], "", Paper("compare", cap, stacked=False))
+
+
+def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
+    """``{"compare": LaTeX}`` of a report's comparison (``report.json``'s ``compare``), or ``{}``."""
+    from metaeval.report.render_latex import render
+
+    cmp = data.get("compare") or {}
+    return {"compare": render(compare_table(cmp))} if cmp.get("rows") else {}
