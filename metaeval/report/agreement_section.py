@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from metaeval.formatting import percent, text
 from metaeval.report import plots, tables
 from metaeval.report.context import Context, pct
 from metaeval.report.model import Config, Detail, Est, Figure, Num, Paper, Section, Table, Text, fmt
@@ -92,11 +93,11 @@ def strictness_table(rows: list[dict[str, Any]], names: "Names | None" = None, c
     the net strictness index with its topic-clustered CI, the label shifts' shares, the Stuart-Maxwell test."""
     body, pairs = [], []
     for r in tables.strictness_table_records(rows):
-        body.append([Config(r["cell"]), tables._s(r.get("n")), Num(r.get("exact_agreement"), tex_digits=2),
+        body.append([Config(r["cell"]), text(r.get("n")), Num(r.get("exact_agreement"), tex_digits=2),
                      Num(r.get("cohen_kappa"), tex_digits=2), Num(r.get("weighted_kappa")),
                      Est(r.get("strictness_index"), r.get("strictness_ci"), ci_digits=3, tex_ci_digits=2,
-                         signed=True), tables._pct(r.get("p_lower")), tables._pct(r.get("p_higher")), r["sm"],
-                     r["reading"]])
+                         signed=True), percent(r.get("p_lower"), missing="-"),
+                     percent(r.get("p_higher"), missing="-"), r["sm"], r["reading"]])
         pairs.append(f"{names.plain(r['cell']) if names else r['cell']}: {r.get('n') or 0}")
     paper = None
     if names is not None:
@@ -121,8 +122,8 @@ def descriptive_table(recs: list[dict[str, Any]], names: "Names | None" = None, 
            ("pct_vital", "% vital", "\\% vital", ""), ("pct_okay", "% okay", "", "report"),
            ("pct_not_support", "% not support", "\\% not", ""), ("pct_partial_support", "% partial", "\\% partial", ""),
            ("pct_support", "% support", "\\% support", ""), ("pct_failed", "% failed", "", "report")]
-    body = [[Config(r.get("name") or "", reference=r.get("role") == "reference"), tables._s(r.get("role")),
-             tables._s(r.get("topics"))] + [Num(r.get(k), 1) for k, *_ in one] for r in recs]
+    body = [[Config(r.get("name") or "", reference=r.get("role") == "reference"), text(r.get("role")),
+             text(r.get("topics"))] + [Num(r.get(k), 1) for k, *_ in one] for r in recs]
     paper = None
     if names is not None:
         from metaeval.report.render_latex import CITE_NUGGETS

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from metaeval.report.context import Context, dash
+from metaeval.formatting import p_value
 from metaeval.io.latex import latex_text
 from metaeval.report.model import Cell, Detail, Est, Ident, Items, Num, Paper, Section, Table, Text
 
@@ -24,12 +25,6 @@ STATISTICS = {("tau", "run"): "run-level tau", ("tau", "topic_avg"): "per-topic 
               ("exact_agreement", "labels"): "exact agreement (labels)",
               ("raw_mae", "run"): "raw held-out MAE (lower is better)",
               ("calibrated_mae", "run"): "calibrated nested MAE (lower is better)"}
-
-
-def _p(x: Any) -> str:
-    if x is None or x != x:
-        return "-"
-    return "<0.001" if float(x) < 0.001 else f"{float(x):.3f}"
 
 
 def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
@@ -51,7 +46,7 @@ def _table(rows: list[dict[str, Any]], caption: str, paper: Paper | None = None)
                   tex=latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", ""))),
              Num(r.get("value_a")), Num(r.get("value_b")),
              Est(r.get("diff"), [r.get("ci_low"), r.get("ci_high")], 3, 3, signed=True, ci_signed=True),
-             _p(r.get("p_holm")), r.get("better") or "-"] for r in rows]
+             p_value(r.get("p_holm")), r.get("better") or "-"] for r in rows]
     return Table(COLUMNS, body, caption, [False, False, False, True, True, True, True, False],
                  tex_columns=["", "", "", "", "", "$A-B$ [95\\% CI]", "Holm $p$", ""],
                  where=["", "", "", "report", "report", "", "", "report"], paper=paper)

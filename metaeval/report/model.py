@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+# table cells, estimates with their interval and p-values are formatted by metaeval.formatting (re-exported here
+# under the report's short names)
+from metaeval.formatting import cell as fmt, estimate_interval as fmt_ci, p_text  # noqa: F401
+from metaeval.formatting import NA, fixed, interval, is_missing, mean_se
+
 
 class Cell(str):
     """A table cell that keeps the figures behind its text.
@@ -38,7 +43,7 @@ class Num(Cell):
 
     def __new__(cls, x: Any, digits: int = 3, *, signed: bool = False, tex_digits: int | None = None,
                 missing: str = "-", sup: str = ""):
-        self = super().__new__(cls, missing if _missing(x) else _fixed(x, digits, signed))
+        self = super().__new__(cls, fixed(x, digits, signed=signed, missing=missing))
         self.x, self.digits, self.signed, self.sup = x, digits, signed, sup
         self.tex_digits = digits if tex_digits is None else tex_digits
         return self
@@ -51,7 +56,9 @@ class Est(Cell):
     def __new__(cls, x: Any, ci: Any, digits: int = 3, ci_digits: int = 2, *, signed: bool = False,
                 ci_signed: bool = False, tex_digits: int | None = None, tex_ci_digits: int | None = None):
         lo, hi = (list(ci) + [None, None])[:2] if ci else (None, None)
-        self = super().__new__(cls, _est_text(x, lo, hi, digits, ci_digits, signed, ci_signed))
+        text = NA if is_missing(x) else fixed(x, digits, signed=signed) + interval(
+            [lo, hi], ci_digits, signed=ci_signed, lead=" ")
+        self = super().__new__(cls, text)
         self.x, self.lo, self.hi, self.signed, self.ci_signed = x, lo, hi, signed, ci_signed
         self.digits, self.ci_digits = digits, ci_digits
         self.tex_digits = digits if tex_digits is None else tex_digits
@@ -65,8 +72,7 @@ class PlusMinus(Cell):
 
     def __new__(cls, d: Any, digits: int = 4, *, signed: bool = False, tex_digits: int | None = None):
         mean, se = (d.get("mean"), d.get("se")) if d else (None, None)
-        text = "-" if mean is None else _fixed(mean, digits, signed) + ("" if se is None else f" ± {se:.{digits}f}")
-        self = super().__new__(cls, text)
+        self = super().__new__(cls, mean_se(d, digits, signed=signed))
         self.mean, self.se, self.digits, self.signed = mean, se, digits, signed
         self.tex_digits = digits if tex_digits is None else tex_digits
         return self
@@ -103,22 +109,6 @@ class Span(Cell):
         self = super().__new__(cls, str(lo) if lo == hi else f"{lo}-{hi}")
         self.lo, self.hi = lo, hi
         return self
-
-
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and x != x)
-
-
-def _fixed(x: Any, digits: int, signed: bool = False) -> str:
-    return format(float(x), f"{'+' if signed else ''}.{digits}f")
-
-
-def _est_text(x: Any, lo: Any, hi: Any, digits: int, ci_digits: int, signed: bool, ci_signed: bool) -> str:
-    if _missing(x):
-        return "n/a"
-    if lo is None or hi is None:
-        return _fixed(x, digits, signed)
-    return f"{_fixed(x, digits, signed)} [{_fixed(lo, ci_digits, ci_signed)}, {_fixed(hi, ci_digits, ci_signed)}]"
 
 
 #: where a column or row shows: everywhere (""), only in the report (HTML, Markdown, terminal) or only in the paper
@@ -289,42 +279,3 @@ class Report:
     def figures(self) -> list[Figure]:
         """Every figure, in page order, details included."""
         return self.walk(Figure)
-
-
-def fmt(x: Any, digits: int = 3) -> str:
-    """A number for a table cell: ``-`` for missing/NaN, fixed digits for floats."""
-    if x is None:
-        return "-"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return str(x)
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if v != v:  # NaN
-        return "-"
-    return f"{v:.{digits}f}"
-
-
-def fmt_ci(est: Any, ci: Any, digits: int = 3) -> str:
-    """``0.912 [0.85, 0.97]``; ``n/a`` when the estimate is undefined."""
-    if est is None or (isinstance(est, float) and est != est):
-        return "n/a"
-    if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None:
-        return f"{fmt(est, digits)} [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]"
-    return fmt(est, digits)
-
-
-def p_text(p: float | None, floor: float = 1e-16) -> str:
-    """A p-value as printed: ``p = 0.042``, ``p = 0.0012``; below 0.001 as a bound ``p < 1e-k`` (``k`` the largest
-    with ``p < 10^-k``, at most 16: double precision says nothing finer), ``p n/a`` for None / NaN."""
-    import math
-
-    if p is None or not p == p:
-        return "p n/a"
-    if p >= 0.001:
-        return f"p = {p:.2g}" if p < 0.01 else f"p = {p:.3f}"
-    k = 16 if p < floor else min(16, math.ceil(-math.log10(p)) - 1)
-    return f"p < 1e-{k}"

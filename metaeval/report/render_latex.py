@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from metaeval.formatting import NA, fixed, interval as fmt_interval
 from metaeval.io.latex import latex_table, latex_text, stack
 from metaeval.measures import DEFAULT_PRIMARY, find_measure
 from metaeval.report.model import Cell, Config, Est, Ident, Method, Num, PlusMinus, Span, Table
@@ -40,18 +41,15 @@ CITE_METHOD = {"ppi": CITE_PPI, "ppi_pp": CITE_PPI_PP}
 
 
 def num(x: Any, digits: int = 3, signed: bool = False) -> str:
-    """A number as LaTeX: ``digits`` decimals, ``+`` when ``signed``, the minus sign typeset (``$-$``); ``n/a`` for
-    None / NaN."""
-    if x is None or (isinstance(x, float) and x != x):
-        return "n/a"
-    return format(float(x), f"{'+' if signed else ''}.{digits}f").replace("-", "$-$")
+    """A number as LaTeX: :func:`metaeval.formatting.fixed` (``n/a`` when missing) with the minus sign typeset
+    (``$-$``)."""
+    return fixed(x, digits, signed=signed, missing=NA).replace("-", "$-$")
 
 
 def interval(lo: Any, hi: Any, digits: int = 2, signed: bool = False) -> str:
-    """``[lo, hi]`` as LaTeX (:func:`num`); ``""`` when a bound is missing."""
-    if lo is None or hi is None:
-        return ""
-    return f"[{num(lo, digits, signed)}, {num(hi, digits, signed)}]"
+    """``[lo, hi]`` as LaTeX (:func:`metaeval.formatting.interval`, the minus sign typeset); ``""`` when a bound is
+    missing."""
+    return fmt_interval([lo, hi], digits, signed=signed).replace("-", "$-$")
 
 
 def method_name(cal: Mapping[str, Any], method: str) -> str:
