@@ -38,10 +38,13 @@ def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
                                        order.index((r["statistic"], r["level"]))))
 
 
-def _table(rows: list[dict[str, Any]], caption: str, paper: Paper | None = None) -> Table:
+def _table(rows: list[dict[str, Any]], caption: str, paper: Paper | None = None, names: Any = None) -> Table:
     """The paired differences, defined once for the report and the paper (``compare.tex``: A, B, the statistic,
-    A - B with its interval and the Holm p)."""
-    body = [[Ident(r["candidate_a"]), Ident(r["candidate_b"]),
+    A - B with its interval and the Holm p; a configuration of the report named in words by ``names``)."""
+    def side(c: str) -> Cell:
+        return Cell(c, tex=names.phrase(c)) if names is not None and c in names.cells else Ident(c)
+
+    body = [[side(r["candidate_a"]), side(r["candidate_b"]),
              Cell(STATISTICS[(r["statistic"], r["level"])],
                   tex=latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", ""))),
              Num(r.get("value_a")), Num(r.get("value_b")),
@@ -98,10 +101,20 @@ def section(ctx: Context) -> Section | None:
 
 
 def compare_table(cmp: Mapping[str, Any], names: Any = None) -> Table:
-    """The paper's comparison table (``compare.tex``) of a report's comparison (``report.json``'s ``compare``)."""
-    cap = (f"Paired differences between configurations on {latex_text(cmp.get('metric') or '')}: $A-B$ with its "
-           "95\\% paired topic-bootstrap interval (MAE: normal interval from fold SEs) and Holm-adjusted $p$.")
-    return _table(cmp.get("rows") or [], "", Paper("compare", cap, stacked=False))
+    """The paper's comparison table (``compare.tex``) of a report's comparison (``report.json``'s ``compare``);
+    ``names`` (:class:`metaeval.report.render_latex.Names`) names the configurations and the metric as the paper
+    does, and adds the README's description."""
+    metric = names.metric_tex if names is not None else latex_text(cmp.get("metric") or "")
+    cap = (f"Paired differences between configurations on {metric}: $A-B$ with its 95\\% paired topic-bootstrap "
+           "interval (MAE: normal interval from fold SEs) and Holm-adjusted $p$.")
+    det = ""
+    if names is not None:
+        det = (f"Paired differences A - B between judge configurations on {names.metric_plain}, {names.data_plain}: "
+               f"run-level, per-topic and pooled Kendall tau with the human labels, label agreement and held-out "
+               f"calibrated error, each on the same {cmp.get('n_boot')} topic resamples (paired topic bootstrap, 95% "
+               "percentile interval; the MAE's interval is normal, from the folds' standard errors treated as "
+               f"independent); p-values Holm-adjusted over the pairs, per statistic (alpha {cmp.get('alpha')}).")
+    return _table(cmp.get("rows") or [], "", Paper("compare", cap, det, stacked=False), names)
 
 
 def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
