@@ -84,6 +84,7 @@ def format_comparison(doc: dict) -> str:
     import textwrap
 
     from metaeval.report.compare_section import _table, rows_for
+    from metaeval.report.model import Table
     from metaeval.report.render_text import text_table
 
     width = min(120, shutil.get_terminal_size((120, 24)).columns)
@@ -95,8 +96,7 @@ def format_comparison(doc: dict) -> str:
     rows = rows_for(doc, metric)
     for a, b in dict.fromkeys((r["candidate_a"], r["candidate_b"]) for r in rows):
         t = _table([r for r in rows if (r["candidate_a"], r["candidate_b"]) == (a, b)], "")
-        t.columns, t.numeric = t.columns[2:], t.numeric[2:]
-        t.rows = [r[2:-1] + [{a: "A", b: "B"}.get(r[-1], r[-1])] for r in t.rows]
+        t = Table(t.columns[2:], [r[2:-1] + [{a: "A", b: "B"}.get(r[-1], r[-1])] for r in t.rows], "", t.numeric[2:])
         out += ["", f"A = {a}", f"B = {b}", text_table(t, width=width)]
     return "\n".join(out)
 

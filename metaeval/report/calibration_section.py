@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from metaeval.formatting import fixed, interval, mean_se
+from metaeval.io.latex import latex_text
 from metaeval.measures import display_name
-from metaeval.report.model import Block, Detail, Section, Table, Text
+from metaeval.report.model import Block, Cell, Detail, Est, Ident, Method, Num, Paper, PlusMinus, Section, Table, Text
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
+    from metaeval.report.render_latex import Names
 
 
 def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
@@ -26,8 +27,8 @@ def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
         return {"calibration": "-", "held_out_mae": "-", "raw_mae": "-", "beats_raw": "-"}
     sel = cal["selection"]
     name = f"leaderboard by {sel['method']}" + (f" ({sel['verdict']})" if sel.get("verdict") else "")
-    return {"calibration": name, "held_out_mae": mean_se(sel.get("nested_mae") or sel["held_out_mae"]),
-            "raw_mae": mean_se(sel["raw_mae"]),
+    return {"calibration": name, "held_out_mae": PlusMinus(sel.get("nested_mae") or sel["held_out_mae"]),
+            "raw_mae": PlusMinus(sel["raw_mae"]),
             "beats_raw": "yes" if sel["beats_raw"] else "no"}
 
 
@@ -45,51 +46,15 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
                 if st.get("fit_topics") else "Nothing evaluated (no choice can be made on this cell).")),
         Text(f"Recommendation: {cal['recommendation']}", kind="note"),
     ]
-    rows, refused = [], []
-    cands = cal["candidates"]
-    order = ["raw"] + [k for k in cands if k != "raw"]
-    for name in order:
-        c = cands.get(name)
-        if c is None:
-            continue
-        if c["status"] == "not evaluated":
-            continue
-        if c["status"] != "ok":
-            refused.append((name, str(c["reason"])))
-            continue
-        h = c["held_out"]
-        chosen = name == cal["selection"]["method"]
-        wins = (cal["selection"].get("wins") or {}).get(name, 0)
-        rows.append([name + (" (shown)" if chosen else ""), c["level"], str(wins),
-                     mean_se(h["mae"]), "-" if name == "raw" else mean_se(h["diff_vs_raw"], signed=True), fixed(h["bias"], 4, signed=True),
-                     fixed(h["coverage"], 2), fixed(h["coverage_worst_run"], 2), fixed(h["mean_ci_width"], 3),
-                     "/".join(fixed((h.get("tau") or {}).get(k), 3) for k in ("run", "topic_avg", "pooled"))])
-    blocks.append(Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
-                         "mean CI width", "held-out tau run/topic/pooled"], rows,
-                        caption=f"{metric}: held-out errors (± = standard error over the splits); coverage of "
-                                f"{int(100 * st['level'])}% intervals for the human run score beside their width ('-': "
-                                "point estimates only); held-out tau = Kendall's tau with the human run scores on each "
-                                "split's held-out topics, averaged over the splits (lower than the headline tau over "
-                                f"all {n_lab} topics)",
-                        numeric=[False, False] + [True] * 8))
+    refused = [(name, str(c["reason"])) for name, c in cal["candidates"].items()
+               if c["status"] not in ("ok", "not evaluated")]
+    blocks.append(candidates_table(cal))
     by_reason: dict[str, list[str]] = {}  # one note per reason: the label-level methods share theirs
     for name, reason in refused:
         by_reason.setdefault(reason, []).append(name)
     for reason, names in by_reason.items():
         blocks.append(Text(f"{', '.join(names)}: {reason}", kind="note"))
-    lb = cal["leaderboard"]
-    lrows = []
-    for r in lb["rows"][:top]:
-        ci = r.get("human_estimate_ci")
-        lrows.append([str(r["human_estimate_rank"]), r["run_id"], fixed(r["human_estimate"], 4),
-                      interval(ci, 4, point_missing="-") if ci else "(all labelled)", fixed(r["human_labelled"], 4),
-                      fixed(r["judge_score"], 4)])
-    cap = (f"{metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} topics "
-           f"(human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} judge-only); "
-           f"{lb['intervals_why']}; judge score = the judge's own run score")
-    blocks.append(Detail("Estimated human leaderboard", [
-        Table(["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score"], lrows, caption=cap,
-              numeric=[True, False, True, False, True, True])], open=False))
+    blocks.append(Detail("Estimated human leaderboard", [leaderboard_table(cal, top=top)], open=False))
     return blocks
 
 
@@ -121,3 +86,150 @@ def section(ctx: "Context") -> Section:
         if isinstance(b, Detail):
             b.open = False
     return sec
+
+
+# ------------------------------------------------------------------ the tables, defined once (report and paper)
+def candidates_table(cal: Mapping[str, Any], cell: str = "", names: "Names | None" = None) -> Table:
+    """Every candidate (raw, composite, the corrections) on the procedure's held-out splits: the report shows the
+    evaluated ones (raw first), the paper every one (raw, composite, the corrections; a refused one with its status)
+    with the shown point method in bold and the interval method (PPI++) marked when it is another."""
+    from metaeval.report.render_latex import method_name
+
+    cands, sel, st = cal.get("candidates") or {}, cal.get("selection") or {}, cal.get("settings") or {}
+    shown, ib = sel.get("method"), sel.get("intervals_by")
+    order = [k for k in ("raw", "composite") if k in cands] + [k for k in cands if k not in ("raw", "composite")]
+    body, ok, refusals = [], {}, []
+    for m in order:
+        c = cands[m]
+        name = Method(method_name(cal, m), m, shown=m == shown, intervals=m == ib and ib != shown,
+                      text=m + (" (shown)" if m == shown else ""))
+        h = c.get("held_out")
+        if c.get("status") != "ok" or not h:
+            if c.get("status") not in ("ok", "not evaluated"):
+                refusals.append(str(c.get("reason") or c.get("status")))
+            body.append([name, "", "", str(c.get("status") or "n/a")] + [""] * 7)
+            continue
+        ok[m] = len(body)
+        tau = h.get("tau") or {}
+        body.append([name, str(c.get("level", "")), str((sel.get("wins") or {}).get(m, 0)),
+                     PlusMinus(h.get("mae"), tex_digits=3),
+                     Cell("-", tex="--") if m == "raw" else PlusMinus(h.get("diff_vs_raw"), signed=True, tex_digits=3),
+                     Num(h.get("bias"), 4, signed=True), Num(h.get("coverage"), 2), Num(h.get("coverage_worst_run"), 2),
+                     Num(h.get("mean_ci_width"), 3, tex_digits=2),
+                     "/".join(Num(tau.get(k)) for k in ("run", "topic_avg", "pooled")), Num(tau.get("run"), 2)])
+    level = float(st.get("level", 0.95))
+    n_lab = len((cal.get("topics") or {}).get("human_labelled") or [])
+    paper = _candidates_paper(cal, cell, names, refusals) if names is not None else None
+    return Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
+                  "mean CI width", "held-out tau run/topic/pooled", "held-out run tau"], body,
+                 caption=f"{display_name(cal.get('metric') or '')}: held-out errors (± = standard error over the "
+                         f"splits); coverage of {int(100 * level)}% intervals for the human run score beside their width "
+                         "('-': point estimates only); held-out tau = Kendall's tau with the human run scores on each "
+                         "split's held-out topics, averaged over the splits (lower than the headline tau over all "
+                         f"{n_lab} topics)",
+                 numeric=[False, False] + [True] * 9,
+                 tex_columns=["", "", "", "MAE", "vs raw", "", "cover", "", "width", "", "$\\tau$"],
+                 where=["", "report", "report", "", "", "report", "", "report", "", "report", "paper"],
+                 report_rows=[ok[m] for m in ["raw"] + [k for k in cands if k != "raw"] if m in ok],
+                 paper=paper)
+
+
+def _candidates_paper(cal: Mapping[str, Any], cell: str, names: "Names", refusals: list[str]) -> Paper:
+    """The candidates table's caption and README description."""
+    from metaeval.report.render_latex import method_name
+
+    sel, st = cal.get("selection") or {}, cal.get("settings") or {}
+    shown, ib = sel.get("method"), sel.get("intervals_by")
+    level = 100 * float(st.get("level", 0.95))
+    splits = sel.get("splits", st.get("splits"))
+    fit, held = sel.get("fit_topics", st.get("fit_topics")), sel.get("held_out_topics", st.get("held_out_topics"))
+    marks = "bold: shown point" + ("" if ib in (None, shown) else ", $^\\dagger$: interval method")
+    cap = (f"Calibration, {names.phrase(cell)}, {names.metric_tex}: held-out MAE $\\pm$ s.e. over "
+           f"{splits} splits; {marks}.") if splits else \
+        f"Calibration, {names.phrase(cell)}, {names.metric_tex}: nothing evaluated; {marks}."
+    why = " Refused: " + "; ".join(dict.fromkeys(refusals)) + "." if refusals else ""
+    shown_plain, ib_plain = method_name(cal, shown or ""), method_name(cal, ib or "")
+    intervals = (f"the intervals are {ib_plain}'s for the human score (dagger), widened to contain each point"
+                 if ib not in (None, shown) else f"points and intervals by {shown_plain}")
+    decision = (f"Shown (bold): {shown_plain}, verdict '{sel.get('verdict')}': {sel.get('why')}; {intervals}. "
+                "Rule: composite (human labels where they exist, the raw judge elsewhere) replaces raw when its "
+                "error is lower and its tau is not below raw's by more than one standard error; a correction "
+                "replaces that only when it beats it by more than one corrected standard error, with a tau not "
+                "below raw's by more than one standard error.")
+    head = f"Calibration candidates for {names.plain(cell)} on {names.data_plain}, metric {names.metric_plain}"
+    if not splits:
+        det = head + ": nothing evaluated (too few human-labelled topics or runs for a choice). " + decision + why
+        return Paper(f"calibration_{cell}", cap, det, order=[0, 3, 4, 10, 6, 8])
+    nested, nd = sel.get("nested_mae") or {}, sel.get("nested_diff_vs_raw") or {}
+    nested_txt = (f" Nested: the same procedure re-run inside {sel['nested_splits']} splits' fit topics and "
+                  f"scored on their held-out ones has MAE {Num(nested.get('mean'), missing='n/a')} +- "
+                  f"{Num(nested.get('se'), missing='n/a')}, {Num(nd.get('mean'), missing='n/a')} +- {Num(nd.get('se'), missing='n/a')} vs raw "
+                  "(chose " + ", ".join(f"{k} {v}" for k, v in (sel.get("nested_choices") or {}).items()) + ")."
+                  if sel.get("nested_splits") else "")
+    det = (head + f", scored on {splits} random splits of the human-labelled topics into {fit} fit and {held} "
+           "held-out topics (the sizes mimic human-labelled : judge-only); every figure is on the whole-track run "
+           "score (human labels on the fit topics where the method uses them, its estimate on the held-out ones) "
+           "against the human one. MAE = mean over splits of the mean absolute error over runs, +- its corrected "
+           "resampled standard error (Nadeau and Bengio, 2003); vs raw = the paired difference to raw (negative = "
+           "better), +- its corrected standard error; tau = mean held-out run-level Kendall tau-b with the human "
+           f"leaderboard; cover = the share of the {level:g}% intervals shown with that point (PPI++'s, widened to "
+           "contain it) that hold the human run score; width = their mean width. " + decision + nested_txt + why)
+    return Paper(f"calibration_{cell}", cap, det, order=[0, 3, 4, 10, 6, 8])
+
+
+def leaderboard_table(cal: Mapping[str, Any], cell: str = "", names: "Names | None" = None,
+                      top: int | None = None) -> Table:
+    """The calibrated leaderboard: per run the estimated human score over every topic with its interval, the human
+    score on the human-labelled topics and the judge's; the report shows the ``top`` runs by the estimate, the paper
+    every run ordered by the human score, each interval below its estimate, and no estimate column when every topic
+    is human-labelled (the estimate is the human score itself)."""
+    from metaeval.report.render_latex import CITE_METHOD, STACK_MAX_ROWS, method_name
+
+    lb = cal["leaderboard"]
+    rows = list(lb["rows"])
+    n_lab, n_only = lb.get("human_labelled_topics"), lb.get("judge_only_topics") or 0
+    estimate = n_only > 0  # with every topic labelled the estimate is the human score itself
+    stacked = len(rows) <= STACK_MAX_ROWS or estimate
+    body = []
+    for r in rows:
+        ci = r.get("human_estimate_ci")
+        body.append([str(r.get("human_estimate_rank", "-")), Ident(r["run_id"]), Num(r.get("human_estimate"), 4),
+                     f"[{Num(ci[0], 4)}, {Num(ci[1], 4)}]" if ci else "(all labelled)", Num(r.get("human_labelled"), 4,
+                                                                                    tex_digits=3),
+                     Num(r.get("judge_score"), 4), Est(r.get("judge_score"), r.get("judge_score_ci")),
+                     Est(r.get("human_estimate"), r.get("human_estimate_ci"))])
+    paper = None
+    if names is not None:
+        m = lb.get("estimated_by") or "?"
+        by = method_name(cal, m)
+        where = "below" if stacked else "beside"
+        if estimate:
+            cited = f" \\citep{{{CITE_METHOD[m]}}}" if m in CITE_METHOD else ""
+            what = f", calibrated: {latex_text(by)}{cited}, all {n_lab + n_only} topics"
+            more = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the "
+                    f"{n_lab} labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95% interval "
+                    f"({lb.get('intervals_why') or ''}).")
+        else:
+            what = ""
+            more = ("Every topic is human-labelled, so the calibrated estimate of the human leaderboard is the "
+                    "reference itself (no calibrated column); the calibration table gives each method's error on "
+                    "held-out topics.")
+        paper = Paper(f"leaderboard_{cell}", f"{names.metric_tex} per run, {names.phrase(cell)}, {names.data_phrase}: "
+                                             f"human, judge (95\\% CI {where}){what}.",
+                      f"Run leaderboard on {names.metric_plain}, {names.plain(cell)}, on {names.data_plain}, runs "
+                      f"ordered by the reference: human = mean human score over the {n_lab} human-labelled topics; "
+                      f"judge = the judge's mean score with its 95% topic-bootstrap interval {where} it (an interval "
+                      "for the judge's score, not the human one). " + more, layout="board", stacked=stacked,
+                      rows=sorted(range(len(rows)), key=lambda i: (rows[i].get("human_labelled") is None,
+                                                                   -(rows[i].get("human_labelled") or 0))))
+    metric = display_name(cal.get("metric") or "")
+    cap = (f"{metric}: estimated human run score over all {(n_lab or 0) + n_only} topics "
+           f"(human labels on {n_lab}, {lb.get('estimated_by')} on {n_only} judge-only); "
+           f"{lb.get('intervals_why')}; judge score = the judge's own run score")
+    keep = 8 if estimate else 7  # no calibrated column when it would repeat the human one
+    return Table(["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score",
+                  "judge score [95% CI]", "calibrated [95% CI]"][:keep], [r[:keep] for r in body], caption=cap,
+                 numeric=[True, False, True, False, True, True, True, True][:keep],
+                 tex_columns=["", "", "", "", "human", "", "judge", "calibrated"][:keep],
+                 where=["report", "", "report", "report", "", "report", "paper", "paper"][:keep],
+                 report_rows=list(range(min(len(rows), top))) if top is not None else None, paper=paper)

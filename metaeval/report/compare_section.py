@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from metaeval.formatting import fixed, is_missing, p_value
 from metaeval.report.context import Context, dash
-from metaeval.report.model import Detail, Items, Section, Table, Text, fmt
+from metaeval.formatting import p_value
+from metaeval.io.latex import latex_text
+from metaeval.report.model import Cell, Detail, Est, Ident, Items, Num, Paper, Section, Table, Text
 
 TITLE = "Which configuration agrees better: paired comparisons"
 COLUMNS = ["A", "B", "statistic", "A value", "B value", "A - B [95% CI]", "Holm p", "better"]
@@ -24,13 +25,6 @@ STATISTICS = {("tau", "run"): "run-level tau", ("tau", "topic_avg"): "per-topic 
               ("exact_agreement", "labels"): "exact agreement (labels)",
               ("raw_mae", "run"): "raw held-out MAE (lower is better)",
               ("calibrated_mae", "run"): "calibrated nested MAE (lower is better)"}
-
-
-def _diff(r: Mapping[str, Any]) -> str:
-    d, lo, hi = (r.get(k) for k in ("diff", "ci_low", "ci_high"))
-    if is_missing(d):
-        return "n/a"
-    return f"{fixed(d, signed=True)} [{fixed(lo, signed=True)}, {fixed(hi, signed=True)}]"
 
 
 def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
@@ -44,10 +38,21 @@ def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
                                        order.index((r["statistic"], r["level"]))))
 
 
-def _table(rows: list[dict[str, Any]], caption: str) -> Table:
-    body = [[r["candidate_a"], r["candidate_b"], STATISTICS[(r["statistic"], r["level"])], fmt(r.get("value_a")),
-             fmt(r.get("value_b")), _diff(r), p_value(r.get("p_holm")), r.get("better") or "-"] for r in rows]
-    return Table(COLUMNS, body, caption, [False, False, False, True, True, True, True, False])
+def _table(rows: list[dict[str, Any]], caption: str, paper: Paper | None = None, names: Any = None) -> Table:
+    """The paired differences, defined once for the report and the paper (``compare.tex``: A, B, the statistic,
+    A - B with its interval and the Holm p; a configuration of the report named in words by ``names``)."""
+    def side(c: str) -> Cell:
+        return Cell(c, tex=names.phrase(c)) if names is not None and c in names.cells else Ident(c)
+
+    body = [[side(r["candidate_a"]), side(r["candidate_b"]),
+             Cell(STATISTICS[(r["statistic"], r["level"])],
+                  tex=latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", ""))),
+             Num(r.get("value_a")), Num(r.get("value_b")),
+             Est(r.get("diff"), [r.get("ci_low"), r.get("ci_high")], 3, 3, signed=True, ci_signed=True),
+             p_value(r.get("p_holm")), r.get("better") or "-"] for r in rows]
+    return Table(COLUMNS, body, caption, [False, False, False, True, True, True, True, False],
+                 tex_columns=["", "", "", "", "", "$A-B$ [95\\% CI]", "Holm $p$", ""],
+                 where=["", "", "", "report", "report", "", "", "report"], paper=paper)
 
 
 def compare_blocks(doc: Mapping[str, Any], metric: str) -> tuple[list, dict[str, Any]]:
@@ -95,25 +100,26 @@ def section(ctx: Context) -> Section | None:
     return Section("compare", TITLE, blocks)
 
 
+def compare_table(cmp: Mapping[str, Any], names: Any = None) -> Table:
+    """The paper's comparison table (``compare.tex``) of a report's comparison (``report.json``'s ``compare``);
+    ``names`` (:class:`metaeval.report.render_latex.Names`) names the configurations and the metric as the paper
+    does, and adds the README's description."""
+    metric = names.metric_tex if names is not None else latex_text(cmp.get("metric") or "")
+    cap = (f"Paired differences between configurations on {metric}: $A-B$ with its 95\\% paired topic-bootstrap "
+           "interval (MAE: normal interval from fold SEs) and Holm-adjusted $p$.")
+    det = ""
+    if names is not None:
+        det = (f"Paired differences A - B between judge configurations on {names.metric_plain}, {names.data_plain}: "
+               f"run-level, per-topic and pooled Kendall tau with the human labels, label agreement and held-out "
+               f"calibrated error, each on the same {cmp.get('n_boot')} topic resamples (paired topic bootstrap, 95% "
+               "percentile interval; the MAE's interval is normal, from the folds' standard errors treated as "
+               f"independent); p-values Holm-adjusted over the pairs, per statistic (alpha {cmp.get('alpha')}).")
+    return _table(cmp.get("rows") or [], "", Paper("compare", cap, det, stacked=False), names)
+
+
 def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
     """``{"compare": LaTeX}`` of a report's comparison (``report.json``'s ``compare``), or ``{}``."""
+    from metaeval.report.render_latex import render
+
     cmp = data.get("compare") or {}
-    rows = cmp.get("rows") or []
-    if not rows:
-        return {}
-    import pandas as pd
-
-    from metaeval.io.latex import latex_table, latex_text
-
-    def num(x: Any, signed: bool = False) -> str:
-        return fixed(x, signed=signed, missing="n/a").replace("-", "$-$")  # a LaTeX minus
-
-    body = [[latex_text(r["candidate_a"], breakable=True), latex_text(r["candidate_b"], breakable=True),
-             latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", "")),
-             num(r.get("diff"), True) + f" [{num(r.get('ci_low'), True)}, {num(r.get('ci_high'), True)}]",
-             latex_text(p_value(r.get("p_holm")))] for r in rows]
-    df = pd.DataFrame(body, columns=["A", "B", "statistic", "$A-B$ [95\\% CI]", "Holm $p$"])
-    cap = (f"Paired differences between configurations on {latex_text(cmp.get('metric') or '')}: $A-B$ with its "
-           "95\\% paired topic-bootstrap interval (MAE: normal interval from fold SEs) and Holm-adjusted $p$.")
-    return {"compare": latex_table(df, numeric=[False, False, False, True, True], caption=cap,
-                                   label="tab:metaeval-compare")}
+    return {"compare": render(compare_table(cmp))} if cmp.get("rows") else {}

@@ -10,15 +10,21 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metaeval.formatting import fixed
+from metaeval.io.latex import latex_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
-    from metaeval.report.model import Section
+    from metaeval.report.model import Section, Table
+    from metaeval.report.render_latex import Names
 
 
-def curve_table(plan: dict[str, Any], metric: str | None = None) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the precision table for ``metric`` (default: the plan's primary metric)."""
+def plan_table(plan: dict[str, Any], metric: str | None = None, names: "Names | None" = None) -> "Table":
+    """The precision table for ``metric`` (default: the plan's primary metric): per number of human-labelled topics
+    the assessor hours, the half-widths of the PPI-calibrated run mean (analytic, resampled, plug-in), the plug-in
+    interval's coverage, tau and the swap rate; the paper (``plan.tex``) shows topics, hours, the two half-widths and
+    the coverage."""
+    from metaeval.report.model import Num, Paper, Table
+
     metric = metric or plan["metric"]
     c = plan["curves"][metric]
     g = f"{plan['target_half_width']:g}" if f"{plan['target_half_width']:g}" in c["rows"][0]["swap"] else f"{c['gaps'][0]:g}"
@@ -27,11 +33,37 @@ def curve_table(plan: dict[str, Any], metric: str | None = None) -> tuple[list[s
     rows = []
     for r in c["rows"]:
         sw = r["swap"][g]
-        rows.append([str(r["n"]), f"{r['hours']:.0f}", fixed(r["analytic_half"]["median"]),
-                     fixed(r["empirical_half"]["median"]), fixed(r["plugin_half"]["median"]),
-                     fixed(r["plugin_coverage"]["median"], 2), fixed(r["tau_mean"]),
-                     f"{fixed(r['tau_lo'])}-{fixed(r['tau_hi'])}", f"{fixed(sw['empirical'])} / {fixed(sw['analytic'])}"])
-    return head, rows
+        rows.append([str(r["n"]), f"{r['hours']:.0f}", Num(r["analytic_half"]["median"]),
+                     Num(r["empirical_half"]["median"]), Num(r["plugin_half"]["median"]),
+                     Num(r["plugin_coverage"]["median"], 2), Num(r["tau_mean"]),
+                     f"{Num(r['tau_lo'])}-{Num(r['tau_hi'])}", f"{Num(sw['empirical'])} / {Num(sw['analytic'])}"])
+    paper = None
+    if names is not None:
+        from metaeval.measures import find_measure
+        from metaeval.report.render_latex import CITE_PPI
+
+        pilot, level = plan["pilot"], float(plan["level"])
+        known = find_measure(str(metric))
+        tex = known.latex if known is not None else latex_text(plan.get("metric_name") or metric)
+        paper = Paper("plan", f"Human-labelled topics needed: {100 * level:g}\\% half-width of the PPI "
+                              f"\\citep{{{CITE_PPI}}} {tex} run mean over {pilot['total_topics']} topics.",
+                      f"Assessor plan (metaeval plan): for each number of human-labelled topics, the assessor hours, "
+                      f"the {100 * level:g}% half-width of the PPI-calibrated run mean of "
+                      f"{plan.get('metric_name') or metric} over the track's {pilot['total_topics']} topics (median "
+                      f"over runs) analytic and by topic resampling ({c.get('reps', '?')} worlds, seed "
+                      f"{plan.get('seed')}), and the coverage of the plug-in interval. Pilot: {pilot['topics']} topics "
+                      f"labelled by {plan.get('reference')} and {plan.get('judge')}, {pilot['runs']} runs. "
+                      f"{plan.get('recommendation') or ''}", layout="column")
+    return Table(head, rows, numeric=[True] * 9,
+                 tex_columns=["topics", "hours", "analytic", "resampled", "", "cover", "", "", ""],
+                 where=["", "", "", "", "report", "", "report", "report", "report"], paper=paper)
+
+
+def curve_table(plan: dict[str, Any], metric: str | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the precision table for ``metric`` (default: the plan's primary metric) as the report and
+    ``plan.md`` show it (:func:`plan_table`)."""
+    t = plan_table(plan, metric).shown()
+    return t.columns, t.rows
 
 
 def _what(plan: dict[str, Any]) -> str:

@@ -11,12 +11,15 @@ Every figure is the study's (``summary.json`` analysis, ``study/study.json``, ``
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from metaeval.report import plots, tables
 from metaeval.report.context import Context, dash
-from metaeval.report.model import Detail, Figure, Section, Table, Text, fmt, fmt_ci
+from metaeval.report.model import Config, Detail, Est, Figure, Ident, Num, Paper, Section, Table, Text, fmt, fmt_ci
 from metaeval.study.records import TopicTau, encode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.report.render_latex import Names
 
 
 def tau(ctx: Context) -> Section:
@@ -28,15 +31,14 @@ def tau(ctx: Context) -> Section:
     def est(cid: str, metric: str, level: str) -> dict[str, Any]:
         return look.get((cid, metric, level), {})
 
-    main = [[cid] + [fmt_ci(est(cid, ctx.metric, lv).get("tau"), [est(cid, ctx.metric, lv).get("ci_low"),
-                                                                  est(cid, ctx.metric, lv).get("ci_high")])
-                     for lv in tables.LEVELS] for cid in ctx.ids if (cid, ctx.metric, "run") in look]
+    main_t = tau_table(rows, ctx.metric, ctx.ids, caption=f"Kendall tau ({ctx.variant}) on {ctx.metric_name} with "
+                       "95% topic-bootstrap CIs")
+    main = main_t.rows
     allm = [[cid] + [fmt(est(cid, m, "run").get("tau")) for m in metrics]
             for cid in ctx.ids if (cid, metrics[0] if metrics else "", "run") in look]
     bar = ctx.th.get("min_run_tau_low")
     blocks: list = [
-        Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], main,
-              f"Kendall tau ({ctx.variant}) on {ctx.metric_name} with 95% topic-bootstrap CIs", [False, True, True, True]),
+        main_t,
         Table(["cell"] + metrics, allm, "run-level tau on every metric", [False] + [True] * len(metrics)),
     ]
     if main:
@@ -100,11 +102,6 @@ def bias(ctx: Context) -> Section | None:
     ctx.data["bias"] = {cid: encode(b) for cid, b in per.items()}
     if not per:
         return None
-    rows = []
-    for cid, b in per.items():
-        neg = sum(1 for r in b.runs if r.ci[1] is not None and r.ci[1] < 0)
-        pos = sum(1 for r in b.runs if r.ci[0] is not None and r.ci[0] > 0)
-        rows.append([cid, fmt_ci(b.mean.bias, list(b.mean.ci)), str(len(b.runs)), str(neg), str(pos)])
     detail = [Table(["run", "reference", "judge", "bias [95% CI]", "topics"],
                     [[r.run_id, fmt(r.reference), fmt(r.judge), fmt_ci(r.bias, list(r.ci)), str(r.n_topics)]
                      for r in b.runs], cid, [False, True, True, True, True]) for cid, b in per.items()]
@@ -113,9 +110,8 @@ def bias(ctx: Context) -> Section | None:
                f"Judge minus reference run score on {ctx.metric_name} (mean over the topics both scored), runs ordered by "
                f"the reference's score; bars: 95% paired topic-bootstrap CI ({dash(ctx.n_boot)} resamples; both sides "
                "resampled on the same topics).", svg=plots.later(plots.bias, ctx.data["bias"], ctx.metric)),
-        Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], rows,
-              f"mean per-run bias on {ctx.metric_name}; 'judged lower/higher': runs whose CI excludes 0",
-              [False, True, True, True, True]),
+        bias_table(ctx.data["bias"], caption=f"mean per-run bias on {ctx.metric_name}; 'judged lower/higher': runs whose CI "
+                                "excludes 0"),
         Detail("per-run bias tables", detail, open=False)])
 
 
@@ -133,10 +129,7 @@ def leaderboards(ctx: Context) -> Section:
                          f"{dash(ctx.seed)}) beside the reference (human) run score. Nothing here is fitted: the "
                          "calibrated, cross-fitted leaderboard is in the calibration section.")]
     for lb in lbs:
-        cols = ["rank", "run", "reference", "ref. rank", "judge raw [95% CI]", "rank shift"]
-        rows = [[str(r["raw_rank"]), r["run_id"], fmt(r.get("reference")), dash(r.get("reference_rank")),
-                 fmt_ci(r.get("raw"), r.get("raw_ci")), dash(r.get("rank_shift"))] for r in lb["rows"]]
-        inner: list = [Table(cols, rows, f"{lb['cell']}", [True, False, True, True, True, True])] if rows else \
+        inner: list = [board_table(lb)] if lb["rows"] else \
             [Text("no leaderboard for this cell in study/study.json", "note")]
         src = "calibration.json raw column" if lb["source"] == "calibration.json" else "study raw leaderboard"
         blocks.append(Detail(f"{lb['cell']} - raw ({src})", inner, open=False))
@@ -156,3 +149,81 @@ def _tau_frame(records: Sequence[TopicTau]):
 
     return pd.DataFrame({"qid": [r.qid for r in records],
                          "tau": [float("nan") if r.tau is None else float(r.tau) for r in records]})
+
+
+
+# ------------------------------------------------------------------ the tables, defined once (report and paper)
+def tau_table(rows: list[dict[str, Any]], metric: str, ids: list[str], names: "Names | None" = None,
+              caption: str = "") -> Table:
+    """Kendall's tau per configuration at the three levels, each with its 95% topic-bootstrap CI (``tables.tau``
+    records); ``names`` (the paper's, :class:`~metaeval.report.render_latex.Names`) adds the paper caption."""
+    look = tables.tau_lookup(rows)
+    body = [[Config(cid)] + [Est(look[(cid, metric, lv)].get("tau"), [look[(cid, metric, lv)].get("ci_low"),
+                                                                      look[(cid, metric, lv)].get("ci_high")])
+                             if (cid, metric, lv) in look else "n/a" for lv in tables.LEVELS]
+            for cid in ids if (cid, metric, "run") in look]
+    paper = None
+    if names is not None:
+        from metaeval.report.render_latex import CITE_NUGGETS
+
+        paper = Paper("tau", f"Kendall's $\\tau$, judge vs.\\ human {names.metric_tex} rankings \\citep{{{CITE_NUGGETS}}}, "
+                      f"{names.data_phrase}; 95\\% CI below.",
+                      f"Kendall's tau-b between the rankings by the judge's and by the human labels' "
+                      f"{names.metric_plain} on {names.data_plain}: run = runs ranked by their mean score over topics; "
+                      "topic = runs ranked within each topic, tau averaged over the topics where it is defined; pooled "
+                      "= tau over all (topic, run) cells (the three levels of Pradeep et al., 2025). Below each "
+                      "estimate its 95% topic-bootstrap confidence interval (topics resampled with replacement).")
+    return Table(["cell"] + [tables.LEVEL_NAMES[lv] for lv in tables.LEVELS], body, caption, [False, True, True, True],
+                 tex_columns=["", "run", "topic", "pooled"], paper=paper)
+
+
+def bias_table(per: Mapping[str, Any], names: "Names | None" = None, caption: str = "") -> Table:
+    """Mean per-run bias (judge minus human) per configuration with its CI, and the runs significantly lower or
+    higher (their own paired topic-bootstrap CI excludes 0)."""
+    body, n_runs = [], []
+    for cid, b in per.items():
+        m = b.get("mean") or {}
+        runs = b.get("runs") or []
+        low = sum(1 for r in runs if (r.get("ci") or [None, None])[1] is not None and r["ci"][1] < 0)
+        high = sum(1 for r in runs if (r.get("ci") or [None, None])[0] is not None and r["ci"][0] > 0)
+        body.append([Config(cid), Est(m.get("bias"), m.get("ci"), signed=True), str(len(runs)), str(low), str(high)])
+        n_runs.append(f"{names.plain(cid) if names else cid}: {len(runs)}")
+    paper = None
+    if names is not None:
+        paper = Paper("bias", f"Judge minus human {names.metric_tex} per run, {names.data_phrase}: mean (95\\% CI "
+                              "below), runs significantly lower or higher.",
+                      f"Per-run bias of each judge, judge minus human run score on {names.metric_plain} on "
+                      f"{names.data_plain}: the mean over runs with its 95% paired topic-bootstrap CI below it, and how "
+                      "many runs the judge scores significantly lower or higher (their own CI excludes 0)"
+                      + (f"; runs per configuration: {'; '.join(n_runs)}." if body else "."))
+    return Table(["cell", "mean bias [95% CI]", "runs", "runs judged lower", "runs judged higher"], body, caption,
+                 [False, True, True, True, True], tex_columns=["", "bias", "", "lower", "higher"],
+                 where=["", "", "report", "", ""], paper=paper)
+
+
+def board_table(lb: Mapping[str, Any], names: "Names | None" = None) -> Table:
+    """A cell's raw leaderboard (``report.json`` ``leaderboards``): the judge's run ranking with its interval beside
+    the reference's; the paper orders the runs by the reference."""
+    from metaeval.report.render_latex import STACK_MAX_ROWS
+
+    rows = list(lb["rows"])
+    body = [[str(r["raw_rank"]) if "raw_rank" in r else "-", Ident(r["run_id"]), Num(r.get("reference")),
+             dash(r.get("reference_rank")), Est(r.get("raw"), r.get("raw_ci")), dash(r.get("rank_shift"))]
+            for r in rows]
+    paper = None
+    if names is not None:
+        cell = lb["cell"]
+        stacked = len(rows) <= STACK_MAX_ROWS
+        where = "below" if stacked else "beside"
+        paper = Paper(f"leaderboard_{cell}",
+                      f"{names.metric_tex} per run, {names.phrase(cell)}, {names.data_phrase}: human, judge (95\\% CI "
+                      f"{where}).",
+                      f"Run leaderboard on {names.metric_plain}, {names.plain(cell)}, on {names.data_plain}, runs "
+                      "ordered by the reference: human = mean human score over topics; judge = the judge's mean score "
+                      f"with its 95% topic-bootstrap interval {where} it. Not calibrated: calibration needs the judge to "
+                      "label the human nuggets.", layout="board", stacked=stacked,
+                      rows=sorted(range(len(rows)), key=lambda i: (rows[i].get("reference") is None,
+                                                                   -(rows[i].get("reference") or 0))))
+    return Table(["rank", "run", "reference", "ref. rank", "judge raw [95% CI]", "rank shift"], body,
+                 f"{lb['cell']}", [True, False, True, True, True, True], tex_columns=["", "", "human", "", "judge", ""],
+                 where=["report", "", "", "report", "", "report"], paper=paper)

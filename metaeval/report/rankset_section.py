@@ -9,33 +9,29 @@ tau of the shown leaderboard and of the raw judge with the human leaderboard on 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from metaeval.report.context import Context
-from metaeval.report.model import Detail, Section, Table, Text
+from metaeval.report.model import Detail, Ident, Num, Paper, Section, Span, Table, Text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.report.render_latex import Names
 
 #: above this many runs the pairwise matrix is left to calibration.json (a 45 x 45 matrix is not read)
 MATRIX_MAX_RUNS = 20
-
-
-def _span(r: list[int]) -> str:
-    return str(r[0]) if r[0] == r[1] else f"{r[0]}-{r[1]}"
 
 
 def cell_blocks(cid: str, block: dict[str, Any]) -> list:
     """The blocks of one cell's rank-sets."""
     if block.get("status") != "ok":
         return [Text(f"{cid}: rank-sets n/a ({block.get('reason')})", kind="note")]
-    rows = [[str(r["rank"]), r["run_id"], f"{r['estimate']:.4f}", _span(r["rank_set"]), _span(r["naive_rank_interval"]),
-             r["group"], f"{r['beats']} / {r['beaten_by']}"] for r in block["rows"]]
     s = block["summary"]
     cap = (f"{block['note']}. rank-set = ranks the run can hold, all runs at once ({block['level']:.0%}); naive = "
            f"per-run percentile interval of the bootstrap rank (not simultaneous); group: runs sharing a letter "
            f"cannot be told apart; above / below = runs it beats / that beat it. {s['decided_pairs']} of {s['pairs']} "
            f"pairs decided; mean rank-set size {s['mean_rank_set_size']:.1f} of {block['runs']} (naive "
            f"{s['mean_naive_interval_size']:.1f})")
-    blocks: list = [Table(["rank", "run", "PPI++ estimate", "rank-set", "naive", "group", "above / below"], rows,
-                          caption=cap, numeric=[True, False, True, True, True, False, True])]
+    blocks: list = [rankset_table(cid, block, caption=cap)]
     if block["runs_left_out"]:
         blocks.append(Text(f"left out (no score on every topic): {', '.join(block['runs_left_out'])}", kind="note"))
     for key, label in (("shown", "the leaderboard shown"), ("raw_judge", "the raw judge")):
@@ -73,3 +69,37 @@ def section(ctx: Context) -> Section | None:
     for cid, block in cals.items():
         blocks.append(Detail(cid, cell_blocks(cid, block), open=len(cals) == 1))
     return Section("rank_sets", "Which runs can be told apart (rank-sets, 95% simultaneous)", blocks)
+
+
+def rankset_table(cid: str, rs: Mapping[str, Any], names: "Names | None" = None, caption: str = "") -> Table:
+    """One cell's rank-sets (``calibration.json`` -> ``rank_sets``, status ok): per run by estimate its rank, the
+    PPI++ estimate (in the paper with its group letter as a superscript, as papers mark indistinguishable runs, up
+    to ``render_latex.LETTERS_MAX`` groups), the rank-set, the naive interval, the group and above / below."""
+    from metaeval.report.render_latex import LETTERS_MAX
+
+    s = rs["summary"]
+    letters = s["groups"] <= LETTERS_MAX
+    body = [[str(r["rank"]), Ident(r["run_id"]), Num(r["estimate"], 4, tex_digits=3, sup=r["group"] if letters else ""),
+             Span(*r["rank_set"]), Span(*r["naive_rank_interval"]), r["group"], f"{r['beats']} / {r['beaten_by']}"]
+            for r in rs["rows"]]
+    paper = None
+    if names is not None:
+        mark = ("runs sharing a superscript letter cannot be told apart" if letters else
+                f"{s['groups']} groups of runs that cannot be told apart (too many for letters: calibration.json)")
+        if rs["human_labelled_topics"] >= rs["topics"]:
+            how = (f"every one of the {rs['topics']} topics is human-labelled, so this is the human leaderboard "
+                   "itself: the rank-set is the observed rank, and only tied runs cannot be told apart.")
+        else:
+            how = (f"PPI++ estimate of the human score over all {rs['topics']} topics ({rs['human_labelled_topics']} "
+                   f"human-labelled); {mark}; rank-set = the ranks a run can hold, all runs at once; above / below = "
+                   f"runs it beats / that beat it. All at {rs['level'] * 100:.0f}% simultaneous confidence over the "
+                   f"{s['pairs']} run pairs (max-t bootstrap of the {rs['human_labelled_topics']} labelled topics, "
+                   f"{rs['n_boot']} resamples); {s['decided_pairs']} pairs decided, mean rank-set size "
+                   f"{s['mean_rank_set_size']:.1f} of {rs['runs']} runs.")
+        paper = Paper(f"ranksets_{cid}", f"Rank-sets, {names.phrase(cid)}, {names.metric_tex}: runs told apart at "
+                                         f"{rs['level'] * 100:.0f}\\% simultaneous confidence.",
+                      f"Rank-sets on {names.metric_plain}, {names.plain(cid)}, on {names.data_plain}: " + how,
+                      layout="board")
+    return Table(["rank", "run", "PPI++ estimate", "rank-set", "naive", "group", "above / below"], body, caption,
+                 [True, False, True, True, True, False, True], tex_columns=["", "", "estimate", "", "", "", ""],
+                 where=["report", "", "", "", "report", "report", ""], paper=paper)

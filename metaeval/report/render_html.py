@@ -54,6 +54,7 @@ def _cell(text: str, numeric: bool, href: str = "") -> str:
 
 
 def _table(t: Table) -> str:
+    t = t.shown()
     head = "".join(f"<th>{escape(c)}</th>" for c in t.columns)
     last = len(t.columns) - 1
     body = "".join("<tr>" + "".join(_cell(x, n, t.links[i] if t.links and j == last else "")

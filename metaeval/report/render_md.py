@@ -10,6 +10,7 @@ def _esc(s: str) -> str:
 
 
 def _table(t: Table) -> list[str]:
+    t = t.shown()
     out = [f"*{_esc(t.caption)}*", ""] if t.caption else []
     out.append("| " + " | ".join(_esc(c) for c in t.columns) + " |")
     out.append("|" + "|".join("---:" if n else "---" for n in t.numeric) + "|")

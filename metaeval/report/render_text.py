@@ -14,6 +14,7 @@ MAIN_SECTIONS = ("summary", "verdict", "usage", "tau", "compare", "leaderboards"
 def text_table(t: Table, width: int | None = None) -> str:
     """A report table for the terminal: its caption, then :func:`fit_table` (nothing clipped; long names shortened
     with an ellipsis and given in full in a legend)."""
+    t = t.shown()
     rows = [[x.replace("\n", " ") for x in r] for r in t.rows]
     cols = [c.replace("\n", " ") for c in t.columns]
     body = fit_table(cols, rows, list(t.numeric), width) if rows else ""

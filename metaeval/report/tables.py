@@ -82,17 +82,6 @@ def tau_lookup(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
 
 
 # ------------------------------------------------------------------ descriptive (Table 4)
-DESCRIPTIVE_COLUMNS: list[Column] = [
-    ("name", "label source", _s, False), ("role", "role", _s, False), ("topics", "topics", _s, True),
-    ("nuggets_per_topic", "nuggets / topic", lambda x: fmt(x, 1), True),
-    ("nugget_len_tokens", "nugget length (tokens)", lambda x: fmt(x, 1), True),
-    ("pct_vital", "% vital", lambda x: fmt(x, 1), True), ("pct_okay", "% okay", lambda x: fmt(x, 1), True),
-    ("pct_not_support", "% not support", lambda x: fmt(x, 1), True),
-    ("pct_partial_support", "% partial", lambda x: fmt(x, 1), True),
-    ("pct_support", "% support", lambda x: fmt(x, 1), True), ("pct_failed", "% failed", lambda x: fmt(x, 1), True),
-]
-
-
 def descriptive(frame) -> list[dict[str, Any]]:
     """Records from ``analysis/descriptive.csv`` (reference first, then the cells)."""
     if frame is None:
@@ -141,14 +130,6 @@ def strictness_reading(r: dict[str, Any]) -> str:
     if hi is not None and hi < 0:
         return "more lenient than the reference"
     return "no significant net strictness"
-
-
-STRICTNESS_COLUMNS: list[Column] = [
-    ("cell", "cell", _s, False), ("n", "pairs", _s, True), ("exact_agreement", "exact agreement", lambda x: fmt(x), True),
-    ("cohen_kappa", "Cohen kappa", lambda x: fmt(x), True), ("weighted_kappa", "weighted kappa", lambda x: fmt(x), True),
-    ("net", "net strictness [95% CI, topic bootstrap]", _s, True), ("p_lower", "judge lower", _pct, True), ("p_higher", "judge higher", _pct, True),
-    ("sm", "Stuart-Maxwell Wald (df), p", _s, True), ("reading", "reading", _s, False),
-]
 
 
 def strictness_table_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -205,6 +205,37 @@ def test_latex_export_of_the_main_tables(results):
     assert "lexical\\_\\_human" not in tex
 
 
+def test_every_paper_table_is_the_table_its_report_section_shows(results):
+    """The paper set renders the sections' own tables: each paper table's report view (its columns and cells) is a
+    table of the built report (the calibrated leaderboard shows the report's top rows), so a column added to, or a
+    figure changed in, a section's table is in the LaTeX too; and each figure of its paper view is in its LaTeX."""
+    from metaeval.report.build import build_report
+    from metaeval.report.latex import _Paper
+    from metaeval.report.model import Config, Rendered, Table
+    from metaeval.report.render_latex import tex_cell
+
+    rep = build_report(results, workers=1)
+    shown = [t.shown() for t in rep.walk(Table)]
+    rendered = "\n".join(b.md for b in rep.walk(Rendered))
+    paper = _Paper(json.loads(json.dumps(rep.data, default=str)))  # what report.json holds
+    tables, tex = paper.tables(), paper.all()
+    assert {"tau", "bias", "strictness", "descriptive", "calibration_lexical__human_auto",
+            "leaderboard_lexical__human_auto", "ranksets_lexical__human_auto"} <= set(tables)
+    for name, t in tables.items():
+        view = t.shown()
+        match = [s for s in shown if s.columns == view.columns and
+                 [list(map(str, r)) for r in s.rows] == [list(map(str, r)) for r in view.rows[:len(s.rows)]]]
+        if not match:  # a section that writes its own HTML and Markdown (the plan) shows the same header and cells
+            assert all(x in rendered for x in view.columns + [str(c) for r in view.rows for c in r]), \
+                f"{name}: no report table with its columns {view.columns} and cells"
+        cols, rows = t.view("paper")
+        for r in rows:
+            for i in cols:
+                c = t.rows[r][i]
+                if not isinstance(c, Config):
+                    assert tex_cell(c, t.paper.stacked) in tex[name], (name, str(c))
+
+
 # Run `metaeval report` with every module that loads data, scores, analyses, calibrates or runs the study blocked:
 # the report must come out whole from the files the study wrote.
 _NO_COMPUTE = """

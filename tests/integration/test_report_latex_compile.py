@@ -220,7 +220,7 @@ def test_nist_lexical_tables_compile_in_an_article_and_in_acm_sigconf(nist, tmp_
     # the shown point method (the study's one decision) in bold; PPI++, whose intervals are shown, marked if another
     sel = cal["selection"]
     cand = tables[f"calibration_{cell['cell']}"]
-    from metaeval.report.latex import method_name
+    from metaeval.report.render_latex import method_name
 
     shown = latex_text(method_name(cal, sel["method"]))
     assert f"\\textbf{{{shown}}}" in cand and cand.count("\\textbf{") == 1

@@ -178,10 +178,10 @@ def test_verdict_strictness_check_uses_the_absolute_index():
     assert v["cells"][0]["checks"][0]["value"] == 0.5 and v["cells"][0]["checks"][0]["reason"] == "outside limit"
 
 
-# ------------------------------------------------------------------ report/latex.py: minus sign in numbers
+# ------------------------------------------------------------------ report/render_latex.py: minus sign in numbers
 def test_latex_numbers_typeset_the_minus_sign():
-    from metaeval.report.latex import _ci, _n
+    from metaeval.report.render_latex import interval, num
 
-    assert _n(-0.5) == "$-$0.500"
-    assert _n(0.25, signed=True) == "+0.250" and _n(-0.25, signed=True) == "$-$0.250"
-    assert _ci([-0.1, 0.2]) == "[$-$0.10, 0.20]"
+    assert num(-0.5) == "$-$0.500"
+    assert num(0.25, signed=True) == "+0.250" and num(-0.25, signed=True) == "$-$0.250"
+    assert interval(-0.1, 0.2) == "[$-$0.10, 0.20]"
