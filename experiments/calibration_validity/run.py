@@ -65,7 +65,7 @@ def judge_file(judge: str) -> Path:
 def score_matrix(ls, qids):
     """V_strict (topic x run) matrix over ``qids`` and the run ids."""
     from metaeval.scoring import score_answers
-    from metaeval.study.calibration.data import score_matrix as dense
+    from metaeval.study.calibration_workflow.data import score_matrix as dense
 
     sc = score_answers(ls)
     runs = sorted(sc["run_id"].astype(str).unique())
@@ -103,7 +103,8 @@ def labelled_topics(judge: str, design: str, i: int, all_qids: list[str]) -> lis
 def interval_split(H, J, lab, seed: int, metric: str = "v_strict", level: float = 0.95, n_boot: int = 999):
     """PPI++'s interval for the human run score on the judge-only topics (``~lab``), as ``calibrate --seed seed``
     computes it for its leaderboard (fit on every labelled topic; bootstrap stream ``calibration.bootstrap_t`` keyed
-    by the metric and the judge-only topic indices, as :func:`metaeval.study.calibration.data.score_candidate`)."""
+    by the metric and the judge-only topic indices, as
+    :func:`metaeval.study.calibration_workflow.data.score_candidate`)."""
     from metaeval.calibration.scorelevel import apply_score_method, fit_score_method
     from metaeval.random_streams import stream
 
@@ -134,7 +135,7 @@ def interval_study(judge: str, design: str, splits: int, human, all_qids: list[s
     """``--interval-only``: coverage / worst run / width of PPI++'s judge-only interval (:func:`interval_split`)
     over ``splits`` splits; whole-track coverage is the same event (the labelled part is observed)."""
     from metaeval.io import load_labels
-    from metaeval.study.calibration.data import nanmean
+    from metaeval.study.calibration_workflow.data import nanmean
 
     H, runs = score_matrix(human, all_qids)
     J, jruns = score_matrix(load_labels(str(judge_file(judge))), all_qids)

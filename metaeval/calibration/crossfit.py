@@ -9,7 +9,7 @@ depends on how many topics it is fitted on and applied to); :func:`applied_split
 every distinct split when there are no more than asked for (each checked disjoint by :func:`check_disjoint`:
 nothing is scored on a topic it was fitted on); :func:`corrected_resampled_se` is the SE of a mean over such
 overlapping splits.  The procedure that uses them is
-:mod:`metaeval.study.calibration.procedure`.
+:mod:`metaeval.study.calibration_workflow.procedure`.
 """
 
 from __future__ import annotations
