@@ -68,7 +68,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=SEED_DEFAULT,
                    help="calibration seed: splits and parameter draws (default %(default)s)")
     p.add_argument("--analysis-seed", type=int, default=0,
-                   help="seed of the judge score's topic-bootstrap interval (the raw leaderboard; default 0)")
+                   help="seed of the analysis draws: the judge score's topic-bootstrap interval (the raw "
+                   "leaderboard) and --strictness's within-topic bootstrap (default 0)")
     p.add_argument("--level", type=float, default=D["level"], help="confidence level (default %(default)s)")
     p.add_argument("--bootstrap", type=int, default=D["n_boot"],
                    help="topic-bootstrap replicates for the judge score's interval (default %(default)s)")
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     if args.strictness:
         from metaeval.calibration.strictness import strictness_models
 
-        result["strictness"] = to_jsonable(strictness_models(human, judge))
+        result["strictness"] = to_jsonable(strictness_models(human, judge, seed=args.analysis_seed))  # an analysis draw
     cal_path = os.path.join(args.out, "calibration.json")
     model_path = os.path.join(args.out, "calibration-model.json")
     _write_json(cal_path, result)
