@@ -111,10 +111,10 @@ def main() -> None:
               "fig6": lambda: simulate_judge(human, seed=stream(0, "simulation.calibration_validity", "fig6"), name="fig6"),
               "run_bias": lambda: run_bias_labels(human), "hetero": lambda: hetero_skew_labels(human, "hetero"),
               "skewed": lambda: hetero_skew_labels(human, "skewed")}
-    only = [a for a in sys.argv[1:] if a in makers]  # e.g. `labels.py hetero skewed`: just those
+    only = [a for a in sys.argv[1:] if a in makers or a == "embedding"]  # e.g. `labels.py hetero skewed`: just those
     sets = {k: f() for k, f in makers.items() if not only or k in only}
     try:
-        if only:
+        if only and "embedding" not in only:
             raise RuntimeError("not asked for")
         from metaeval.judges.embedding import EmbeddingJudge
 

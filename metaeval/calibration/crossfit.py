@@ -5,9 +5,10 @@ A candidate (:class:`Candidate`) is a method bound to the data: ``fit(topic indi
 indices, want_ci) -> {metric: Prediction}``.  :func:`applied_split_sizes` gives one split's sizes so that fitting
 on its fit part and scoring on its held-out part mimics fitting on the ``n_L`` human-labelled topics and applying
 to the ``n_U`` judge-only ones (not ``n_L / K``-topic folds: the error of a correction, and whether it beats raw,
-depends on how many topics it is fitted on and applied to); :func:`applied_splits` draws them (each checked
-disjoint by :func:`check_disjoint`: nothing is scored on a topic it was fitted on); :func:`corrected_resampled_se`
-is the SE of a mean over such overlapping splits.  The procedure that uses them is
+depends on how many topics it is fitted on and applied to); :func:`applied_splits` draws them, or enumerates
+every distinct split when there are no more than asked for (each checked disjoint by :func:`check_disjoint`:
+nothing is scored on a topic it was fitted on); :func:`corrected_resampled_se` is the SE of a mean over such
+overlapping splits.  The procedure that uses them is
 :mod:`metaeval.study.calibration_workflow.procedure`.
 """
 
@@ -75,9 +76,28 @@ def applied_split_sizes(n_labelled: int, n_applied: int, folds: int = 5) -> tupl
 def applied_splits(topics: np.ndarray, n_fit: int, n_splits: int,
                    rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
     """``n_splits`` random (fit, held-out) splits of ``topics``, ``n_fit`` topics to fit, the rest held out; each
-    split checked disjoint."""
+    split checked disjoint.
+
+    When there are no more distinct splits than ``n_splits`` (``C(n, n - n_fit) <= n_splits``: e.g. 20 labelled
+    topics applied to 1, the 20 leave-one-out splits) every distinct split is returned once instead (in an order drawn from ``rng``, so that
+    the first few - the nested evaluation's outer splits - are a random subset): the held-out mean over them is the exact
+    design-based figure (each topic held out equally often), where ``n_splits`` random draws would repeat splits
+    (20 draws of the 20 leave-one-out splits hold about 5 topics out more than once and 7 never: weights that say
+    nothing about the procedure) and add Monte-Carlo noise."""
+    from itertools import combinations
+    from math import comb
+
     topics = np.asarray(topics)
+    n_held = len(topics) - n_fit
     out = []
+    if 0 < n_held < len(topics) and comb(len(topics), n_held) <= n_splits:
+        for held_idx in combinations(range(len(topics)), n_held):
+            mask = np.zeros(len(topics), dtype=bool)
+            mask[list(held_idx)] = True
+            fit, held = np.sort(topics[~mask]), np.sort(topics[mask])
+            check_disjoint(fit, held)
+            out.append((fit, held))
+        return [out[i] for i in rng.permutation(len(out))]
     for _ in range(n_splits):
         perm = rng.permutation(topics)
         fit, held = np.sort(perm[:n_fit]), np.sort(perm[n_fit:])

@@ -31,6 +31,31 @@ def test_corrected_resampled_se_by_hand():
     assert np.isnan(corrected_resampled_se(np.array([0.1]), 5, 5))
 
 
+def test_leave_one_out_splits_are_enumerated_once_each():
+    """20 labelled topics applied to 1 (the n20 design): the 20 leave-one-out splits, each topic held out once.
+    Planted bug (random draws, as before): 20 draws repeat some split (all distinct with probability 20!/20^20)."""
+    from metaeval.calibration.crossfit import applied_splits
+
+    a, b = applied_split_sizes(20, 1)
+    splits = applied_splits(np.arange(20), a, 20, np.random.default_rng(0))
+    held = sorted(int(h[0]) for f, h in splits)
+    assert held == list(range(20))
+    assert all(len(f) == 19 and not set(f) & set(h) for f, h in splits)
+    # C(5, 3) = 10 <= 20: every 2 : 3 split once
+    assert len({tuple(h) for _, h in applied_splits(np.arange(5), 2, 20, np.random.default_rng(0))}) == 10
+
+
+def test_random_splits_unchanged_when_there_are_more_distinct_splits_than_asked():
+    """C(21, 4) = 5985 > 20: the splits are the random permutations drawn as before (other cells' numbers stay)."""
+    from metaeval.calibration.crossfit import applied_splits
+
+    got = applied_splits(np.arange(21), 17, 20, np.random.default_rng(5))
+    rng = np.random.default_rng(5)
+    for f, h in got:
+        perm = rng.permutation(np.arange(21))
+        assert np.array_equal(f, np.sort(perm[:17])) and np.array_equal(h, np.sort(perm[17:]))
+
+
 # --------------------------------------------------------------------------- bootstrap-t
 def _bt_by_loop(D, est, n_u, level, rng, B):
     """Independent re-implementation: explicit resampled samples, same multinomial draws."""
