@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args.overrides = extra
     level = logging.ERROR if args.quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     if args.quiet:
-        from metaeval.commands import progress
+        from metaeval.workflow import progress
 
         progress.QUIET = True  # no progress bars or stage lines either
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)

@@ -1,6 +1,6 @@
 """The settings tree of a sweep, built ONCE at the edge from the composed configuration and passed down as objects.
 
-``build_settings(config)`` checks every section of the plain composed config (``metaeval.commands.compose``) and
+``build_settings(config)`` checks every section of the plain composed config (``metaeval.workflow.hydra_config``) and
 returns a frozen :class:`RunSettings`:
 
 * ``pipeline`` (``metaeval.pipeline.settings.PipelineSettings``: results folder, sweep, runtime, cache, dataset)
