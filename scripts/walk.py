@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Walk a metaeval command: which rooms (subpackages) its call path enters, and how often it returns to a room it
+had left.
+
+    python scripts/walk.py [--json OUT] [--top N] -- sweep results_dir=/tmp/walk   # any `metaeval` arguments
+
+The command runs in this process (``metaeval.cli.main``) under a profiler hook (``sys.setprofile``) that sees
+every Python call of this thread.  Definitions:
+
+* a *room* is a subpackage or top-level module of the package: ``metaeval.commands``, ``metaeval.workflow``,
+  ``metaeval.pipeline``, ``metaeval.study``, ``metaeval.report``, ``metaeval.judges``, ``metaeval.layout`` ...;
+  a frame outside the package (the standard library, pandas) stays in the room of the package frame that called
+  it, and so does a module body run by an import (``<module>``: where a lazy import happens is not a move);
+* a call *enters* a room when the callee's room differs from the caller's;
+* an entry is a *return to a room already left* when the walk had entered that room before (to be in another
+  room now, the call stack left it for that room).  Counted twice: every such entry (``dynamic``: loops over
+  cells and topics repeat it) and each distinct ``from room -> to room`` move (``distinct``).
+
+Worker processes and other threads are not walked (``runtime=serial`` keeps the judging in this process).
+Prints the rooms in order of first entry, the counts and the most frequent return moves; ``--json OUT`` writes
+the same as JSON.  Exit status: the command's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def room_of(module: str) -> str | None:
+    """``metaeval.study.run`` -> ``metaeval.study``; ``metaeval.layout`` -> itself; outside the package: None."""
+    parts = module.split(".")
+    if parts[0] != "metaeval":
+        return None
+    return ".".join(parts[:2])
+
+
+class Walk:
+    """The profiler hook: a stack of the room each live frame is in, and every entry into a room."""
+
+    def __init__(self) -> None:
+        self.stack: list[str | None] = []
+        self.order: list[str] = []  # rooms in order of first entry
+        self.entries = 0
+        self.returns: Counter[tuple[str | None, str]] = Counter()
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            here = self.stack[-1] if self.stack else None
+            room = room_of(frame.f_globals.get("__name__") or "")
+            if room is None or frame.f_code.co_name == "<module>":
+                self.stack.append(here)
+                return
+            if room != here:
+                self.entries += 1
+                if room in self.order:
+                    self.returns[(here, room)] += 1
+                else:
+                    self.order.append(room)
+            self.stack.append(room)
+        elif event == "return" and self.stack:
+            self.stack.pop()
+
+    def figures(self) -> dict[str, Any]:
+        return {"rooms": self.order, "room_entries": self.entries,
+                "returns_dynamic": sum(self.returns.values()), "returns_distinct": len(self.returns),
+                "return_moves": [{"from": a, "to": b, "count": n} for (a, b), n in self.returns.most_common()]}
+
+
+def walk(argv: list[str]) -> tuple[int, dict[str, Any]]:
+    """Run ``metaeval ARGV`` in this process under :class:`Walk`; (its exit status, the figures)."""
+    from metaeval.cli import main
+
+    w = Walk()
+    sys.setprofile(w)
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse errors
+        rc = int(exc.code or 0)
+    finally:
+        sys.setprofile(None)
+    return rc, w.figures()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
+    ap.add_argument("--top", type=int, default=12, help="return moves listed (default 12)")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="the metaeval arguments (after --)")
+    args = ap.parse_args(argv)
+    cmd = [a for a in args.command if a != "--"] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        ap.error("name the metaeval command to walk, e.g. -- sweep results_dir=/tmp/walk")
+    import metaeval
+
+    rc, fig = walk(cmd)
+    out = sys.stderr  # the command's own output went to stdout
+    print(f"walk of `metaeval {' '.join(cmd)}` ({Path(metaeval.__file__).parent}), exit {rc}", file=out)
+    print(f"rooms entered ({len(fig['rooms'])}, in order of first entry): {', '.join(fig['rooms'])}", file=out)
+    print(f"room entries: {fig['room_entries']}; returns to a room already left: {fig['returns_dynamic']} "
+          f"(every entry), {fig['returns_distinct']} (distinct from -> to moves)", file=out)
+    for m in fig["return_moves"][: args.top]:
+        print(f"  {m['from']} -> {m['to']}: {m['count']}", file=out)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"argv": cmd, "exit": rc, **fig}, indent=2) + "\n", encoding="utf-8")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
