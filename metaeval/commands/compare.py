@@ -110,7 +110,7 @@ def sweep_comparison_lines(doc: dict, width: int) -> list[str]:
     seed, the Holm level; where the table is), then :func:`pair_lines`."""
     import textwrap
 
-    head = (f"Neighbouring cells compared ({doc['pairs']}) against {doc['reference']}: tau-{doc['variant']} on "
+    head = (f"Compared {doc['pairs']}, against {doc['reference']}: tau-{doc['variant']} on "
             f"{doc['metric']}, {doc['n_boot']} paired topic resamples (seed {doc['seed']}), Holm-adjusted at alpha "
             f"{doc['alpha']:g}; every statistic in analysis/compare.json and the report's comparison section:")
     return [textwrap.fill(head, width, **KEEP_WHOLE), *pair_lines(doc, width)]

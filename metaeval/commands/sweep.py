@@ -104,9 +104,9 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     if summary.get("stopped"):
         return 3
-    from metaeval.pipeline.health import EXIT_FAILED_RATE, failed_rate_problems
+    from metaeval.pipeline.health import EXIT_FAILED_RATE
 
-    problems = failed_rate_problems(summary.get("cells", []), settings.sweep.max_failed_rate)
+    problems = run.failed
     for line in problems:  # everything is stored; the run still must not look like a success
         print(f"metaeval sweep: {line}", file=sys.stderr)
     for line in run.missing:  # figures asked for and not produced: not a success either

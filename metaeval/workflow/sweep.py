@@ -31,6 +31,9 @@ class SweepRun:
     #: figures the sweep was asked for and did not produce (a judged cell without the primary metric's taus, a
     #: failed report), one line each; the sweep exits non-zero when there is any
     missing: list[str] = field(default_factory=list)
+    #: cells whose FAILED labels exceed ``sweep.max_failed_rate``, one line each (``metaeval.pipeline.health``:
+    #: everything is stored, yet the run must not look like a success: the command exits ``EXIT_FAILED_RATE``)
+    failed: list[str] = field(default_factory=list)
     #: the study's comparison of the grid's natural neighbour cells (``analysis/compare.json``: ``lines``, one
     #: plain-language line per pair, and how they were compared); None without a pair
     comparison: dict[str, Any] | None = None
@@ -102,6 +105,7 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     outcome = run_sweep(settings.pipeline, cells, progress, hold_lock=True)  # label sets (folder lock held)
     if outcome.dry_run:
         return SweepRun(summary=None, dry_run_cells=outcome.cells)
+    from metaeval.pipeline.health import failed_rate_problems
     from metaeval.study import study_sweep
     from metaeval.study.summary import missing_figures
     from metaeval.workflow.report import report_after_study
@@ -116,7 +120,9 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
                                          workers=settings.study.calibration.workers, problems=missing)
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
-    return SweepRun(summary=summary, closing=closing, missing=missing, comparison=comparison)
+    failed = [] if summary.get("stopped") else failed_rate_problems(summary.get("cells", []),
+                                                                    settings.sweep.max_failed_rate)
+    return SweepRun(summary=summary, closing=closing, missing=missing, comparison=comparison, failed=failed)
 
 
 def neighbour_comparison(layout: Any) -> dict[str, Any] | None:

@@ -37,11 +37,11 @@ def test_the_sweep_prints_the_pair_lines_after_the_table_and_before_the_verdict(
     assert seen["cells"] > 1
     flat = " ".join(out.split())
     assert "- " + LINE in flat  # the whole line, wrapped at the terminal width without cutting a number
-    assert flat.index("THE SUMMARY TABLE") < flat.index("Neighbouring cells compared") < flat.index(LINE) \
+    assert flat.index("THE SUMMARY TABLE") < flat.index("Compared the grid's natural neighbours") < flat.index(LINE) \
         < flat.index("Verdict: PASS")
     assert "1000 paired topic resamples (seed 0), Holm-adjusted at alpha 0.05" in flat
     lines = out.splitlines()
-    block = lines[next(i for i, s in enumerate(lines) if s.startswith("Neighbouring")):]
+    block = lines[next(i for i, s in enumerate(lines) if s.startswith("Compared the grid")):]
     block = block[:next(i for i, s in enumerate(block) if s.startswith(("wrote ", "Verdict")))]
     assert len(block) >= 3 and all(len(line) <= 100 for line in block), block  # wrapped at the terminal width
 
@@ -54,7 +54,7 @@ def test_no_comparison_no_lines(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(wf, "drive_sweep", lambda *a, **k: SweepRun(summary={"cells": []}, closing=["Verdict: x"]))
     monkeypatch.setattr(summary_mod, "summary_markdown", lambda summary, table=None: "TABLE")
     assert main(["sweep", "--no-progress", f"results_dir={tmp_path}"]) == 0
-    assert "Neighbouring cells compared" not in capsys.readouterr().out
+    assert "Compared the grid's natural neighbours" not in capsys.readouterr().out
 
 
 def test_the_workflow_reads_the_comparison_the_study_wrote(tmp_path):
