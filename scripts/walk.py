@@ -56,6 +56,7 @@ class Walk:
         self.order: list[str] = []  # rooms in order of first entry
         self.entries = 0
         self.returns: Counter[tuple[str | None, str]] = Counter()
+        self.moves: Counter[tuple[str | None, str]] = Counter()  # every entry, first ones too
 
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
@@ -68,6 +69,7 @@ class Walk:
                 if (here in self.orchestration or here is None) and (not self.path or self.path[-1] != room):
                     self.path.append(room)
                 self.entries += 1
+                self.moves[(here, room)] += 1
                 if room in self.order:
                     self.returns[(here, room)] += 1
                 else:
@@ -81,6 +83,8 @@ class Walk:
         return {"rooms": self.order, "room_entries": self.entries,
                 "orchestration_walk": self.path, "orchestration_returns": len(back),
                 "orchestration_returns_distinct": len(set(back)),
+                "called_from": {src: sorted({b for (a, b) in self.moves if a == src})
+                                for src in sorted({a for (a, _) in self.moves if a in self.orchestration})},
                 "returns_dynamic": sum(self.returns.values()), "returns_distinct": len(self.returns),
                 "return_moves": [{"from": a, "to": b, "count": n} for (a, b), n in self.returns.most_common()]}
 
@@ -132,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
           f"(every entry), {fig['returns_distinct']} (distinct from -> to moves)", file=out)
     for m in fig["return_moves"][: args.top]:
         print(f"  {m['from']} -> {m['to']}: {m['count']}", file=out)
+    for src, rooms in fig["called_from"].items():
+        print(f"{src} calls into ({len(rooms)}): {', '.join(r.removeprefix('metaeval.') for r in rooms)}", file=out)
     steps = fig["orchestration_walk"]
     print(f"orchestration walk ({len(steps)} steps; returns to a room already left: {fig['orchestration_returns']}, "
           f"{fig['orchestration_returns_distinct']} distinct): "
