@@ -10,7 +10,8 @@ every Python call of this thread.  Definitions:
 * a *room* is a subpackage or top-level module of the package: ``metaeval.commands``, ``metaeval.workflow``,
   ``metaeval.pipeline``, ``metaeval.study``, ``metaeval.report``, ``metaeval.judges``, ``metaeval.layout`` ...;
   a frame outside the package (the standard library, pandas) stays in the room of the package frame that called
-  it, and so does a module body run by an import (``<module>``: where a lazy import happens is not a move) and a
+  it, and so does everything an import runs (a module body, its class bodies and dataclass decorators: where a lazy
+  import happens is not a move), a finalizer (``__del__``, run wherever the collector runs) and a
   call into the core utilities (``--core``, default the layer-0 modules of ``tests/unit/test_layering.py``:
   ``types``, ``errors``, ``hashing``, ``measures`` ...: every layer may use them; they are not a room one walks to);
 * a call *enters* a room when the callee's room differs from the caller's;
@@ -53,6 +54,8 @@ class Walk:
         self.orchestration, self.core = orchestration, core
         self.path: list[str] = []  # the orchestration walk (consecutive repeats collapsed)
         self.stack: list[str | None] = []
+        self.modules: list[bool] = []  # per live frame: is it a module body (an import running)?
+        self.importing = 0
         self.order: list[str] = []  # rooms in order of first entry
         self.entries = 0
         self.returns: Counter[tuple[str | None, str]] = Counter()
@@ -61,8 +64,11 @@ class Walk:
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             here = self.stack[-1] if self.stack else None
+            is_module = frame.f_code.co_name == "<module>"
+            self.modules.append(is_module)
+            self.importing += is_module
             room = room_of(frame.f_globals.get("__name__") or "")
-            if room is None or room in self.core or frame.f_code.co_name == "<module>":
+            if room is None or room in self.core or self.importing or frame.f_code.co_name == "__del__":
                 self.stack.append(here)
                 return
             if room != here:
@@ -77,6 +83,7 @@ class Walk:
             self.stack.append(room)
         elif event == "return" and self.stack:
             self.stack.pop()
+            self.importing -= self.modules.pop()
 
     def figures(self) -> dict[str, Any]:
         back = [(self.path[i - 1], r) for i, r in enumerate(self.path) if r in self.path[:i]]

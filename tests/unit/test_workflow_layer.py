@@ -64,3 +64,20 @@ def test_the_api_runs_the_workflow_not_a_command():
     names = _imported(PKG / "api.py")
     assert not [n for n in names if n.startswith("metaeval.commands")]
     assert {"metaeval.workflow.compose", "metaeval.workflow.sweep", "metaeval.workflow.compare"} <= names
+
+
+def test_an_overlay_file_with_a_shipped_name_wins_whatever_the_folder_is_called(tmp_path):
+    """The overlays reach Hydra as ``hydra.searchpath`` (quoted: a comma, a space, a quote or a bracket in the
+    folder's name) after a primary folder holding only ``config.yaml``: the user's ``judge/lexical.yaml`` replaces
+    the shipped one, for the top-level judge and for a grid's judges alike."""
+    from metaeval.workflow.compose import compose_config, compose_sweep
+
+    conf = tmp_path / "my conf, it's [x]"
+    (conf / "judge").mkdir(parents=True)
+    (conf / "judge" / "lexical.yaml").write_text("judge: lexical\nname: lexical\nsupport_threshold: 0.77\n"
+                                                 "partial_threshold: 0.3\nconcurrency: 4\n", encoding="utf-8")
+    assert compose_config(["grid=single", "judge=lexical"])["judge"]["support_threshold"] == 0.6  # shipped
+    assert compose_config(["grid=single", "judge=lexical"], conf)["judge"]["support_threshold"] == 0.77
+    settings, _ = compose_sweep(["grid.judges=[lexical_strict,lexical]", "grid.optional_judges=[]"], conf)
+    assert settings.document["judges"]["lexical"]["support_threshold"] == 0.77
+    assert settings.document["judges"]["lexical_strict"]["support_threshold"] != 0.77
