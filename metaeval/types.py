@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from typing import Sequence
+    from typing import Iterator, Sequence
 
     import numpy as np
     import pandas as pd
@@ -226,10 +226,12 @@ class LabelSet:
     # ------------------------------------------------------------------ views
     @property
     def qids(self) -> list[str]:
+        """The topics, sorted: those with labels, else those with answers."""
         return sorted(self.labels["qid"].unique().tolist()) if len(self.labels) else sorted(self.answers["qid"].unique())
 
     @property
     def run_ids(self) -> list[str]:
+        """The runs with an answer, sorted."""
         return sorted(self.answers["run_id"].unique().tolist())
 
     def nuggets(self) -> "pd.DataFrame":
@@ -287,6 +289,18 @@ class LabelSet:
     def __len__(self) -> int:
         """The number of labels: one per (qid, run_id, nugget_id), as in ``repr``."""
         return len(self.labels)
+
+    def __iter__(self) -> "Iterator[tuple]":
+        """The labels, one named tuple per row of ``labels`` (fields ``qid, run_id, nugget_id, ...``), so that
+        ``pd.DataFrame(labelset)`` is the ``labels`` table: same rows, columns and values.
+
+        pandas (2.x and 3.x) builds a DataFrame from an object only through iteration (neither the interchange
+        protocol nor the Arrow stream protocol reaches its constructor), so this is how ``pd.DataFrame(ls)``
+        works.  The frame it builds infers its dtypes: ``importance`` and ``support`` come back as strings, not
+        the categoricals of ``ls.labels`` (use ``ls.labels`` itself to keep them), and an empty label set gives
+        an empty frame without columns.  Nothing in the package iterates a label set or tests for iterables
+        (inputs that may be one or many are told apart with ``isinstance(x, (list, tuple))``)."""
+        return self.labels.itertuples(index=False, name="Label")
 
     def __bool__(self) -> bool:
         """A label set is true even when it holds no labels (``if labels:`` tests presence, not size)."""

@@ -5,7 +5,7 @@
 #      pdftoppm from poppler-utils) for the LaTeX compile test tests/integration/test_report_latex_compile.py,
 #      which compiles `metaeval report --latex` output in an 11pt two-column article and in acmart's sigconf layout
 #      and fails on errors, an overfull box wider than 1 pt or a caption over three lines;
-#   2. the `docs` extra (mkdocs) into the project's venv;
+#   2. the `docs` extra (mkdocs, and mkdocstrings for the API reference docs/api/) into the project's venv;
 #   3. mkdocs build --strict into a temporary folder.
 # Usage: bash scripts/ci_docs.sh [PYTHON]   (default .venv/bin/python)
 set -euo pipefail

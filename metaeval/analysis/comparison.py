@@ -264,12 +264,6 @@ def finish(rows: Sequence[Mapping[str, Any]] | pd.DataFrame, alpha: float = 0.05
 
 
 # ------------------------------------------------------------------ plain language
-def _fmt(x: Any, digits: int = 3, signed: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return format(float(x), f"{'+' if signed else ''}.{digits}f")
-
-
 def describe(row: Mapping[str, Any], flip: bool = False) -> str:
     """``run-level tau on v_strict +0.214 [+0.071, +0.357], Holm p 0.004`` for one row (``flip``: as ``b - a``)."""
     what = LEVEL_WORDS.get(row["level"], "") + f" on {row['metric']}" if row["statistic"] == "tau" \
@@ -279,8 +273,10 @@ def describe(row: Mapping[str, Any], flip: bool = False) -> str:
     d, lo, hi = row["diff"], row["ci_low"], row["ci_high"]
     if flip:
         d, lo, hi = -d, -hi, -lo
-    return (f"{what} {_fmt(d, signed=True)} [{_fmt(lo, signed=True)}, {_fmt(hi, signed=True)}], "
-            f"Holm p {_fmt(row['p_holm'], 3)}")
+    from metaeval.formatting import NA, fixed
+
+    return (f"{what} {fixed(d, signed=True, missing=NA)} [{fixed(lo, signed=True, missing=NA)}, "
+            f"{fixed(hi, signed=True, missing=NA)}], Holm p {fixed(row['p_holm'], 3, missing=NA)}")
 
 
 def pair_lines(table: pd.DataFrame, metric: str, alpha: float = 0.05,

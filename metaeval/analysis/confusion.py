@@ -32,7 +32,7 @@ For counts ``n_ij`` with ``N = sum n_ij``, ``p_ij = n_ij / N``, row / column mar
   ``X^2 = d' V^-1 d``; with few topics its chi-square reference is liberal, so the p-value is that of
   ``F = X^2 / (K - 1)`` on ``(K - 1, G - 1)`` df (as statsmodels' cluster-robust Wald test with ``use_t``), the
   chi-square p kept beside it (:func:`clustered_stuart_maxwell`).  p-values are printed as a bound where
-  tiny (``metaeval.report.model.p_text``: "p < 1e-9"), never as "p 0".
+  tiny (``metaeval.formatting.p_text``: "p < 1e-9"), never as "p 0".
 * The kappa and strictness CIs treat labels as independent; labels of one topic are correlated, so they are
   too narrow for topic-level inference (``metaeval.calibration.strictness`` adds a topic-clustered CI).
 * shifts: every off-diagonal cell as ``from -> to`` with its share of all labels and of its reference row, and

@@ -10,8 +10,10 @@ a score table (long run_id,qid,metric,value or wide), or a folder of per-query t
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from metaeval.commands.helptext import command_parser
+from metaeval.formatting import NA, fixed, p_text, significant
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.errors import ConfigError
     from metaeval.scoring import ScoringPolicy
 
@@ -102,7 +104,7 @@ def _renamed(reference, candidates, run_map):
     import logging
     from pathlib import Path
 
-    from metaeval.analysis.api import load_input
+    from metaeval.analysis.meta_evaluation import load_input
     from metaeval.io.runmap import parse_run_map, rename_runs, unused_keys
 
     mapping = parse_run_map(run_map)
@@ -116,23 +118,13 @@ def _renamed(reference, candidates, run_map):
     return rename_runs(ref, mapping), [rename_runs(c, mapping) for c in cands]
 
 
-def _fmt(v) -> str:
-    return "   n/a" if v is None or v != v else f"{v:6.3f}"
-
-
 def _sm(ag: dict) -> str:
     """The topic-clustered Stuart-Maxwell test (statistic, df, p as a bound where tiny), else the plain one."""
-    from metaeval.report.model import p_text
-
     if ag.get("stuart_maxwell_clustered_stat") is not None:
         return (f"Stuart-Maxwell (topic-clustered) {ag['stuart_maxwell_clustered_stat']:.1f} "
                 f"({ag['stuart_maxwell_clustered_df']} df, {ag['stuart_maxwell_clustered_topics']} topics), F "
                 f"{p_text(ag['stuart_maxwell_clustered_p'])}")
     return f"Stuart-Maxwell (unclustered) {p_text(ag.get('stuart_maxwell_p'))}"
-
-
-def _p(v) -> str:
-    return "n/a" if v is None or v != v else f"{v:.3g}"
 
 
 def _run_notes(block: dict, most: int = 5) -> list[str]:
@@ -150,6 +142,7 @@ def _run_notes(block: dict, most: int = 5) -> list[str]:
 def format_summary(res) -> str:
     """Readable summary: one tau table per candidate, then flips, agreement and paired tests."""
     doc = res.json
+    col = partial(fixed, digits=3, width=6, missing=NA)  # a column of 6 characters, n/a right-aligned
     lines = [f"reference: {doc['reference']}   tau-{doc['variant']}   bootstrap {doc['n_boot']} x topics "
              f"(seed {doc['seed']}, {doc['ci_method']} {100 * (1 - doc['alpha']):.0f}% CI)"]
     flagged = False
@@ -165,23 +158,23 @@ def format_summary(res) -> str:
                 t, (lo, hi) = mb[lvl]["tau"], mb[lvl]["ci"]
                 out = lo is not None and t is not None and not (lo <= t <= hi)
                 flagged |= out
-                cells.append(f"{_fmt(t)}{'*' if out else ' '} [{_fmt(lo)},{_fmt(hi)}]")
+                cells.append(f"{col(t)}{'*' if out else ' '} [{col(lo)},{col(hi)}]")
             f = mb["flips"]
             lines.append(f"{metric:<10} " + " ".join(f"{x:>24}" for x in cells) + f"  {f['n_flips']:>4}/{f['n_pairs']} ({f['n_flips_ref_significant']})")
         ag = block.get("labels")
         if ag:
             lines.append(
-                f"labels: n {ag['n']}  agreement {_fmt(ag['exact_agreement'])}  kappa {_fmt(ag['cohen_kappa'])}  "
-                f"weighted {_fmt(ag['weighted_kappa'])}  alpha(ord) {_fmt(ag['krippendorff_alpha'])}  "
-                f"strictness {_fmt(ag['strictness_index'])}  {_sm(ag)}  "
+                f"labels: n {ag['n']}  agreement {col(ag['exact_agreement'])}  kappa {col(ag['cohen_kappa'])}  "
+                f"weighted {col(ag['weighted_kappa'])}  alpha(ord) {col(ag['krippendorff_alpha'])}  "
+                f"strictness {col(ag['strictness_index'])}  {_sm(ag)}  "
                 f"FAILED ref/cand/both {ag['failed']['reference']}/{ag['failed']['candidate']}/{ag['failed']['both']}")
             lines.append("        confusion (rows reference, columns candidate; " + ", ".join(ag["order"]) + "): "
                          + "  ".join(str(r) for r in ag["confusion"]))
     if doc.get("paired"):
         lines += ["", "paired bootstrap (candidate_a - candidate_b):"]
         for r in doc["paired"]:
-            lines.append(f"  {r['candidate_a']} vs {r['candidate_b']}  {r['metric']:<9} {r['level']:<9} diff {_fmt(r['diff'])} "
-                         f"[{_fmt(r['ci_low'])},{_fmt(r['ci_high'])}]  p {_p(r['p_value'])}")
+            lines.append(f"  {r['candidate_a']} vs {r['candidate_b']}  {r['metric']:<9} {r['level']:<9} diff {col(r['diff'])} "
+                         f"[{col(r['ci_low'])},{col(r['ci_high'])}]  p {significant(r['p_value'])}")
     if flagged:
         lines += ["", "* estimate outside its CI: the run-level tau of a topic resample is biased down (fewer distinct "
                   "topics); see --ci centered / bca and boot_mean in analysis.json"]

@@ -7,10 +7,10 @@ contain each point, inside [0, 1]) and calibration-model.json. 'calibrate apply'
 labels: by default the point method the procedure chose, with PPI++'s interval widened to contain it; --method M
 applies M instead (its own interval).
 
-    metaeval calibrate --human H --judge J [--method M ...] [--metric V_strict ...] [--repeats S] --out DIR
+    metaeval calibrate --human H --judge J [--method M ...] [--metrics V_strict ...] [--repeats S] --out DIR
     metaeval calibrate apply --model DIR/calibration-model.json --judge J [--method M] --out DIR [--allow-mismatch]
 
-Everything is computed by :func:`metaeval.study.calibration.calibrate_study` (the same function the sweep's
+Everything is computed by :func:`metaeval.study.calibration_workflow.calibrate_study` (the same function the sweep's
 study calls); this command prints and writes.  The last printed line is the recommendation.
 """
 
@@ -19,11 +19,12 @@ from __future__ import annotations
 import argparse
 
 from metaeval.commands.helptext import command_parser
+from metaeval.formatting import fixed, interval, mean_se
 
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from metaeval.study.calibration.settings import DEFAULTS as D, SEED_DEFAULT  # numpy-free
+    from metaeval.study.calibration_workflow.defaults import DEFAULTS as D, SEED_DEFAULT  # numpy-free
 
     p = command_parser(sub, "calibrate", __doc__,
                        help="correct a judge against human labels: held-out validation, fitted model, corrected leaderboard")
@@ -36,8 +37,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="candidate method: raw, composite or a registered calibration method, e.g. ppi_pp (repeat; "
                         "default every one; raw, composite and ppi_pp are always included; 'none' = raw; an unknown "
                         "name lists them); apply: the method to apply instead of the one the procedure chose")
-    p.add_argument("--metric", action="append", type=str.lower,
-                   help="metric, any case: V_strict, a_strict, v, a, w_strict, w (repeat; the first is the primary; default all six)")
+    p.add_argument("--metrics", nargs="+", action="extend", type=str.lower, metavar="M",
+                   help="metrics, any case: V_strict a_strict v a w_strict w (the first is the primary; default all six); "
+                        "the name of analyze --metrics, metaeval.calibrate(metrics=) and the sweep's analysis.metrics")
+    p.add_argument("--metric", action="append", type=str.lower, metavar="M",
+                   help="deprecated spelling of --metrics (repeat; still works, with a warning)")
     p.add_argument("--folds", type=int, default=D["folds"],
                    help="when every judge topic is human-labelled, splits fit on 1 - 1/folds of them (default "
                         "%(default)s); otherwise the split sizes mimic human-labelled : judge-only")
@@ -91,7 +95,13 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
     from metaeval.measures import METRICS, canonical_metrics
 
-    metrics = canonical_metrics(args.metric or METRICS, "--metric")  # unknown: one line naming the nearest measure
+    if args.metric:  # the spelling before --metrics (issue 32): still works, says so once on stderr
+        import sys
+
+        print(f"warning: calibrate --metric is deprecated; use --metrics {' '.join(args.metric)} (the name "
+              "metaeval.calibrate(metrics=) and analysis.metrics use)", file=sys.stderr)
+    chosen = [*(args.metrics or []), *(args.metric or [])]
+    metrics = canonical_metrics(chosen or METRICS, "--metrics")  # unknown: one line naming the nearest measure
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
     if args.method:
@@ -105,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "apply":
         if not args.model:
             raise ConfigError("calibrate apply needs --model FILE")
-        return _apply(args, metrics if args.metric else None)
+        return _apply(args, metrics if chosen else None)
     if not args.human:
         raise ConfigError("calibrate needs --human H (or 'calibrate apply --model FILE')")
     from metaeval.workflow.calibrate import calibrate_files
@@ -159,17 +169,17 @@ def print_result(res: dict, top: int = 10) -> None:
             sel = block["selection"]
             # * = the point method shown; i = the interval method, when it is another
             mark = " *" if name == sel["method"] else (" i" if name == sel.get("intervals_by") else "")
-            tau = "/".join(_f3(h["tau"].get(k)) for k in ("run", "topic_avg", "pooled"))
-            vs = "-" if name == "raw" else _pm(h["diff_vs_raw"], signed=True)
+            tau = "/".join(fixed(h["tau"].get(k), 3) for k in ("run", "topic_avg", "pooled"))
+            vs = "-" if name == "raw" else mean_se(h["diff_vs_raw"], signed=True, sep="+-")
             label = name + mark
-            cover = (f"{_f2(h['coverage']):>7}{_f2(h['coverage_worst_run']):>7}{_f2(h['mean_ci_width']):>7}"
+            cover = (f"{fixed(h['coverage'], 2):>7}{fixed(h['coverage_worst_run'], 2):>7}{fixed(h['mean_ci_width'], 2):>7}"
                      if h["coverage"] is not None else f"{'point estimates only':>21}")
-            print(f"{display_name(metric):<10}{label:<22}{wins.get(name, 0):>5}{_pm(h['mae']):>16}{vs:>18}"
-                  f"{_f4(h['bias']):>9}{cover}  {tau}")
+            print(f"{display_name(metric):<10}{label:<22}{wins.get(name, 0):>5}{mean_se(h['mae'], sep='+-'):>16}{vs:>18}"
+                  f"{fixed(h['bias'], 4):>9}{cover}  {tau}")
         sel = block["selection"]
         if sel.get("nested_splits"):
-            print(f"{'':<10}nested (the procedure inside the splits){_pm(sel['nested_mae']):>17}"
-                  f"{_pm(sel['nested_diff_vs_raw'], signed=True):>18}")
+            print(f"{'':<10}nested (the procedure inside the splits){mean_se(sel['nested_mae'], sep='+-'):>17}"
+                  f"{mean_se(sel['nested_diff_vs_raw'], signed=True, sep='+-'):>18}")
     for name, why in refused.items():
         print(f"{name}: {why}")
     print("(* = shown (its points); i = its intervals' method; x+-y = mean +- its standard error over the splits "
@@ -185,34 +195,15 @@ def print_result(res: dict, top: int = 10) -> None:
     print(f"{'rank':>4}  {'run':<{w}}{'human est.':>11}  {'interval':<18}{'human (lab.)':>13}{'judge score':>12}")
     for row in lb["rows"][:top]:
         ci = row["human_estimate_ci"]
-        iv = f"[{_f4(ci[0])}, {_f4(ci[1])}]" if ci else "(all labelled)"
-        print(f"{row['human_estimate_rank']:>4}  {row['run_id']:<{w}}{_f4(row['human_estimate']):>11}  {iv:<18}"
-              f"{_f4(row['human_labelled']):>13}{_f4(row['judge_score']):>12}")
+        iv = interval(ci, 4, point_missing="-") if ci else "(all labelled)"
+        print(f"{row['human_estimate_rank']:>4}  {row['run_id']:<{w}}{fixed(row['human_estimate'], 4):>11}  {iv:<18}"
+              f"{fixed(row['human_labelled'], 4):>13}{fixed(row['judge_score'], 4):>12}")
     rank_lines = rank_set_lines(res.get("rank_sets"), metric, top)
     if rank_lines:
         print("\n" + "\n".join(rank_lines))
     for m, block in res["by_metric"].items():
         if m != res["metric"]:
             print(f"also: {block['recommendation']}")
-
-
-def _pm(d: dict, signed: bool = False) -> str:
-    if not d or d.get("mean") is None:
-        return "-"
-    fmt = "+.4f" if signed else ".4f"
-    return f"{d['mean']:{fmt}}" + (f"+-{d['se']:.4f}" if d.get("se") is not None else "")
-
-
-def _f4(x) -> str:
-    return "-" if x is None else f"{x:.4f}"
-
-
-def _f3(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def _f2(x) -> str:
-    return "-" if x is None else f"{x:.2f}"
 
 
 def _apply(args: argparse.Namespace, metrics) -> int:
@@ -236,8 +227,8 @@ def _apply(args: argparse.Namespace, metrics) -> int:
               + (f" ({fitted} of these topics were in the fit: in-sample there)" if fitted else ""))
         for row in block["rows"][: args.top]:
             ci = row.get("human_estimate_ci")
-            iv = f"  [{_f4(ci[0])}, {_f4(ci[1])}]" if ci else ""
-            est = f"{_f4(row['human_estimate']):>8}{iv}  " if "human_estimate" in row else ""
-            print(f"  {row['run_id']:<50}{est}judge score {_f4(row['judge_score'])}")
+            iv = interval(ci, 4, point_missing="-", lead="  ")
+            est = f"{fixed(row['human_estimate'], 4):>8}{iv}  " if "human_estimate" in row else ""
+            print(f"  {row['run_id']:<50}{est}judge score {fixed(row['judge_score'], 4)}")
     print(f"\nwrote {path}")
     return 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 from metaeval.commands.helptext import command_parser
+from metaeval.formatting import plus_minus
 
 #: = metaeval.simulation.JUDGE_KINDS (a test checks); spelled out so that ``metaeval --help`` imports no numpy
 JUDGE_KINDS = ("fig6", "run_bias", "topic_difficulty", "length_strictness", "resampled")
@@ -86,14 +87,10 @@ def format_table(res: dict) -> str:
     for kind, per in res["kinds"].items():
         for m, f in per.items():
             se = f["mc_se"]
-            cut = "-" if m == "none" else _pm(f["bias_cut"], se["bias_cut"], 2)
-            lines.append(f"{kind:<18}{'none (raw)' if m == 'none' else m:<22}{cut:>14}{_pm(f['rmse'], se['rmse'], 3):>16}"
-                         f"{_pm(f['coverage'], se['coverage'], 3):>16}{_pm(f['coverage_worst_run'], se['coverage_worst_run'], 2):>16}"
-                         f"{_pm(f['mean_ci_width'], se['mean_ci_width'], 3):>16}")
+            cut = "-" if m == "none" else plus_minus(f["bias_cut"], se["bias_cut"], 2, sep="+-")
+            lines.append(f"{kind:<18}{'none (raw)' if m == 'none' else m:<22}{cut:>14}{plus_minus(f['rmse'], se['rmse'], 3, sep='+-'):>16}"
+                         f"{plus_minus(f['coverage'], se['coverage'], 3, sep='+-'):>16}{plus_minus(f['coverage_worst_run'], se['coverage_worst_run'], 2, sep='+-'):>16}"
+                         f"{plus_minus(f['mean_ci_width'], se['mean_ci_width'], 3, sep='+-'):>16}")
     return "\n".join(lines)
 
 
-def _pm(x, se, d: int) -> str:
-    if x is None or x != x:
-        return "-"
-    return f"{x:.{d}f}+-{se:.{d}f}"

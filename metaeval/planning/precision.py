@@ -181,7 +181,10 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
     grid = sorted({int(n) for n in (n_grid or default_grid(total)) if 2 <= int(n) <= total})
     if not grid:
         raise ConfigError(f"no labelled-topic count in the grid lies in [2, {total}]")
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    if not isinstance(rng, np.random.Generator):
+        from metaeval.random_streams import stream
+
+        rng = stream(rng, "planning.precision")
     z = z_value(level)
     s2d, s2h = planning_s2(D.var(0, ddof=1), tp)[0], H.var(0, ddof=1)  # the point N's variance (need_statement)
     s2d0, s2h0 = D.var(0, ddof=0), H.var(0, ddof=0)

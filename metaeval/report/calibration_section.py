@@ -1,5 +1,5 @@
 """The report's calibration section, rendered from the ``calibration.json`` dicts the study wrote
-(:func:`metaeval.study.calibration.calibrate_study`).  Nothing here fits or resamples: it formats.
+(:func:`metaeval.study.calibration_workflow.calibrate_study`).  Nothing here fits or resamples: it formats.
 
 * :func:`calibration_section` - one :class:`~metaeval.report.model.Section` for all cells;
 * :func:`cell_blocks` - the blocks of one cell (pairing line, held-out table with raw first, refusals, the
@@ -12,22 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from metaeval.formatting import fixed, interval, mean_se
 from metaeval.measures import display_name
 from metaeval.report.model import Block, Detail, Section, Table, Text
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
-
-
-def _f(x: Any, fmt: str = ".4f") -> str:
-    return "-" if x is None else format(x, fmt)
-
-
-def _pm(d: Mapping[str, Any] | None, signed: bool = False) -> str:
-    if not d or d.get("mean") is None:
-        return "-"
-    s = format(d["mean"], "+.4f" if signed else ".4f")
-    return s + (f" ± {d['se']:.4f}" if d.get("se") is not None else "")
 
 
 def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
@@ -36,8 +26,8 @@ def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
         return {"calibration": "-", "held_out_mae": "-", "raw_mae": "-", "beats_raw": "-"}
     sel = cal["selection"]
     name = f"leaderboard by {sel['method']}" + (f" ({sel['verdict']})" if sel.get("verdict") else "")
-    return {"calibration": name, "held_out_mae": _pm(sel.get("nested_mae") or sel["held_out_mae"]),
-            "raw_mae": _pm(sel["raw_mae"]),
+    return {"calibration": name, "held_out_mae": mean_se(sel.get("nested_mae") or sel["held_out_mae"]),
+            "raw_mae": mean_se(sel["raw_mae"]),
             "beats_raw": "yes" if sel["beats_raw"] else "no"}
 
 
@@ -71,9 +61,9 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
         chosen = name == cal["selection"]["method"]
         wins = (cal["selection"].get("wins") or {}).get(name, 0)
         rows.append([name + (" (shown)" if chosen else ""), c["level"], str(wins),
-                     _pm(h["mae"]), "-" if name == "raw" else _pm(h["diff_vs_raw"], signed=True), _f(h["bias"], "+.4f"),
-                     _f(h["coverage"], ".2f"), _f(h["coverage_worst_run"], ".2f"), _f(h["mean_ci_width"], ".3f"),
-                     "/".join(_f((h.get("tau") or {}).get(k), ".3f") for k in ("run", "topic_avg", "pooled"))])
+                     mean_se(h["mae"]), "-" if name == "raw" else mean_se(h["diff_vs_raw"], signed=True), fixed(h["bias"], 4, signed=True),
+                     fixed(h["coverage"], 2), fixed(h["coverage_worst_run"], 2), fixed(h["mean_ci_width"], 3),
+                     "/".join(fixed((h.get("tau") or {}).get(k), 3) for k in ("run", "topic_avg", "pooled"))])
     blocks.append(Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
                          "mean CI width", "held-out tau run/topic/pooled"], rows,
                         caption=f"{metric}: held-out errors (± = standard error over the splits); coverage of "
@@ -91,9 +81,9 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
     lrows = []
     for r in lb["rows"][:top]:
         ci = r.get("human_estimate_ci")
-        lrows.append([str(r["human_estimate_rank"]), r["run_id"], _f(r["human_estimate"]),
-                      f"[{_f(ci[0])}, {_f(ci[1])}]" if ci else "(all labelled)", _f(r["human_labelled"]),
-                      _f(r["judge_score"])])
+        lrows.append([str(r["human_estimate_rank"]), r["run_id"], fixed(r["human_estimate"], 4),
+                      interval(ci, 4, point_missing="-") if ci else "(all labelled)", fixed(r["human_labelled"], 4),
+                      fixed(r["judge_score"], 4)])
     cap = (f"{metric}: estimated human run score over all {lb['human_labelled_topics'] + lb['judge_only_topics']} topics "
            f"(human labels on {lb['human_labelled_topics']}, {lb['estimated_by']} on {lb['judge_only_topics']} judge-only); "
            f"{lb['intervals_why']}; judge score = the judge's own run score")

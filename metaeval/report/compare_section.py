@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from metaeval.formatting import p_value
 from metaeval.report.context import Context, dash
 from metaeval.report.model import Detail, Items, Section, Table, Text, fmt
 
@@ -23,12 +24,6 @@ STATISTICS = {("tau", "run"): "run-level tau", ("tau", "topic_avg"): "per-topic 
               ("exact_agreement", "labels"): "exact agreement (labels)",
               ("raw_mae", "run"): "raw held-out MAE (lower is better)",
               ("calibrated_mae", "run"): "calibrated nested MAE (lower is better)"}
-
-
-def _p(x: Any) -> str:
-    if x is None or x != x:
-        return "-"
-    return "<0.001" if float(x) < 0.001 else f"{float(x):.3f}"
 
 
 def _diff(r: Mapping[str, Any]) -> str:
@@ -52,7 +47,7 @@ def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
 
 def _table(rows: list[dict[str, Any]], caption: str) -> Table:
     body = [[r["candidate_a"], r["candidate_b"], STATISTICS[(r["statistic"], r["level"])], fmt(r.get("value_a")),
-             fmt(r.get("value_b")), _diff(r), _p(r.get("p_holm")), r.get("better") or "-"] for r in rows]
+             fmt(r.get("value_b")), _diff(r), p_value(r.get("p_holm")), r.get("better") or "-"] for r in rows]
     return Table(COLUMNS, body, caption, [False, False, False, True, True, True, True, False])
 
 
@@ -119,7 +114,7 @@ def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
     body = [[latex_text(r["candidate_a"], breakable=True), latex_text(r["candidate_b"], breakable=True),
              latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", "")),
              num(r.get("diff"), True) + f" [{num(r.get('ci_low'), True)}, {num(r.get('ci_high'), True)}]",
-             latex_text(_p(r.get("p_holm")))] for r in rows]
+             latex_text(p_value(r.get("p_holm")))] for r in rows]
     df = pd.DataFrame(body, columns=["A", "B", "statistic", "$A-B$ [95\\% CI]", "Holm $p$"])
     cap = (f"Paired differences between configurations on {latex_text(cmp.get('metric') or '')}: $A-B$ with its "
            "95\\% paired topic-bootstrap interval (MAE: normal interval from fold SEs) and Holm-adjusted $p$.")

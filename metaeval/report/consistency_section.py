@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from metaeval.formatting import fixed
+
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
     from metaeval.report.model import Section
-
-
-def _f(x: Any, nd: int = 4) -> str:
-    return "-" if x is None else f"{x:.{nd}f}"
 
 
 def consistency_rows(cons: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -25,7 +23,7 @@ def consistency_rows(cons: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         return [], []
     methods = [m for m in next(iter(variants.values())) if m != "s_delta"]
     head = ["judge scores"] + [f"{m} MAE ± SE" for m in methods] + ["s(H-J)"]
-    rows = [[name] + [f"{res[m]['mae']:.4f} ± {_f(res[m].get('se'))}" for m in methods] + [_f(res.get("s_delta"), 3)]
+    rows = [[name] + [f"{res[m]['mae']:.4f} ± {fixed(res[m].get('se'), 4)}" for m in methods] + [fixed(res.get("s_delta"), 3)]
             for name, res in variants.items()]
     return head, rows
 

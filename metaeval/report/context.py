@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+# the sections' short names for metaeval.formatting.text (``-`` for None) and .percent (``n/a`` for None)
+from metaeval.formatting import percent as pct, text as dash  # noqa: F401
 from metaeval.measures import display_name
 from metaeval.report.load import Results
 
@@ -49,13 +51,3 @@ class Context:
     def unreadable(self, path: Any, exc: Exception, what: str = "unreadable") -> None:
         """Record a file the report could not use (shown in the report's problems section, never hidden)."""
         self.res.problems.append(f"{path}: {what} ({type(exc).__name__}: {exc})")
-
-
-def dash(x: Any) -> str:
-    """``-`` for a missing value, else ``str(x)``."""
-    return "-" if x is None else str(x)
-
-
-def pct(x: Any) -> str:
-    """A share as a percentage with one decimal (``n/a`` when missing)."""
-    return "n/a" if x is None else f"{100 * float(x):.1f}%"

@@ -36,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from metaeval.formatting import fixed, interval
 from metaeval.io.latex import PREAMBLE, latex_table, latex_text, stack
 from metaeval.measures import DEFAULT_PRIMARY, find_measure
 from metaeval.report.model import Report
@@ -64,15 +65,11 @@ def method_name(cal: Mapping[str, Any], method: str) -> str:
 
 
 def _n(x: Any, digits: int = 3, signed: bool = False) -> str:
-    if x is None or (isinstance(x, float) and x != x):
-        return "n/a"
-    return format(float(x), f"{'+' if signed else ''}.{digits}f").replace("-", "$-$")
+    return fixed(x, digits, signed=signed, missing="n/a").replace("-", "$-$")  # a LaTeX minus
 
 
 def _ci(ci: Any, digits: int = 2) -> str:
-    if not ci or len(ci) != 2 or ci[0] is None or ci[1] is None:
-        return ""
-    return f"[{_n(ci[0], digits)}, {_n(ci[1], digits)}]"
+    return interval(ci, digits).replace("-", "$-$")
 
 
 def _est_ci(est: Any, ci: Any, *, stacked: bool, digits: int = 3, signed: bool = False) -> str:
@@ -93,7 +90,7 @@ def _pm(d: Mapping[str, Any] | None, *, stacked: bool = True, signed: bool = Fal
 
 
 def _plain(x: Any, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and x != x) else f"{float(x):.{digits}f}"
+    return fixed(x, digits, missing="n/a")
 
 
 class _Paper:

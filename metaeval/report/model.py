@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+# table cells, estimates with their interval and p-values are formatted by metaeval.formatting (re-exported here
+# under the report's short names)
+from metaeval.formatting import cell as fmt, estimate_interval as fmt_ci, p_text  # noqa: F401
+
 
 @dataclass
 class Table:
@@ -121,42 +125,3 @@ class Report:
     def figures(self) -> list[Figure]:
         """Every figure, in page order, details included."""
         return self.walk(Figure)
-
-
-def fmt(x: Any, digits: int = 3) -> str:
-    """A number for a table cell: ``-`` for missing/NaN, fixed digits for floats."""
-    if x is None:
-        return "-"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return str(x)
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if v != v:  # NaN
-        return "-"
-    return f"{v:.{digits}f}"
-
-
-def fmt_ci(est: Any, ci: Any, digits: int = 3) -> str:
-    """``0.912 [0.85, 0.97]``; ``n/a`` when the estimate is undefined."""
-    if est is None or (isinstance(est, float) and est != est):
-        return "n/a"
-    if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None:
-        return f"{fmt(est, digits)} [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]"
-    return fmt(est, digits)
-
-
-def p_text(p: float | None, floor: float = 1e-16) -> str:
-    """A p-value as printed: ``p = 0.042``, ``p = 0.0012``; below 0.001 as a bound ``p < 1e-k`` (``k`` the largest
-    with ``p < 10^-k``, at most 16: double precision says nothing finer), ``p n/a`` for None / NaN."""
-    import math
-
-    if p is None or not p == p:
-        return "p n/a"
-    if p >= 0.001:
-        return f"p = {p:.2g}" if p < 0.01 else f"p = {p:.3f}"
-    k = 16 if p < floor else min(16, math.ceil(-math.log10(p)) - 1)
-    return f"p < 1e-{k}"

@@ -1,4 +1,4 @@
-"""The report's assessor-plan section, rendered from ``plan.json`` (``metaeval.study.plan.plan_study``).
+"""The report's assessor-plan section, rendered from ``plan.json`` (``metaeval.study.assessor_plan.plan_study``).
 
 Rendering only: no data loading, fitting or resampling.  ``render_markdown(plan)`` / ``render_html(plan)``
 return the section; ``write_plot(plan, path)`` draws the width-vs-topics curves (SVG, or PNG at 200 dpi).
@@ -10,13 +10,11 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from metaeval.formatting import fixed
+
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
     from metaeval.report.model import Section
-
-
-def _f(x: Any, nd: int = 3) -> str:
-    return "-" if x is None else f"{x:.{nd}f}"
 
 
 def curve_table(plan: dict[str, Any], metric: str | None = None) -> tuple[list[str], list[list[str]]]:
@@ -29,9 +27,10 @@ def curve_table(plan: dict[str, Any], metric: str | None = None) -> tuple[list[s
     rows = []
     for r in c["rows"]:
         sw = r["swap"][g]
-        rows.append([str(r["n"]), f"{r['hours']:.0f}", _f(r["analytic_half"]["median"]), _f(r["empirical_half"]["median"]),
-                     _f(r["plugin_half"]["median"]), _f(r["plugin_coverage"]["median"], 2), _f(r["tau_mean"]),
-                     f"{_f(r['tau_lo'])}-{_f(r['tau_hi'])}", f"{_f(sw['empirical'])} / {_f(sw['analytic'])}"])
+        rows.append([str(r["n"]), f"{r['hours']:.0f}", fixed(r["analytic_half"]["median"]),
+                     fixed(r["empirical_half"]["median"]), fixed(r["plugin_half"]["median"]),
+                     fixed(r["plugin_coverage"]["median"], 2), fixed(r["tau_mean"]),
+                     f"{fixed(r['tau_lo'])}-{fixed(r['tau_hi'])}", f"{fixed(sw['empirical'])} / {fixed(sw['analytic'])}"])
     return head, rows
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from metaeval.formatting import p_value, percent, text
 from metaeval.report.model import Table, fmt, p_text
 
 LEVELS = ("run", "topic_avg", "pooled")
@@ -26,11 +27,11 @@ def to_table(records: Sequence[dict[str, Any]], columns: Sequence[Column], capti
 
 
 def _s(x: Any) -> str:
-    return "-" if x is None else str(x)
+    return text(x)
 
 
 def _pct(x: Any) -> str:
-    return "-" if x is None else f"{100 * float(x):.1f}%"
+    return percent(x, missing="-")
 
 
 # ------------------------------------------------------------------ usage
@@ -167,6 +168,4 @@ def strictness_table_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def _p(p: Any) -> str:
-    if p is None:
-        return "-"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    return p_value(p)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from metaeval.errors import ConfigError, FormatError
+from metaeval.formatting import interval
 from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
 
 #: the built-in thresholds; ``metric`` None: the study's primary metric (``build_report`` fills it in)
@@ -182,10 +183,6 @@ def _labels_strictness(lab: dict[str, Any] | None) -> dict[str, Any] | None:
             "not_raised": sum(raised) / 100 if raised else None}
 
 
-def _ci(ci: Any) -> str:
-    return f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None else ""
-
-
 def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, Any]], metric: str,
                   bar: float = 0.8) -> list[str]:
     """One plain-language sentence per judged cell, from what the study computed (nothing recomputed):
@@ -215,7 +212,7 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
                       f"{100 * (st.get('support_to_not') or 0):.0f}% not support")
             if st.get("not_raised") is not None:
                 s += f"; {100 * st['not_raised']:.0f}% of their not-supports were raised"
-            s += f"; net strictness {st['index']:+.2f}{_ci(st.get('ci'))}"
+            s += f"; net strictness {st['index']:+.2f}{interval(st.get('ci'), lead=' ')}"
             parts.append(s)
         elif not (study_cells.get(cid) or {}).get("shares_reference_nuggets", True):
             parts.append("judge made its own nuggets (no label-level comparison)")
@@ -231,7 +228,7 @@ def plain_summary(cells: list[dict[str, Any]], study_cells: dict[str, dict[str, 
             ci = b.get("ci") or [None, None]
             sig = ci[0] is not None and (ci[0] > 0 or ci[1] < 0)
             parts.append(f"run scores {'higher' if b['bias'] > 0 else 'lower'} than the assessors' by "
-                         f"{abs(b['bias']):.3f} on average{_ci(ci)}" + ("" if sig else " (not significant)"))
+                         f"{abs(b['bias']):.3f} on average{interval(ci, lead=' ')}" + ("" if sig else " (not significant)"))
         out.append(f"{cid}: " + "; ".join(parts) + ".")
     return out
 
@@ -242,4 +239,4 @@ def _tau_clause(est: dict[str, Any], bar: float, name: str, undefined: str, fine
     if est.get("tau") is None:
         return undefined
     lo = (est.get("ci") or [None])[0]
-    return f"{name} {est['tau']:.2f}{_ci(est.get('ci'))}, " + (fine if lo is not None and lo >= bar else not_fine)
+    return f"{name} {est['tau']:.2f}{interval(est.get('ci'), lead=' ')}, " + (fine if lo is not None and lo >= bar else not_fine)

@@ -33,6 +33,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
+from metaeval.formatting import percent
 from metaeval.io.jsonl import to_jsonable
 from metaeval.judges.base import MAX_BATCH, Judge
 from metaeval.types import Answer, Nugget, Support, Topic
@@ -112,7 +113,8 @@ class Item:
 
 def sample_items(dataset: Any, n_answers: int | None = None, seed: int = 0) -> list[Item]:
     """Answers of ``dataset`` (a ``metaeval.data.dataset.Dataset`` with human nuggets), with their topic's human
-    nuggets.  ``n_answers`` draws that many answers without replacement (numpy ``default_rng(seed)``), spread over
+    nuggets.  ``n_answers`` draws that many answers without replacement (``random_streams.stream(seed,
+    "probe.answers")``), spread over
     topics by drawing from the answers sorted by (qid, run_id); ``None`` takes all."""
     import numpy as np
 
@@ -126,7 +128,9 @@ def sample_items(dataset: Any, n_answers: int | None = None, seed: int = 0) -> l
     if n_answers is not None and n_answers < len(answers):
         if n_answers < 1:
             raise ConfigError("the number of answers must be at least 1")
-        pick = np.sort(np.random.default_rng(seed).choice(len(answers), size=n_answers, replace=False))
+        from metaeval.random_streams import stream
+
+        pick = np.sort(stream(seed, "probe.answers").choice(len(answers), size=n_answers, replace=False))
         answers = [answers[i] for i in pick]
     return [Item(Topic(a.qid, dataset.topics.get(a.qid, a.topic)), a, tuple(dataset.human_nuggets_for(a.qid))) for a in answers]
 
@@ -256,7 +260,7 @@ def format_table(result: Mapping[str, Any]) -> str:
     lines = [head, "-" * len(head)]
 
     def pct(v: Any) -> str:
-        return "   n/a" if v is None else f"{100 * v:6.1f}%"
+        return percent(v, width=6)
 
     controls = set(result.get("controls", ()))
     rows = [(k, v) for k, v in result["per_probe"].items() if k not in controls] + [("overall", result["overall"])]

@@ -1,6 +1,7 @@
 """The calibration workflow of ``metaeval calibrate`` (fit) and ``metaeval calibrate apply``: read the label files,
-rename runs, run the calibration study (``metaeval.study.calibration``) or apply a fitted model, and write the
-documents.  The command checks its options and prints; ``metaeval.calibrate()`` runs the same study on objects.
+rename runs, run the calibration study (``metaeval.study.calibration_workflow``) or apply a fitted model, and
+write the documents.  The command checks its options and prints; ``metaeval.calibrate()`` runs the same study
+on objects.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def calibrate_files(human: Any, judge: Any, settings: Mapping[str, Any], *, out_
     ``--run-map`` takes it), written as ``calibration.json`` and ``calibration-model.json`` into ``out_dir``
     (``strictness``: the judge's strictness models too).  Returns ``(result, cal_path, model_path)``."""
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.study.calibration import calibrate_study, split_model
+    from metaeval.study.calibration_workflow import calibrate_study, split_model
 
     human, judge = _labels(human, run_map), _labels(judge, run_map)
     result, model = split_model(calibrate_study(human, judge, dict(settings), seed=seed, analysis_seed=analysis_seed))
@@ -53,12 +54,12 @@ def calibrate_files(human: Any, judge: Any, settings: Mapping[str, Any], *, out_
 def apply_file(model_path: str | os.PathLike, judge: Any, *, out_dir: str | os.PathLike, run_map: Any = None,
                **apply: Any):
     """Apply: a fitted model (``calibration-model.json``) to a judge's labels (``apply``: the keywords of
-    ``metaeval.study.calibration.apply_model``), written as ``calibrated.json``.  Returns ``(document, path)``;
+    ``metaeval.study.calibration_workflow.apply_model``), written as ``calibrated.json``.  Returns ``(document, path)``;
     an unreadable model is one line."""
     import json
 
     from metaeval.errors import ConfigError
-    from metaeval.study.calibration import apply_model
+    from metaeval.study.calibration_workflow import apply_model
 
     try:
         with open(model_path, encoding="utf-8") as fh:

@@ -54,8 +54,8 @@ def test_these_commands_reach_the_pipeline_and_the_study_only_through_the_workfl
     own (the API runs the same workflow).  Formatting what the workflow returned is theirs: the summary's text
     (``metaeval.study.summary.summary_markdown``) may be imported."""
     names = _imported(PKG / "commands" / f"{command}.py")
-    reach = sorted(n for n in names if n.startswith(("metaeval.pipeline.sweep", "metaeval.study", "metaeval.report.write",
-                                                    "metaeval.report.build", "hydra"))
+    reach = sorted(n for n in names if n.startswith(("metaeval.pipeline.sweep", "metaeval.study",
+                                                    "metaeval.report.write", "metaeval.report.build", "hydra"))
                    and not n.startswith("metaeval.study.summary"))
     assert not reach, reach
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.study.calibration.settings import INTERVALS
+from metaeval.study.calibration_workflow.defaults import INTERVALS
 
 INTERVALS_NAME = "PPI++ (t on the pooled-floor variance, with the per-run bootstrap-t)"
 
@@ -60,7 +60,7 @@ def mean_se(x: np.ndarray, n_fit: int, n_held: int) -> dict[str, float | None]:
 
 def held_out(ev, name: str, metric: str, level: float, cand_level: str) -> dict[str, Any]:
     """Held-out figures of one candidate (see the module docstring)."""
-    from metaeval.study.calibration.procedure import paired
+    from metaeval.study.calibration_workflow.procedure import paired
 
     a, b = ev.n_fit, ev.n_held
     err, tau, bias = ev.err[metric][name], ev.tau[metric][name], ev.bias[metric][name]
@@ -94,7 +94,7 @@ def held_out(ev, name: str, metric: str, level: float, cand_level: str) -> dict[
 def selection_record(metric: str, decision, nest: dict[str, Any] | None, candidates: dict[str, Any], s: dict[str, Any],
                      n_topics: int, n_applied: int) -> dict[str, Any]:
     """The ``selection`` block: the one decision and the nested evaluation of the same procedure."""
-    from metaeval.study.calibration.procedure import paired
+    from metaeval.study.calibration_workflow.procedure import paired
 
     ch = decision.choice[metric]
     method = ch["method"]
@@ -132,20 +132,6 @@ def selection_record(metric: str, decision, nest: dict[str, Any] | None, candida
     return sel
 
 
-def _f2(x) -> str:
-    return "n/a" if x is None else f"{x:.2f}"
-
-
-def _f3(x) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
-
-
-def _ms(d: dict) -> str:
-    if not d or d.get("mean") is None:
-        return "n/a"
-    return f"{d['mean']:.4f}" + (f" +- {d['se']:.4f}" if d.get("se") is not None else "")
-
-
 def shown_name(method: str) -> str:
     """How the shown leaderboard is named in one line."""
     return {"raw": "the raw judge", "composite": "composite (human labels where they exist, the raw judge elsewhere)"
@@ -155,6 +141,7 @@ def shown_name(method: str) -> str:
 def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any]) -> str:
     """One line: what is shown (the one decision), why, the held-out error and tau of what is shown vs raw, the
     nested error of the procedure, and the held-out coverage of the intervals shown."""
+    from metaeval.formatting import NA, fixed, mean_se
     from metaeval.measures import display_name
 
     name = display_name(metric)
@@ -168,14 +155,14 @@ def recommendation(metric: str, sel: dict[str, Any], candidates: dict[str, Any])
     scope = (f"{sel['splits']} splits of {sel['n_topics']} human-labelled topics, fit {sel['fit_topics']} / held out "
              f"{sel['held_out_topics']}")
     parts = [f"{head} - {sel['why']}",
-             f"held-out whole-track MAE {_ms(h['mae'])} vs raw {_ms(raw['mae'])} ({scope})",
-             f"run tau raw {_f3(raw['tau']['run'])} -> {m} {_f3(h['tau']['run'])}"]
+             f"held-out whole-track MAE {mean_se(h['mae'], sep=' +- ', missing=NA)} vs raw {mean_se(raw['mae'], sep=' +- ', missing=NA)} ({scope})",
+             f"run tau raw {fixed(raw['tau']['run'], 3, missing=NA)} -> {m} {fixed(h['tau']['run'], 3, missing=NA)}"]
     if sel.get("nested_splits"):
         ch = ", ".join(f"{k} {v}" for k, v in sel["nested_choices"].items())
         parts.append(f"nested (the same procedure inside {sel['nested_splits']} splits' fit topics): MAE "
-                     f"{_ms(sel['nested_mae'])}, vs raw {_ms(sel['nested_diff_vs_raw'])} (chose {ch})")
+                     f"{mean_se(sel['nested_mae'], sep=' +- ', missing=NA)}, vs raw {mean_se(sel['nested_diff_vs_raw'], sep=' +- ', missing=NA)} (chose {ch})")
     if h.get("coverage") is not None:
-        parts.append(f"intervals shown: held-out coverage {_f2(h['coverage'])}, worst run {_f2(h['coverage_worst_run'])}"
+        parts.append(f"intervals shown: held-out coverage {fixed(h['coverage'], 2, missing=NA)}, worst run {fixed(h['coverage_worst_run'], 2, missing=NA)}"
                      + ("" if h.get("qualifies") else " (below the nominal level)"))
     return "; ".join(parts)
 

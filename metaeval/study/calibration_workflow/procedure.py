@@ -45,7 +45,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from metaeval.study.calibration.settings import DEFAULT_POINT, INTERVALS
+from metaeval.study.calibration_workflow.defaults import DEFAULT_POINT, INTERVALS
 
 #: fewest runs on which a choice can be made (run-level tau needs 3)
 MIN_RUNS = 3
@@ -274,6 +274,6 @@ def nested(cands, data, top: Decision, s: dict[str, Any], seed: int,
 
 
 def _nanmean(x: np.ndarray) -> np.ndarray:
-    from metaeval.study.calibration.data import nanmean
+    from metaeval.study.calibration_workflow.data import nanmean
 
     return nanmean(x, axis=0)
