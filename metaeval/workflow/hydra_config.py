@@ -63,7 +63,13 @@ def primary_folder(folders: Sequence[Path]) -> Path:
     text = source.read_bytes() if source is not None else b""
     if _PRIMARY_ROOT is None:
         _PRIMARY_ROOT = Path(tempfile.mkdtemp(prefix="metaeval-conf-"))
-        atexit.register(shutil.rmtree, _PRIMARY_ROOT, True)
+        owner = os.getpid()  # a forked child that exits normally must not remove its parent's folder
+
+        def remove(root: Path = _PRIMARY_ROOT) -> None:
+            if os.getpid() == owner:
+                shutil.rmtree(root, ignore_errors=True)
+
+        atexit.register(remove)
     folder = _PRIMARY_ROOT / hashlib.sha256(text).hexdigest()[:16]
     if not (folder / "config.yaml").is_file():
         folder.mkdir(parents=True, exist_ok=True)
