@@ -18,12 +18,12 @@ its keys, so:
   calibration; simulation, planning and the injection probe have their own seeds;
 * adding a new consumer (a new purpose or key) never shifts the draws of an existing one.
 
-Purposes are dotted names whose first part is one of :data:`PURPOSES` (``"analysis.tau_levels"``,
-``"calibration.crossfit"``, ...); an unknown first part is a programming error and raises ``ValueError``.
-The purposes in use (grep ``stream(``): ``analysis.topic_bootstrap`` (tau, bias, raw leaderboard and clustered
-agreement intervals), ``analysis.answer_bootstrap`` (within-topic strictness intervals), ``analysis.sign_flip``,
-``analysis.consistency_folds`` / ``analysis.consistency_bootstrap``; ``calibration.splits``,
-``calibration.label_draws``, ``calibration.bootstrap_t``, ``calibration.rank_sets``, ...;
+Purposes are dotted names whose first part is one of :data:`PURPOSES`, the settings group whose seed draws them
+(an ``analysis.*`` stream takes ``analysis.seed``; ``tests/unit/test_random_streams.py`` traces it); an unknown
+first part is a programming error and raises ``ValueError``.  The purposes in use: ``analysis.topic_bootstrap``
+(tau, bias, raw leaderboard and clustered agreement intervals), ``analysis.answer_bootstrap`` (within-topic
+strictness intervals), ``analysis.sign_flip``, ``analysis.consistency_folds`` / ``analysis.consistency_bootstrap``;
+``calibration.splits``, ``calibration.label_draws``, ``calibration.bootstrap_t``, ``calibration.rank_sets``;
 ``simulation.calibration_harness`` (and ``_mc``); ``planning.plan``, ``planning.need``, ``planning.replay``,
 ``planning.precision``, ``planning.pilot``; ``probe.answers``.
 

@@ -68,7 +68,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=SEED_DEFAULT,
                    help="calibration seed: splits and parameter draws (default %(default)s)")
     p.add_argument("--analysis-seed", type=int, default=0,
-                   help="seed of the judge score's topic-bootstrap interval (the raw leaderboard; default 0)")
+                   help="seed of the analysis draws: the judge score's topic-bootstrap interval (the raw "
+                   "leaderboard) and --strictness's within-topic bootstrap (default 0)")
     p.add_argument("--level", type=float, default=D["level"], help="confidence level (default %(default)s)")
     p.add_argument("--bootstrap", type=int, default=D["n_boot"],
                    help="topic-bootstrap replicates for the judge score's interval (default %(default)s)")

@@ -169,7 +169,9 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
                      gaps: Sequence[float] = (0.01, 0.02, 0.05), chunk: int = 50) -> dict[str, Any]:
     """Precision curves from a pilot: ``H``, ``J`` are (pilot topics x runs) per-answer scores (runs missing a
     pilot topic are dropped).  Returns a JSON-ready dict with one row per ``n`` in ``n_grid``; see the module
-    docstring for every column.  Medians are over runs; ``worst`` is the run with the largest value."""
+    docstring for every column.  Medians are over runs; ``worst`` is the run with the largest value.  ``rng``: the
+    caller's generator (``plan_study`` passes its ``planning.plan`` stream), or an int seed of the stream
+    ``planning.precision``."""
     from scipy.stats import t as student_t
 
     H, J, keep = _clean(H, J)

@@ -31,7 +31,7 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 
 
 def calibrate_files(human: Any, judge: Any, settings: Mapping[str, Any], *, out_dir: str | os.PathLike, seed: int,
-                    analysis_seed: Any = None, run_map: Any = None, strictness: bool = False):
+                    analysis_seed: int = 0, run_map: Any = None, strictness: bool = False):
     """Fit: the calibration study of the judge's labels against the human ones (files; ``run_map`` as
     ``--run-map`` takes it), written as ``calibration.json`` and ``calibration-model.json`` into ``out_dir``
     (``strictness``: the judge's strictness models too).  Returns ``(result, cal_path, model_path)``."""
@@ -43,7 +43,8 @@ def calibrate_files(human: Any, judge: Any, settings: Mapping[str, Any], *, out_
     if strictness:
         from metaeval.calibration.strictness import strictness_models
 
-        result["strictness"] = to_jsonable(strictness_models(human, judge))
+        # an analysis draw (the within-topic bootstrap): from the analysis seed, as every analysis draw
+        result["strictness"] = to_jsonable(strictness_models(human, judge, seed=analysis_seed))
     cal_path = os.path.join(out_dir, "calibration.json")
     model_path = os.path.join(out_dir, "calibration-model.json")
     write_json(cal_path, result)

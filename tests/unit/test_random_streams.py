@@ -160,3 +160,26 @@ def test_analysis_seed_same_reproduces_other_moves_every_interval(tmp_path):
         assert paths, (kind, sorted(moved)[:8])
     assert all(re.search(r"ci|_se\b|\.se\b|p_|boot|sd\b|interval|half", p) for p in moved), \
         sorted(p for p in moved if not re.search(r"ci|_se\b|\.se\b|p_|boot|sd\b|interval|half", p))[:8]
+
+
+def test_calibrate_analysis_seed_reaches_the_strictness_bootstrap(tmp_path):
+    """``metaeval calibrate --strictness``: the within-topic bootstrap of the per-topic strata is an analysis draw
+    (stream ``analysis.answer_bootstrap``) and ``--analysis-seed`` moves it (it used the default seed 0 whatever
+    ``--analysis-seed`` said); only intervals move."""
+    from metaeval.cli import main
+    from metaeval.data.dataset import load_dataset
+    from metaeval.io.assignments import write_assignments
+    from metaeval.testing.relabel import judge_like
+
+    ref = load_dataset("demo").labels
+    write_assignments(judge_like(ref, name="jl"), tmp_path / "judge.jl")
+    human = PACKAGE / "data" / "demo" / "assignments.jsonl"
+    got = {}
+    for s in (0, 3):
+        out = tmp_path / f"s{s}"
+        assert main(["calibrate", "--human", str(human), "--judge", str(tmp_path / "judge.jl"), "--repeats", "2",
+                     "--nested-splits", "0", "--bootstrap", "50", "--strictness", "--analysis-seed", str(s),
+                     "--out", str(out), "-q"]) == 0
+        got[s] = dict(_leaves(json.loads((out / "calibration.json").read_text(encoding="utf-8"))["strictness"]))
+    moved = {p for p in got[0] if got[0][p] != got[3].get(p)}
+    assert moved and all(re.search(r"\.topic\.\w+\.(ci|se)_cluster", p) for p in moved), sorted(moved)[:8]
