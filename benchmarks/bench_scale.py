@@ -124,7 +124,7 @@ ZERO_COST_JUDGES = {"simulated": ["judge=simulated_fig6"],
 
 def one_sweep(url: str, source: Path, conc: int, runtime: str, address: str | None, root: str,
               zero_cost: str = "") -> dict:
-    from metaeval.commands.compose import compose_sweep
+    from metaeval.workflow.compose import compose_sweep
     from metaeval.pipeline.sweep import open_sweep
 
     judge = ([*ZERO_COST_JUDGES[zero_cost], f"judge.concurrency={conc}"] if zero_cost else

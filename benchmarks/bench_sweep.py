@@ -31,7 +31,7 @@ from benchmarks.bench_client import run_baseline, start_server, units
 
 def sweep_once(url: str, runtime: str, root: str, concurrency: int) -> tuple[float, int]:
     from metaeval.paths import shared_data_dir
-    from metaeval.commands.compose import compose_sweep
+    from metaeval.workflow.compose import compose_sweep
     from metaeval.pipeline.sweep import open_sweep
 
     nist = shared_data_dir() / "trec-rag-2024" / "nugget_assignment.20241108.jl"

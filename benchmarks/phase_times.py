@@ -24,14 +24,14 @@ import time
 
 #: (module, function, shown as): the steps timed, in the order they run
 STEPS = (
-    ("metaeval.commands.compose", "compose_sweep", "configuration (Hydra compose, typed settings)"),
+    ("metaeval.workflow.compose", "compose_sweep", "configuration (Hydra compose, typed settings)"),
     ("metaeval.pipeline.sweep", "run_sweep", "sweep: dataset, jobs, judging, store"),
     ("metaeval.study.run", "write_cell_files", "study: cell label and score files"),
     ("metaeval.study.run", "analyse", "study: analysis (tau at three levels, bootstrap)"),
     ("metaeval.study.run", "calibrate", "study: calibration (repeated cross-fitting)"),
     ("metaeval.study.run", "write_study_json", "study: study.json (leaderboards, bias, disagreements)"),
     ("metaeval.study.run", "run_study", "study, all of it"),
-    ("metaeval.commands.report", "report_after_study", "report (HTML, Markdown, JSON, figures)"),
+    ("metaeval.workflow.report", "report_after_study", "report (HTML, Markdown, JSON, figures)"),
 )
 
 

@@ -240,26 +240,14 @@ def compare(reference: Any, candidates: Any, *, metrics: "str | Sequence[str] | 
         return run_pairs(reference, candidates, metrics=metrics or "v_strict", run_map=run_map, alpha=alpha, seed=seed,
                          **old)
     _check_keywords("compare", old, [])
-    from metaeval.study.compare import Candidate, compare_candidates, resolve_candidates, sweep_reference
+    from metaeval.workflow.compare import compare as _compare
 
+    metrics = [metrics] if isinstance(metrics, str) else metrics
+    cands = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
     with _speaks_python():
-        cands = []
-        for k, c in enumerate([candidates] if not isinstance(candidates, (list, tuple)) else candidates, start=1):
-            if isinstance(c, (str, os.PathLike)):
-                cands += resolve_candidates([c], minimum=1)
-            else:
-                cands.append(Candidate(getattr(c, "name", None) or f"candidate_{k}", c))
-        for c in cands:
-            c.labels = load(c.labels, run_map=run_map, name=c.name)
-        if reference is None:
-            ref, ref_name = sweep_reference(cands)
-            ref = load(ref, run_map=run_map)
-        else:
-            ref = load(reference, run_map=run_map)
-            ref_name = str(reference) if isinstance(reference, (str, os.PathLike)) else getattr(ref, "name", "reference")
-        metrics = [metrics] if isinstance(metrics, str) else metrics
-        table, doc = compare_candidates(ref, cands, reference_name=ref_name, metrics=metrics, pairs=pairs,
-                                        n_boot=n_boot, seed=seed, alpha=alpha, variant=variant)
+        table, doc = _compare(cands, reference, load=lambda obj, name=None: load(obj, run_map=run_map, name=name),
+                              minimum=1, metrics=metrics, pairs=pairs, n_boot=n_boot, seed=seed, alpha=alpha,
+                              variant=variant)
     table.attrs["lines"] = doc["lines"]
     return table
 
@@ -369,9 +357,9 @@ def sweep(overrides: Sequence[str] = (), *, judges: Mapping[str, Any] | None = N
     ``grid.judges=[<name>]`` can name them like a shipped judge; the sweep then runs with ``runtime=serial`` (in this
     process) unless ``overrides`` choose a runtime.
     """
-    from metaeval.commands.compose import compose_sweep
-    from metaeval.commands.driver import drive_sweep
-    from metaeval.commands.progress import stage_progress
+    from metaeval.workflow.compose import compose_sweep
+    from metaeval.workflow.progress import stage_progress
+    from metaeval.workflow.sweep import drive_sweep
 
     if isinstance(overrides, str):
         raise TypeError(f"sweep() takes a list of overrides, got the string {overrides!r}; e.g. sweep([{overrides!r}])")

@@ -72,10 +72,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.overrides = extra
     level = logging.ERROR if args.quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-    if args.quiet:
-        from metaeval.commands import progress
-
-        progress.QUIET = True  # no progress bars or stage lines either
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if not getattr(args, "command", None):
         parser.print_help()
@@ -84,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     from metaeval.pipeline.signals import EXIT_TERMINATED, install_sigterm, terminated
 
     install_sigterm()  # SIGTERM stops a run like Ctrl-C: finished jobs kept, one line, exit 143
+    from metaeval.workflow import progress
+
+    quiet_before, progress.QUIET = progress.QUIET, bool(args.quiet)  # -q: no progress bars or stage lines either,
+    # for this call only (restored below: main() may run again in this process, from tests or a notebook)
     try:
         return int(args.func(args) or 0)
     except MetaevalError as exc:
@@ -106,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"metaeval {args.command}: error: {os_error_line(exc)}", file=sys.stderr)
         return 2
+    finally:
+        progress.QUIET = quiet_before
 
 
 def entry() -> None:

@@ -10,7 +10,7 @@ valid one (``sweep.budjet_usd is not a setting; did you mean budget_usd?``).
 
 The sections themselves live with what they configure: ``metaeval.pipeline.settings`` (sweep, runtime, cache,
 dataset, grid), ``metaeval.study.settings`` (analysis, calibration); the tree is assembled once at the edge
-(``metaeval.commands.settings``) and passed down as objects.
+(``metaeval.workflow.settings``) and passed down as objects.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def progress_callback(stage: str, total: int):
-    from metaeval.commands.progress import stage_progress
+    from metaeval.workflow.progress import stage_progress
 
     bar = stage_progress(stage, total)
     state = {"done": 0}

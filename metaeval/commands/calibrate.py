@@ -119,31 +119,16 @@ def run(args: argparse.Namespace) -> int:
         return _apply(args, metrics if chosen else None)
     if not args.human:
         raise ConfigError("calibrate needs --human H (or 'calibrate apply --model FILE')")
-    from metaeval.io import load_labels
-    from metaeval.io.jsonl import to_jsonable
-    from metaeval.study.calibration_workflow import calibrate_study, split_model
+    from metaeval.workflow.calibrate import calibrate_files
 
-    human, judge = load_labels(args.human), load_labels(args.judge)
-    if args.run_map:
-        from metaeval.io.runmap import parse_run_map, rename_runs
-
-        mapping = parse_run_map(args.run_map)
-        human, judge = rename_runs(human, mapping), rename_runs(judge, mapping)
     settings = {"methods": args.method, "metrics": metrics, "metric": metrics[0], "folds": args.folds,
                 "inner_folds": args.inner_folds, "repeats": args.repeats, "nested_splits": args.nested_splits, "win_share": args.win_share,
                 "min_topics": args.min_topics, "selection": args.selection, "min_coverage": args.min_coverage,
                 "level": args.level, "n_boot": args.bootstrap, "options": fit_options(args),
                 "judge_spec": args.judge_spec, "prompt_version": args.prompt_version, "workers": args.workers}
-    result, model = split_model(calibrate_study(human, judge, settings, seed=args.seed,
-                                                      analysis_seed=args.analysis_seed))
-    if args.strictness:
-        from metaeval.calibration.strictness import strictness_models
-
-        result["strictness"] = to_jsonable(strictness_models(human, judge, seed=args.analysis_seed))  # an analysis draw
-    cal_path = os.path.join(args.out, "calibration.json")
-    model_path = os.path.join(args.out, "calibration-model.json")
-    _write_json(cal_path, result)
-    _write_json(model_path, model)
+    result, cal_path, model_path = calibrate_files(args.human, args.judge, settings, out_dir=args.out, seed=args.seed,
+                                                   analysis_seed=args.analysis_seed, run_map=args.run_map,
+                                                   strictness=args.strictness)
     print_result(result, top=args.top)
     print(f"\nwrote {cal_path} and {model_path}")
     print(f"recommendation: {result['recommendation']}")
@@ -155,14 +140,6 @@ def fit_options(args: argparse.Namespace) -> dict:
     strata = None if args.posterior_strata == "none" else args.posterior_strata
     kappa = {} if args.kappa is None else {"kappa": args.kappa}
     return {"posterior": {"strata": strata, **kappa}, "matrix": dict(kappa), "matrix_unconstrained": dict(kappa)}
-
-
-def _write_json(path: str, obj) -> None:
-    import json
-
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=1, allow_nan=False)
-        fh.write("\n")
 
 
 def print_result(res: dict, top: int = 10) -> None:
@@ -231,33 +208,18 @@ def print_result(res: dict, top: int = 10) -> None:
 
 
 def _apply(args: argparse.Namespace, metrics) -> int:
-    import json
-    import os
     import sys
 
-    from metaeval.errors import ConfigError
-    from metaeval.io import load_labels
     from metaeval.measures import display_name
-    from metaeval.study.calibration_workflow import apply_model
+    from metaeval.workflow.calibrate import apply_file
 
-    try:
-        with open(args.model, encoding="utf-8") as fh:
-            model = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{args.model}: cannot read calibration model ({exc})") from exc
-    judge = load_labels(args.judge)
-    if args.run_map:
-        from metaeval.io.runmap import parse_run_map, rename_runs
-
-        judge = rename_runs(judge, parse_run_map(args.run_map))
     method = args.method[0] if args.method else None
-    out = apply_model(model, judge, metrics=metrics, method=method, level=args.level, seed=args.seed,
-                      n_boot=args.bootstrap, allow_mismatch=args.allow_mismatch,
-                      settings={"judge_spec": args.judge_spec, "prompt_version": args.prompt_version})
+    out, path = apply_file(args.model, args.judge, out_dir=args.out, run_map=args.run_map, metrics=metrics,
+                           method=method, level=args.level, seed=args.seed, n_boot=args.bootstrap,
+                           allow_mismatch=args.allow_mismatch,
+                           settings={"judge_spec": args.judge_spec, "prompt_version": args.prompt_version})
     for w in out["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
-    path = os.path.join(args.out, "calibrated.json")
-    _write_json(path, out)
     fitted = len(out["topics"]["fitted_on_and_applied"])
     for m, block in out["by_metric"].items():
         how = (f"--method override; the procedure chose {block['chosen']}" if block["overridden"] and block["chosen"]

@@ -46,7 +46,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
     from metaeval.scoring import METRICS, normalize_metric
-    from metaeval.study.compare import compare_candidates, resolve_candidates, sweep_reference
 
     if args.bootstrap < 1:
         raise ConfigError(f"--bootstrap {args.bootstrap}: the comparison needs topic-bootstrap replicates (>= 1)")
@@ -62,15 +61,10 @@ def run(args: argparse.Namespace) -> int:
         from metaeval.io.outputs import check_output
 
         check_output(args.out, kind="dir")
-    cands = resolve_candidates(args.inputs)
-    if args.reference:
-        from metaeval.io import load_labels
+    from metaeval.workflow.compare import compare, write_comparison
 
-        reference, ref_name = load_labels(args.reference), args.reference
-    else:
-        reference, ref_name = sweep_reference(cands)
-    table, doc = compare_candidates(reference, cands, reference_name=ref_name, metrics=metrics, pairs=args.pairs,
-                                    n_boot=args.bootstrap, seed=args.seed, alpha=args.alpha, variant=args.tau)
+    table, doc = compare(args.inputs, args.reference, metrics=metrics, pairs=args.pairs, n_boot=args.bootstrap,
+                         seed=args.seed, alpha=args.alpha, variant=args.tau)
     print(format_comparison(doc))
     if args.out:
         for path in write_comparison(doc, table, args.out):
@@ -92,7 +86,7 @@ def format_comparison(doc: dict) -> str:
     out = [textwrap.fill(f"Compared {len(doc['candidates'])} candidates against {doc['reference']}: "
                          f"{doc['pairs']}; tau-{doc['variant']}, {doc['n_boot']} paired topic resamples (seed "
                          f"{doc['seed']}), Holm-adjusted at alpha {doc['alpha']:g}.", width, **KEEP_WHOLE), ""]
-    out += [textwrap.fill(line, width, initial_indent="- ", subsequent_indent="  ", **KEEP_WHOLE) for line in doc["lines"]]
+    out += pair_lines(doc, width)
     rows = rows_for(doc, metric)
     for a, b in dict.fromkeys((r["candidate_a"], r["candidate_b"]) for r in rows):
         t = _table([r for r in rows if (r["candidate_a"], r["candidate_b"]) == (a, b)], "")
@@ -101,26 +95,22 @@ def format_comparison(doc: dict) -> str:
     return "\n".join(out)
 
 
-def write_comparison(doc: dict, table, out_dir: str) -> list:
-    """compare.json, compare.csv (every row), compare.html and compare.md (the report's section) and compare.tex."""
-    import json
-    from pathlib import Path
+def pair_lines(doc: dict, width: int) -> list[str]:
+    """The comparison's plain-language lines (one per pair, ``doc["lines"]``) as a list wrapped at ``width``,
+    never cutting a word, a path or a signed number: what ``metaeval compare`` prints and the sweep's summary
+    shows after its table."""
+    import textwrap
 
-    from metaeval.io.atomic import atomic_write_text
-    from metaeval.report.compare_section import TITLE, compare_blocks, compare_latex
-    from metaeval.report.model import Report, Section
-    from metaeval.report.render_html import render_html
-    from metaeval.report.render_md import render_md
+    return [textwrap.fill(line, width, initial_indent="- ", subsequent_indent="  ", **KEEP_WHOLE)
+            for line in doc["lines"]]
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    blocks, data = compare_blocks(doc, doc["metric"])
-    rep = Report(f"metaeval compare: {len(doc['candidates'])} candidates", [Section("compare", TITLE, blocks)],
-                 {"compare": data}, {})
-    paths = [out / f"compare.{ext}" for ext in ("json", "csv", "html", "md", "tex")]
-    atomic_write_text(paths[0], json.dumps(doc, indent=2, allow_nan=False) + "\n")
-    atomic_write_text(paths[1], table.to_csv(index=False))
-    atomic_write_text(paths[2], render_html(rep))
-    atomic_write_text(paths[3], render_md(rep, "."))
-    atomic_write_text(paths[4], compare_latex({"compare": data}).get("compare", ""))
-    return paths
+
+def sweep_comparison_lines(doc: dict, width: int) -> list[str]:
+    """The sweep's comparison block: what was compared how (the study's natural neighbour pairs, its bootstrap and
+    seed, the Holm level; where the table is), then :func:`pair_lines`."""
+    import textwrap
+
+    head = (f"Compared {doc['pairs']}, against {doc['reference']}: tau-{doc['variant']} on "
+            f"{doc['metric']}, {doc['n_boot']} paired topic resamples (seed {doc['seed']}), Holm-adjusted at alpha "
+            f"{doc['alpha']:g}; every statistic in analysis/compare.json and the report's comparison section:")
+    return [textwrap.fill(head, width, **KEEP_WHOLE), *pair_lines(doc, width)]

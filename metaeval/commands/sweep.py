@@ -6,7 +6,8 @@ judge=gpt-4o dataset=trec-rag-2024 dataset.source=PATH runtime=serial) and run t
 offline demo grid. -m judge=a,b strategy=x,y sweeps the product as one grid.
 """
 
-# Hydra lives here, at the edge (metaeval.commands.compose): the core receives plain dicts and typed specs.
+# This module parses and prints; the workflow (metaeval.workflow: compose with Hydra, drive the sweep, report) does
+# the work, for the command line and the Python API alike.
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metaeval.commands.compose import compose_sweep, multirun_overrides
-    from metaeval.commands.driver import public_config
+    from metaeval.workflow.compose import compose_sweep, multirun_overrides
+    from metaeval.workflow.sweep import public_config
     from metaeval.errors import ConfigError
 
     overrides = list(args.overrides or [])
@@ -72,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
         print(yaml.safe_dump(public_config(settings.document, with_judges=args.cfg == "all"), sort_keys=False), end="")
         return 0
-    from metaeval.commands.driver import drive_sweep
-    from metaeval.commands.progress import stage_progress  # a bar on a terminal, one line per stage otherwise
+    from metaeval.workflow.progress import stage_progress  # a bar on a terminal, one line per stage otherwise
+    from metaeval.workflow.sweep import drive_sweep
 
     progress = None if (args.no_progress or not settings.sweep.progress) else stage_progress
     run = drive_sweep(settings, cells, overrides, progress)
@@ -91,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
     width = terminal_width()  # summary.md keeps the Markdown table; the terminal gets it aligned to its width
     text = summary_markdown(summary, table=lambda head, rows, numeric: fit_table(head, rows, numeric, width))
     print("\n".join(_fold(line, width) for line in text.splitlines()))
+    if run.comparison:  # after the table, before the verdict: the study's neighbour pairs in plain language
+        from metaeval.commands.compare import sweep_comparison_lines
+
+        print("\n" + "\n".join(sweep_comparison_lines(run.comparison, width)))
     out = f"{settings.pipeline.results_dir}/{settings.name}"
     print(f"wrote {out}/summary.json, {out}/summary.md, {out}/analysis/, {out}/cells/")
     if summary.stopped:
@@ -99,12 +104,9 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     if summary.stopped:
         return 3
-    from metaeval.pipeline.health import EXIT_FAILED_RATE, failed_rate_problems
+    from metaeval.pipeline.health import EXIT_FAILED_RATE
 
-    from metaeval.study.records import encode
-
-    # the pipeline's rule over its cell rows (the summary's cells as written)
-    problems = failed_rate_problems([encode(c) for c in summary.cells], settings.sweep.max_failed_rate)
+    problems = run.failed
     for line in problems:  # everything is stored; the run still must not look like a success
         print(f"metaeval sweep: {line}", file=sys.stderr)
     for line in run.missing:  # figures asked for and not produced: not a success either
@@ -131,7 +133,7 @@ def info_text(config_dir=None) -> str:
     """The config search path (first wins) and the options of each group."""
     from pathlib import Path
 
-    from metaeval.commands.compose import overlay_dirs
+    from metaeval.workflow.hydra_config import overlay_dirs
     from metaeval.judges.catalog import PACKAGE_CONF
 
     dirs = [*overlay_dirs(config_dir), PACKAGE_CONF]

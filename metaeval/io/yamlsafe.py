@@ -11,7 +11,7 @@ and ``sweep`` agree).
 
 Every YAML file metaeval reads from a user goes through :func:`load_yaml` / :func:`check_yaml_file`: judge and
 prompt files (``metaeval.judges.config.load_config_file``, ``assign --judge/--prompt``), the overlay config folders
-Hydra composes (``metaeval.commands.compose``: each ``*.yaml`` checked once per content), the run map.
+Hydra composes (``metaeval.workflow.hydra_config``: each ``*.yaml`` checked once per content), the run map.
 """
 
 from __future__ import annotations

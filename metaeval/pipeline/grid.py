@@ -1,6 +1,6 @@
 """Grid cells: judge x prompt x strategy, each holding the typed ``JudgeSpec`` its workers are built from.
 
-The core receives plain dicts and specs (``metaeval.commands.compose`` composes them with Hydra and resolves every
+The core receives plain dicts and specs (``metaeval.workflow.compose`` composes them with Hydra and resolves every
 judge through ``metaeval.judges.catalog``).  In a multi-cell grid a cell whose judge cannot perform a stage its
 strategy needs (the judge class's ``STAGES``; e.g. the simulated judge only assigns) is skipped with a stated
 reason, as is an optional judge whose extra is not installed; ``check_cells`` makes the same conditions errors for
@@ -113,7 +113,7 @@ def check_cells(cells: list[Cell], relevance: str = "qrels", *, need_keys: bool 
 
 
 def prune_grid(cells: list[Cell]) -> tuple[list[Cell], list[str]]:
-    """The cells of a grid that can run here, and one line per judge left out (``metaeval.commands.compose``):
+    """The cells of a grid that can run here, and one line per judge left out (``metaeval.workflow.compose``):
 
     * a judge whose optional extra is not installed: all its cells, named once with the install command
       (``metaeval.judges.catalog.install_hint``) instead of one "skipped" row per cell;

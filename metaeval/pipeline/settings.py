@@ -1,5 +1,5 @@
 """The pipeline's typed settings: ``sweep``, ``runtime``, ``cache``, ``dataset`` and ``grid`` sections, and the
-``PipelineSettings`` node the sweep driver receives (built once at the edge by ``metaeval.commands.settings``).
+``PipelineSettings`` node the sweep driver receives (built once at the edge by ``metaeval.workflow.settings``).
 
 Each field's default here is THE default (the YAML files only repeat them for readers); rules and one-line errors
 come from ``metaeval.schema``.  Study settings (``analysis``, ``calibration``) live with the study

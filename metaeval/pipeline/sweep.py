@@ -1,7 +1,7 @@
 """The sweep: run every grid cell's judge stages and assemble one label set per cell.  It stops there.
 
 ``run_sweep(settings, cells)`` takes the typed ``PipelineSettings`` (built once at the edge,
-``metaeval.commands.settings``) and the grid's cells, stores every finished job in ``<results_dir>/<name>/jobs.jsonl``
+``metaeval.workflow.settings``) and the grid's cells, stores every finished job in ``<results_dir>/<name>/jobs.jsonl``
 (paths from ``metaeval.layout``; the store drives resume) and returns a
 :class:`SweepOutcome`: the label sets, the per-cell usage rows and the reference.  Scores, analysis, calibration,
 ``summary.json`` and the report are the study's and the report's (``metaeval.study``, ``metaeval.report``).

@@ -1,5 +1,5 @@
 """The study's typed settings: ``analysis`` and ``calibration`` sections (``StudySettings``), checked when the
-configuration is composed, before any judge is called (``metaeval.commands.settings`` builds them once and the
+configuration is composed, before any judge is called (``metaeval.workflow.settings`` builds them once and the
 sweep driver passes them to ``metaeval.study.run``).
 
 Bounds on the sizes (``analysis.bootstrap``, ``calibration.folds``) are what the machine can hold: the topic

@@ -31,6 +31,10 @@ def test_sweep_then_compare_says_which_prompt_agrees_better(tmp_path):
              "runtime=serial", "calibration.enabled=false", "analysis.bootstrap=400", "name=prompts"],
             cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert sweep.returncode == 0, sweep.stderr[-2000:]
+    # the terminal says it too: after the summary table, before the verdict and the report's path
+    flat = " ".join(sweep.stdout.split())
+    said = flat.index(f"- {V1} vs {V2} (prompt v1 vs v2_json): {V2} agrees better with the reference")
+    assert flat.index("Compared the grid's natural neighbours") < said < flat.index("report: ")
     root = tmp_path / "results" / "prompts"
     doc = json.loads((root / "analysis" / "compare.json").read_text())
     assert doc["pairs"].startswith("the grid's natural neighbours")

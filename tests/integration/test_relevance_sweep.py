@@ -181,7 +181,7 @@ def test_sweep_with_lexical_relevance_offline_and_resume(tmp_path):
 
 @pytest.mark.parametrize("judge", ["simulated_fig6"])
 def test_judge_that_cannot_grade_relevance_is_skipped(tmp_path, judge):
-    from metaeval.commands.compose import compose_sweep
+    from metaeval.workflow.compose import compose_sweep
 
     _, (cell,) = compose_sweep(["grid=single", f"judge={judge}", "strategy=auto_auto", "sweep.relevance=judge"])
     assert cell.skipped and "relevance" in cell.skipped

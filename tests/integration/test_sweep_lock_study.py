@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from metaeval.commands.compose import compose_sweep
+from metaeval.workflow.compose import compose_sweep
 from metaeval.pipeline.lock import RunLocked
 from metaeval.pipeline.store import ResultsStore
 from metaeval.pipeline.sweep import run_sweep

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from metaeval.commands.compose import compose_sweep
+from metaeval.workflow.compose import compose_sweep
 from metaeval.pipeline.sweep import run_sweep
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from metaeval.cli import main
-from metaeval.commands.compose import compose_config
+from metaeval.workflow.compose import compose_config
 from metaeval.errors import ConfigError
 from metaeval.study.settings import MAX_BOOTSTRAP
 

@@ -1,7 +1,7 @@
 """Grid judges are composed once, not once per judge (issue 25 item 21: a 1,000-judge dry run in under 30 s).
 
-``metaeval.commands.compose._JudgeNodes`` loads every grid judge after the first from Hydra's config repository
-into the first one's composition.  These tests count Hydra compositions (no wall-clock bound) and check that the
+``metaeval.workflow.grid_judges.JudgeNodes`` reads every grid judge after the first from its file (the first on
+the config search path) into the first one's composition.  These tests count Hydra compositions (no wall-clock bound) and check that the
 result, and every error, is the same as composing each judge in full (``_load`` forced to None: the old path).
 """
 
@@ -10,25 +10,27 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.bench_many_judges import write_grid
-from metaeval.commands import compose as C
+from metaeval.workflow import compose as C
+from metaeval.workflow import grid_judges as G
+from metaeval.workflow import hydra_config as H
 from metaeval.errors import ConfigError
 
 
 @pytest.fixture
 def count_compositions(monkeypatch):
     calls: list[list[str]] = []
-    real = C._Composer.compose
+    real = H.Composer.compose
 
     def counted(self, overrides, hydra=False):
         calls.append(list(overrides))
         return real(self, overrides, hydra=hydra)
 
-    monkeypatch.setattr(C._Composer, "compose", counted)
+    monkeypatch.setattr(H.Composer, "compose", counted)
     return calls
 
 
 def _full_per_judge(monkeypatch):
-    monkeypatch.setattr(C._JudgeNodes, "_load", lambda self, name: None)
+    monkeypatch.setattr(G.JudgeNodes, "_load", lambda self, name: None)
 
 
 def _sweep(overrides, config_dir=None):

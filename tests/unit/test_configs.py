@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from metaeval.errors import ConfigError
-from metaeval.commands.compose import compose_sweep, multirun_overrides
+from metaeval.workflow.compose import compose_sweep, multirun_overrides
 from metaeval.judges.catalog import PACKAGE_CONF
 
 CONF = PACKAGE_CONF

@@ -72,7 +72,7 @@ def _records(root):
 def test_sweep_with_prefetch_stores_what_it_stored_without(tmp_path, monkeypatch):
     """The test-server judge at concurrency 2 on the demo: requests in flight never above 2 with prefetch, and
     jobs.jsonl (minus timings) and the labels equal a run without it."""
-    from metaeval.commands.compose import compose_sweep
+    from metaeval.workflow.compose import compose_sweep
     from metaeval.judges.backends import openai_backend
     from metaeval.pipeline import sweep as sweep_mod
     from metaeval.testing.server import ChatTestServer, Faults

@@ -74,7 +74,7 @@ def _keys(cell):
 
 @pytest.mark.parametrize("judge,prompt,cell_id,judge_id,prompt_id,assign,create", COMPOSED)
 def test_composed_configs_keep_their_job_keys(judge, prompt, cell_id, judge_id, prompt_id, assign, create):
-    from metaeval.commands.compose import compose_sweep
+    from metaeval.workflow.compose import compose_sweep
 
     overrides = [] if judge == "demo" else [f"judge={judge}", "grid=single", f"prompt={prompt}", "strategy=human_auto"]
     (cell,) = [c for c in compose_sweep(overrides)[1] if c.id == cell_id]

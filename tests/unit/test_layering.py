@@ -10,6 +10,7 @@ Layers, lowest first (a module may import its own layer and the ones below, neve
       <- pipeline
       <- study
       <- report
+      <- workflow (what a command does, for the CLI and the API alike)
       <- commands, cli, api, the package's __init__/__main__, testing
 
 What counts as an import (``module_edges``): ``import a.b``, ``from a import b`` (absolute or relative, at module
@@ -30,7 +31,8 @@ Rules on top of the order (``violations``):
   utilities ``io.jsonl``, ``io.atomic`` and ``io.latex`` (never a raw-data reader such as ``io.trec`` or
   ``io.assignments``, nor ``io``'s auto-detecting readers);
 * ``judges`` do not import ``calibration``; ``pipeline`` does not import analysis, calibration, study or report;
-  ``layout`` imports only core and ``io``.
+  ``layout`` imports only core and ``io``;
+* the Python API (``api``, ``api_results``) does not import ``commands``: both call the workflow.
 
 The checker itself is tested on a synthetic package with each kind of violation planted (including the four
 blind spots of the earlier, per-part checker: facade imports, ``importlib`` strings, the report reaching a raw
@@ -57,7 +59,8 @@ LAYERS: dict[str, int] = {
     "pipeline": 4,
     "study": 5,
     "report": 6,
-    "commands": 7, "cli": 7, "api": 7, "api_results": 7, "__init__": 7, "__main__": 7, "testing": 7,
+    "workflow": 7,
+    "commands": 8, "cli": 8, "api": 8, "api_results": 8, "__init__": 8, "__main__": 8, "testing": 8,
 }
 #: part -> parts (or dotted sub-modules, relative to the package) it must not import although they lie below it
 FORBIDDEN: dict[str, set[str]] = {
@@ -65,6 +68,8 @@ FORBIDDEN: dict[str, set[str]] = {
     "judges": {"calibration"},
     "pipeline": {"analysis", "calibration", "study", "report"},
     "layout": {"scoring", "data", "analysis", "calibration", "planning"},
+    "api": {"commands"},
+    "api_results": {"commands"},
 }
 #: part -> {imported part: the only modules of it allowed}; ``report`` may use io's format utilities, not its
 #: raw-data readers (io.trec, io.assignments, io.answers, ... and the auto-detecting ``metaeval.io`` itself)
@@ -330,6 +335,12 @@ CLEAN = {
     "study/run.py": "from metaeval.pipeline.sweep import S\n",
     **{f"{part}/__init__.py": "" for part in ("data", "calibration", "judges", "study", "report")},
     "judges/base.py": "",
+    "workflow/__init__.py": "",
+    "workflow/sweep.py": "from metaeval.study.run import run_study\nfrom metaeval.pipeline.sweep import S\n",
+    "workflow/report.py": "from metaeval.report.build import B\n",
+    "commands/__init__.py": "",
+    "commands/sweep.py": "from metaeval.workflow.sweep import drive_sweep\n",
+    "commands/compare.py": "",
 }
 
 
@@ -354,6 +365,11 @@ def test_checker_accepts_a_clean_tree(tmp_path):
     ("layout.py", "from metaeval.scoring import METRICS\n", "layout must not import scoring"),
     ("newthing/__init__.py", "from metaeval.types import X\n", "'newthing' has no layer"),
     ("io/bad2.py", "from metaeval import scoring, report\n", "io (layer 1) imports report (layer 6): upward"),
+    # the workflow layer: the API calls it, never a command; nothing below it imports it
+    ("api.py", "def sweep():\n    from metaeval.commands.sweep import run\n", "api must not import commands"),
+    ("study/bad.py", "from metaeval.workflow.sweep import drive_sweep\n", "study (layer 5) imports workflow (layer 7): upward"),
+    ("report/bad.py", "def f():\n    from metaeval.workflow import report\n", "report (layer 6) imports workflow (layer 7)"),
+    ("workflow/bad.py", "from metaeval.commands.compare import pair_lines\n", "workflow (layer 7) imports commands (layer 8)"),
     # the four blind spots of the earlier checker (issue 22, point 11):
     # 1. an import through the package facade, from inside the package, in both spellings
     ("pipeline/bad.py", "from metaeval import analyze\n", "imports the package facade (metaeval)"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 
-from metaeval.commands.compose import compose_sweep, multirun_overrides
+from metaeval.workflow.compose import compose_sweep, multirun_overrides
 from metaeval.judges.catalog import PACKAGE_CONF
 
 

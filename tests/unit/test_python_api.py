@@ -117,7 +117,7 @@ def test_to_latex_escapes_and_marks_undefined():
 
 
 def test_progress_is_one_line_per_stage_off_a_terminal():
-    from metaeval.commands import progress
+    from metaeval.workflow import progress
 
     buf = io.StringIO()
     bar = progress.stage_progress("assign", 3, stream=buf)
@@ -204,7 +204,7 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_nearest():
 def test_a_python_judge_is_a_grid_judge_without_a_config_file(tmp_path):
     """``metaeval.sweep(judges=...)`` registers the judge in the catalog; Hydra composes it from the catalog (no
     temporary YAML), and ``judge=NAME`` / ``grid.judges=[NAME]`` name it like a shipped judge."""
-    from metaeval.commands.compose import compose_sweep
+    from metaeval.workflow.compose import compose_sweep
     from metaeval.judges.plugins import unregister_judge
 
     try:

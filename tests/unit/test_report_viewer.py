@@ -117,7 +117,7 @@ def test_identical_refusals_collapse_into_one_note():
 
 
 def test_closing_lines_name_synthetic_data_the_verdict_and_the_page():
-    from metaeval.commands.report import closing_lines
+    from metaeval.workflow.report import closing_lines
 
     lines = closing_lines({"synthetic": True, "summary": {"verdict": "Verdict: FAIL - 1 of 2 judged cell(s) ..."}},
                           "results/demo/report.html")

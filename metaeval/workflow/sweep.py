@@ -1,9 +1,10 @@
-"""The one sweep driver, used by ``metaeval sweep`` and ``metaeval.sweep()``: checks, then the pipeline (label
-sets), the study (every figure, ``summary.json``) and the report, with the results folder locked throughout.
+"""The one sweep workflow, used by ``metaeval sweep`` and ``metaeval.sweep()``: checks, then the pipeline (label
+sets), the study (every figure, ``summary.json``, the cells' natural neighbours compared) and the report, with the
+results folder locked throughout.
 
-``drive_sweep(settings, cells, overrides)`` takes the typed settings tree (``metaeval.commands.settings``) built
-once by ``compose_sweep``; nothing below it sees the composed dict except as a record (``config.yaml``,
-``summary.json``).
+``drive_sweep(settings, cells, overrides)`` takes the typed settings tree (``metaeval.workflow.settings``) built
+once by ``metaeval.workflow.compose.compose_sweep``; nothing below it sees the composed dict except as a record
+(``config.yaml``, ``summary.json``).  It returns a :class:`SweepRun`; the command prints it, the API wraps it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from metaeval.commands.settings import RunSettings
+from metaeval.workflow.settings import RunSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.study.records import Summary
@@ -33,6 +34,12 @@ class SweepRun:
     #: figures the sweep was asked for and did not produce (a judged cell without the primary metric's taus, a
     #: failed report), one line each; the sweep exits non-zero when there is any
     missing: list[str] = field(default_factory=list)
+    #: cells whose FAILED labels exceed ``sweep.max_failed_rate``, one line each (``metaeval.pipeline.health``:
+    #: everything is stored, yet the run must not look like a success: the command exits ``EXIT_FAILED_RATE``)
+    failed: list[str] = field(default_factory=list)
+    #: the study's comparison of the grid's natural neighbour cells (``analysis/compare.json``: ``lines``, one
+    #: plain-language line per pair, and how they were compared); None without a pair
+    comparison: dict[str, Any] | None = None
 
 
 def public_config(config: dict, with_judges: bool = False) -> dict:
@@ -94,25 +101,46 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     if settings.sweep.offline:  # read by every ChatClient (local Ray actors inherit it); not a job identity
         os.environ["METAEVAL_OFFLINE"] = "1"
     prepare_run(settings, cells, overrides)  # every check before anything is written
-    from metaeval.commands.compose import log_grid_notes
+    from metaeval.workflow.compose import log_grid_notes
 
     log_grid_notes(settings.document)  # judges left out of the grid, once (after the checks: an error stays one line)
     t0 = time.perf_counter()
     outcome = run_sweep(settings.pipeline, cells, progress, hold_lock=True)  # label sets (folder lock held)
     if outcome.dry_run:
         return SweepRun(summary=None, dry_run_cells=outcome.cells)
-    from metaeval.commands.report import report_after_study
+    from metaeval.pipeline.health import failed_rate_problems
     from metaeval.study import study_sweep
-
     from metaeval.study.summary import missing_figures
+    from metaeval.workflow.report import report_after_study
 
     closing: list[str] = []
     try:
         summary = study_sweep(outcome, settings.study, settings.document, t0)  # every figure, summary.json / .md
         missing = missing_figures(summary)
+        comparison = neighbour_comparison(outcome.layout)  # read while the folder is still locked
         if settings.report_enabled:
             closing = report_after_study(outcome.layout, settings.document, summary,  # renders what the study wrote
                                          workers=settings.study.calibration.workers, problems=missing)
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
-    return SweepRun(summary=summary, closing=closing, missing=missing)
+    from metaeval.study.records import encode
+
+    # the pipeline's rule over its cell rows (the summary's cells as written)
+    failed = [] if summary.stopped else failed_rate_problems([encode(c) for c in summary.cells],
+                                                             settings.sweep.max_failed_rate)
+    return SweepRun(summary=summary, closing=closing, missing=missing, comparison=comparison, failed=failed)
+
+
+def neighbour_comparison(layout: Any) -> dict[str, Any] | None:
+    """The comparison the study wrote for this sweep (``analysis/compare.json``, ``metaeval.study.compare``), or
+    None when it compared no pair (a single cell, or no bootstrap)."""
+    import json
+
+    from metaeval.study.compare import COMPARE_FILE
+
+    path = layout.analysis_dir / COMPARE_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("lines") else None

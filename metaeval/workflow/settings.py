@@ -1,6 +1,6 @@
 """The settings tree of a sweep, built ONCE at the edge from the composed configuration and passed down as objects.
 
-``build_settings(config)`` checks every section of the plain composed config (``metaeval.commands.compose``) and
+``build_settings(config)`` checks every section of the plain composed config (``metaeval.workflow.hydra_config``) and
 returns a frozen :class:`RunSettings`:
 
 * ``pipeline`` (``metaeval.pipeline.settings.PipelineSettings``: results folder, sweep, runtime, cache, dataset)
@@ -9,9 +9,9 @@ returns a frozen :class:`RunSettings`:
 * ``report_enabled`` for the report step;
 * ``document``: the composed configuration as written to ``config.yaml`` and echoed in ``summary.json``: a record
   of what was asked for.  Settings come from the typed sections above; what is still read from the document (or
-  from ``config.yaml``) is: ``report.enabled`` by ``commands.report.report_after_study`` (the same value as
+  from ``config.yaml``) is: ``report.enabled`` by ``workflow.report.report_after_study`` (the same value as
   ``report_enabled``, which the driver checks first), ``name`` and the composition's ``_grid_notes`` by
-  ``study.run`` (recorded in ``summary.json``; the notes are also logged by ``commands.compose.log_grid_notes`` and
+  ``study.run`` (recorded in ``summary.json``; the notes are also logged by ``workflow.compose.log_grid_notes`` and
   ``commands.sweep``), and ``analysis.tau`` by ``report.context`` (the tau variant the study used, from
   ``config.yaml``).
 
