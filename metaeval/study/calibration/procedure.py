@@ -235,9 +235,11 @@ class Decision:
 
 
 def run_procedure(cands, data, labelled: np.ndarray, n_applied: int, s: dict[str, Any], seed: int, key=(), *,
-                  want_ci: bool, workers: int | str | None = 1) -> Decision:
+                  want_ci: bool, workers: int | str | None = 1, sequential: bool = False) -> Decision:
     """The whole decision for ``labelled`` human-labelled topics applied to ``n_applied`` others (module
-    docstring): splits from stream ``calibration.splits`` (keys ``key``), evaluation, rule per metric."""
+    docstring): splits from stream ``calibration.splits`` (keys ``key``), evaluation, rule per metric.
+    ``sequential`` (only the choice is used, not the figures): the splits stop once the choice is settled
+    (:mod:`.sequential`; the evaluation then holds the splits evaluated)."""
     from metaeval.calibration.crossfit import applied_split_sizes, applied_splits
     from metaeval.random_streams import stream
 
@@ -248,21 +250,28 @@ def run_procedure(cands, data, labelled: np.ndarray, n_applied: int, s: dict[str
                         None, None, None)
     a, b = applied_split_sizes(len(labelled), n_applied, s["folds"])
     splits = applied_splits(labelled, a, s["repeats"], stream(seed, "calibration.splits", *key))
-    ev = evaluate(cands, data, metrics, splits, a, b, want_ci=want_ci, workers=workers)
+    if sequential and not want_ci:
+        from metaeval.study.calibration.sequential import evaluate_until_settled
+
+        ev = evaluate_until_settled(cands, data, metrics, splits, a, b)
+    else:
+        ev = evaluate(cands, data, metrics, splits, a, b, want_ci=want_ci, workers=workers)
     return Decision({m: decide(ev.err[m], ev.tau[m], a, b) for m in metrics}, ev, a, b)
 
 
 def nested(cands, data, top: Decision, s: dict[str, Any], seed: int,
-           workers: int | str | None = 1) -> dict[str, dict[str, Any]]:
+           workers: int | str | None = 1, sequential: bool = True) -> dict[str, dict[str, Any]]:
     """The procedure re-run inside the fit part of each of the first ``nested_splits`` splits and scored on the
     split (module docstring).  Per metric: ``choices`` (per outer split), ``err`` / ``raw_err`` / ``tau`` /
-    ``raw_tau`` (per outer split)."""
+    ``raw_tau`` (per outer split).  Only the inner choices are used, so each inner run stops its splits once its
+    choice is settled (``sequential``, :mod:`.sequential`)."""
     from metaeval.forked import fork_map
 
     ev = top.evaluation
     n = min(s["nested_splits"], len(ev.splits))
     inner = fork_map(lambda o: run_procedure(cands, data, ev.splits[o][0], len(ev.splits[o][1]), s, seed,
-                                             ("nested", o), want_ci=False).choice, range(n), workers)
+                                             ("nested", o), want_ci=False, sequential=sequential).choice,
+                     range(n), workers)
     out = {}
     for m in s["metrics"]:
         ch = [inner[o][m]["method"] for o in range(n)]
