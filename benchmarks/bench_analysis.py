@@ -33,7 +33,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from metaeval.analysis.agreement import label_agreement
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.io.assignments import read_assignments
     from metaeval.paths import shared_data_dir
     from metaeval.testing.relabel import judge_like

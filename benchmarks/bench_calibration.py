@@ -34,7 +34,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from metaeval.simulation import simulate_judge
-    from metaeval.study.calibration import ALL_METHODS, calibrate_study
+    from metaeval.study.calibration_workflow import ALL_METHODS, calibrate_study
     from metaeval.io.assignments import read_assignments
     from metaeval.paths import shared_data_dir
 

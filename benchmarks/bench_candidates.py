@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     from benchmarks.bench_study import repeat_topics
     from metaeval.io.assignments import read_assignments
     from metaeval.paths import shared_data_dir
-    from metaeval.study.calibration.workflow import calibrate_study
+    from metaeval.study.calibration_workflow.workflow import calibrate_study
     from metaeval.testing.relabel import judge_like
 
     nist = read_assignments(shared_data_dir() / "trec-rag-2024" / "nugget_assignment.20241108.jl", name="nist")

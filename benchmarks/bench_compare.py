@@ -5,7 +5,7 @@ deterministic relabelling of it (``relabel(ref, k)``: the rules of ``metaeval.te
 the row hash shifted by ``k``), named as a grid ``j<k//2>__p<k%2>__human_auto`` (judge ``j<k//2>``, prompt
 ``p0`` / ``p1``) so the natural neighbours are the prompt pairs of each judge.
 
-Timed: ``metaeval.analysis.api.analyze(ref, cells, n_boot=--bootstrap)`` (6 metrics x 3 levels, flips, label
+Timed: ``metaeval.analysis.meta_evaluation.analyze(ref, cells, n_boot=--bootstrap)`` (6 metrics x 3 levels, flips, label
 agreement, descriptive statistics, and the paired comparisons between cells), CPU seconds (``process_time``) and
 wall, after one untimed warm-up call on one cell (lazy imports).  ``--pairs all`` compares every two cells (what
 ``analyze`` always did before the comparisons took their differences from stored replicates); ``--pairs
@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", choices=["all", "neighbours", "legacy"], default="all")
     args = ap.parse_args(argv)
 
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.io.assignments import read_assignments
     from metaeval.paths import shared_data_dir
 

@@ -151,7 +151,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import metaeval.analysis  # noqa: F401  (imports are not timed)
-    import metaeval.study.calibration.workflow  # noqa: F401
+    import metaeval.study.calibration_workflow.workflow  # noqa: F401
     import metaeval.study.run  # noqa: F401
 
     load_before = [round(x, 2) for x in os.getloadavg()]

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 from metaeval.api_results import CalibrationResult, SweepResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from metaeval.analysis.api import AnalysisResult
+    from metaeval.analysis.meta_evaluation import AnalysisResult
 
 __all__ = ["load", "load_dataset", "score", "leaderboard", "analyze", "compare", "run_pairs", "calibrate", "sweep",
            "register_judge", "to_latex", "AnalysisResult", "CalibrationResult", "SweepResult"]
@@ -75,7 +75,7 @@ def _load(source: Any, *, name: str | None, run_map: Any, format: str | None) ->
         elif p.is_dir() and _has_assignment_file(p):  # a track folder as published: its human labels
             obj = load_dataset(p).labels
         else:  # a file, by the format registry's one dispatcher; a folder of trec_eval files
-            from metaeval.analysis.api import load_input
+            from metaeval.analysis.meta_evaluation import load_input
 
             obj = load_input(p, format)
         if name and hasattr(obj, "name"):
@@ -105,13 +105,10 @@ def check_count(func: str, keyword: str, value: Any, limit: int, what: str) -> N
     """``value`` of ``keyword`` an integer in ``0..limit`` (the cap the command line applies), else ``ValueError``
     / ``TypeError`` naming it: ``analyze(n_boot=10**9)`` would need ~156 GiB."""
     if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            import numpy as np
+        import numpy as np  # a dependency: never missing
 
-            if isinstance(value, np.integer):
-                value = int(value)
-        except ImportError:  # pragma: no cover
-            pass
+        if isinstance(value, np.integer):
+            value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{func}({keyword}=) takes an integer, got {type(value).__name__} {value!r:.40}")
     if not 0 <= value <= limit:
@@ -167,11 +164,11 @@ def leaderboard(scores: Any, *, common_topics: bool = False) -> Any:
 def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: Any) -> Any:
     """Tau at three levels with CIs, run-pair flips, agreement and descriptive statistics (an ``AnalysisResult``:
     DataFrames ``tau``, ``cells``, ``flips``, ``flip_pairs``, ``agreement``, ``confusion``, ``descriptive`` and the
-    ``json`` document).  ``kwargs`` go to :func:`metaeval.analysis.api.analyze` (``metrics``, ``variant``,
+    ``json`` document).  ``kwargs`` go to :func:`metaeval.analysis.meta_evaluation.analyze` (``metrics``, ``variant``,
     ``n_boot``, ``seed``, ``alpha``, ``ci_method``, ``policy``, ``flip_test``, ``names``)."""
     import inspect
 
-    from metaeval.analysis.api import analyze as _analyze
+    from metaeval.analysis.meta_evaluation import analyze as _analyze
 
     _check_keywords("analyze", kwargs, [p for p in inspect.signature(_analyze).parameters if p not in
                                         ("reference", "candidates")])
@@ -292,8 +289,8 @@ def calibrate(reference: Any, judge: Any, *, seed: int = 0, run_map: Any = None,
     calibrated, the first is the primary one (selection, recommendation).  ``settings``: folds, inner_folds,
     repeats, methods, level, min_coverage, n_boot, selection, judge_spec, prompt_version, workers (processes for the
     repeats; default ``"auto"``; moves no number) (see
-    :func:`metaeval.study.calibration.calibrate_study`)."""
-    from metaeval.study.calibration import DEFAULTS, calibrate_study
+    :func:`metaeval.study.calibration_workflow.calibrate_study`)."""
+    from metaeval.study.calibration_workflow import DEFAULTS, calibrate_study
 
     known = [k for k in DEFAULTS if k not in ("metric", "metrics")]
     _check_keywords("calibrate", settings, [*known, "judge_spec", "prompt_version", "metric"])
@@ -404,7 +401,7 @@ def to_latex(df: Any, **kwargs: Any) -> str:
 
 def __getattr__(name: str) -> Any:
     if name == "AnalysisResult":  # defined with the analysis (imports pandas): loaded on first use
-        from metaeval.analysis.api import AnalysisResult
+        from metaeval.analysis.meta_evaluation import AnalysisResult
 
         return AnalysisResult
     raise AttributeError(f"module 'metaeval.api' has no attribute {name!r}")

@@ -439,8 +439,3 @@ def endpoint_changes(layout: ResultsLayout, urls: Mapping[str, str | None]) -> l
             f"this sweep points at {url or 'the SDK default URL'}: they are reused as they are (the URL is not part of "
             f"a job's identity); set the deployment's revision to judge again on the new server"
             for name, url in now.items() if name in before and before[name] != url]
-
-
-def results_layout(config: dict[str, Any]) -> ResultsLayout:
-    """The layout named by a sweep configuration (``results_dir`` and ``name``)."""
-    return ResultsLayout(config.get("results_dir", "results"), config.get("name", "default"))

@@ -1,5 +1,6 @@
-"""``first_uniform(entropy)`` = ``numpy.random.default_rng(entropy).random()``, bit for bit, without numpy's per-call
-cost (~24 us: a ``SeedSequence``, a ``PCG64`` and a ``Generator`` built for one number; this takes ~11 us).
+"""``first_uniform(entropy)`` = ``numpy.random.default_rng(entropy).random()`` (=
+``metaeval.random_streams.judge_stream(*entropy).random()``), bit for bit, without numpy's per-call cost (~24 us:
+a ``SeedSequence``, a ``PCG64`` and a ``Generator`` built for one number; this takes ~11 us).
 
 The simulated judge draws every label from its own generator seeded by ``(seed, hash(label's ids)[, sample])`` so
 that a label does not depend on batching or call order; with ~14 labels per assignment job, building numpy's

@@ -94,11 +94,14 @@ def simulate_support(labels: np.ndarray, confusion: Any, rng: np.random.Generato
     return codes_to_labels(simulate_codes(labels_to_codes(labels), confusion, rng))
 
 
-def simulate_judge(human: "LabelSet", confusion: Any = None, seed: int | np.random.Generator | None = 0, name: str = "simulated") -> "LabelSet":
+def simulate_judge(human: "LabelSet", confusion: Any = None, seed: int | np.random.Generator = 0, name: str = "simulated") -> "LabelSet":
     """A synthetic judge ``LabelSet``: same rows as ``human``, support relabelled through ``confusion``
-    (default: paper Figure 6, AutoNuggets+Edits, row-normalised)."""
+    (default: paper Figure 6, AutoNuggets+Edits, row-normalised).  ``seed``: the judge's seed (its draws are
+    ``random_streams.judge_stream(seed)``), or a generator the caller drew from its own stream."""
+    from metaeval.random_streams import judge_stream
+
     conf = resolve_confusion(DEFAULT_CONFUSION if confusion is None else confusion)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else judge_stream(seed)
     new = simulate_support(human.labels["support"].astype(object).to_numpy(), conf, rng)
     prov = {"simulated_from": human.name, "confusion": conf.round(6).tolist(),
             "seed": None if isinstance(seed, np.random.Generator) else seed}

@@ -9,7 +9,7 @@ Run from the repository root:
 Judges: a Figure 6 simulated judge (``simulate_judge``, paper-fig6-edits; a fresh draw per seed and per replay)
 and the offline lexical judge (``LexicalJudge`` run here on every NIST (nugget, answer) pair; deterministic).
 
-(a) precision curves (``metaeval.study.plan.plan_study``): the NIST 21 topics are the pilot; the track is assumed
+(a) precision curves (``metaeval.study.assessor_plan.plan_study``): the NIST 21 topics are the pilot; the track is assumed
     to have T = 301 judged topics (the RAG24 test set) - widths of the calibrated V_strict run means vs labelled
     topics, analytic PPI vs topic resampling, per seed; also T = 21 (the error against the human leaderboard on
     exactly these topics);
@@ -41,7 +41,7 @@ from metaeval.io.assignments import write_assignments  # noqa: E402
 from metaeval.planning.consistency import flip_stats, sample_codes, simulate_sampling_judge  # noqa: E402
 from metaeval.report.plan_section import render_markdown, write_plot  # noqa: E402
 from metaeval.simulation import simulate_judge  # noqa: E402
-from metaeval.study.plan import plan_study, replay_plan  # noqa: E402
+from metaeval.study.assessor_plan import plan_study, replay_plan  # noqa: E402
 
 NIST = "../shared/data/trec-rag-2024/nugget_assignment.20241108.jl"
 OUT = ROOT / "results" / "assessor_plan"

@@ -51,7 +51,7 @@ def judge_file(judge: str) -> Path:
 def score_matrix(ls, qids):
     """V_strict (topic x run) matrix over ``qids`` and the run ids."""
     from metaeval.scoring import score_answers
-    from metaeval.study.calibration.data import score_matrix as dense
+    from metaeval.study.calibration_workflow.data import score_matrix as dense
 
     sc = score_answers(ls)
     runs = sorted(sc["run_id"].astype(str).unique())

@@ -40,7 +40,7 @@ OUT = ROOT / "results" / "ranksets"
 
 def matrices():
     from metaeval.io import load_labels
-    from metaeval.study.calibration.data import CalibrationData
+    from metaeval.study.calibration_workflow.data import CalibrationData
 
     human, judge = load_labels(str(NIST), name="nist"), load_labels(str(LEXICAL), name="lexical")
     d = CalibrationData(human, judge, ["v_strict"])

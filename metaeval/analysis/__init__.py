@@ -16,7 +16,7 @@ Modules:
 * :mod:`~metaeval.analysis.confusion` - kappa, Krippendorff's alpha, strictness, Stuart-Maxwell from counts;
 * :mod:`~metaeval.analysis.agreement` - joining two label sets and their support / importance agreement;
 * :mod:`~metaeval.analysis.descriptive` - Table 4 style statistics per label set;
-* :mod:`~metaeval.analysis.api` - ``analyze(reference, candidates, ...)`` returning DataFrames and the JSON block.
+* :mod:`~metaeval.analysis.meta_evaluation` - ``analyze(reference, candidates, ...)`` returning DataFrames and the JSON block.
 
 Names are imported lazily so ``import metaeval.analysis`` stays cheap.
 """
@@ -42,7 +42,7 @@ _EXPORTS = {
     "confusion_agreement": "confusion", "krippendorff_alpha_ordinal": "confusion", "strictness_index": "confusion",
     "describe_labels": "descriptive", "describe_many": "descriptive", "label_mix": "descriptive",
     "CI_METHODS": "resample",
-    "analyze": "api", "AnalysisResult": "api",
+    "analyze": "meta_evaluation", "AnalysisResult": "meta_evaluation",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -155,7 +155,8 @@ class TauLevels:
         return d
 
 
-def _f(v: Any) -> float:
+def _scalar(v: Any) -> float:
+    """The first (only) element of a scalar or one-element array, as a float."""
     return float(np.asarray(v).reshape(-1)[0])
 
 
@@ -198,22 +199,22 @@ def levels_from_aligned(al: Aligned, variant: str = "b", n_boot: int = 0, seed: 
             replicates.update({lvl: reps[lvl] for lvl in LEVELS})
         jack, jack_heavy = eng.levels_and_top_heavy(1.0 - np.eye(t_count), top_k) if ci_method == "bca" else ({}, {})
         for lvl in LEVELS:
-            ci[lvl] = CI_METHODS[ci_method](reps[lvl], alpha, _f(point[lvl]), jack.get(lvl))
+            ci[lvl] = CI_METHODS[ci_method](reps[lvl], alpha, _scalar(point[lvl]), jack.get(lvl))
             ok = reps[lvl][~np.isnan(reps[lvl])]
             boot_mean[lvl] = float(ok.mean()) if ok.size else float("nan")
         for name in TOP_HEAVY:
-            heavy_ci[name] = CI_METHODS[ci_method](heavy[name], alpha, _f(heavy_point[name]), jack_heavy.get(name))
+            heavy_ci[name] = CI_METHODS[ci_method](heavy[name], alpha, _scalar(heavy_point[name]), jack_heavy.get(name))
         n_boot = len(w)
     mask = ~(np.isnan(al.x) | np.isnan(al.ys[candidate]))
     used = int(eng.topic_ok.sum())
     return TauLevels(
         metric=al.metric, variant=eng.variant.name,
-        run=_f(point["run"]), topic_avg=_f(point["topic_avg"]), pooled=_f(point["pooled"]),
+        run=_scalar(point["run"]), topic_avg=_scalar(point["topic_avg"]), pooled=_scalar(point["pooled"]),
         n_runs=int(mask.any(axis=0).sum()), n_topics=int(mask.any(axis=1).sum()), n_cells=int(mask.sum()),
         n_topics_used=used, n_topics_skipped=int(mask.any(axis=1).sum()) - used,
         dropped=dict(al.dropped), ci=ci, boot_mean=boot_mean, ci_method=ci_method, n_boot=int(n_boot),
         seed=seed if n_boot else None, alpha=alpha,
-        top_heavy={k: _f(v) for k, v in heavy_point.items()}, top_heavy_ci=heavy_ci, top_k=int(top_k),
+        top_heavy={k: _scalar(v) for k, v in heavy_point.items()}, top_heavy_ci=heavy_ci, top_k=int(top_k),
     )
 
 

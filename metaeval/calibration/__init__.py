@@ -1,6 +1,6 @@
-"""Label calibration: correct an LLM judge's scores against human labels, always evaluated on held-out topics.
+"""Calibration methods: correct an LLM judge's scores against human labels, always evaluated on held-out topics.
 
-Modules (the workflow that ties them together is :mod:`metaeval.study.calibration`):
+Modules (the calibrate workflow that compares and chooses among them is :mod:`metaeval.study.calibration_workflow`):
 
 * ``pairing``: labels paired by (topic, run, normalised nugget text) with match coverage;
 * ``pairs``: label sets as flat arrays (expected scores from per-pair credit);

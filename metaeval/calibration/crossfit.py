@@ -8,7 +8,7 @@ to the ``n_U`` judge-only ones (not ``n_L / K``-topic folds: the error of a corr
 depends on how many topics it is fitted on and applied to); :func:`applied_splits` draws them (each checked
 disjoint by :func:`check_disjoint`: nothing is scored on a topic it was fitted on); :func:`corrected_resampled_se`
 is the SE of a mean over such overlapping splits.  The procedure that uses them is
-:mod:`metaeval.study.calibration.procedure`.
+:mod:`metaeval.study.calibration_workflow.procedure`.
 """
 
 from __future__ import annotations

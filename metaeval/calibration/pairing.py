@@ -93,7 +93,7 @@ def pair_by_text(reference: "LabelSet", judge: "LabelSet") -> Pairing:
     def col(frames, name):
         return np.concatenate([f[name].astype(str).to_numpy(dtype=object) for f in frames]) if frames else np.array([], object)
 
-    q_codes, q_uni = pd.factorize(col([jl, rl, ra, ja], "qid"))
+    q_codes, _ = pd.factorize(col([jl, rl, ra, ja], "qid"))
     r_codes, r_uni = pd.factorize(col([jl, rl, ra, ja], "run_id"))
     raw_codes, raw_uni = pd.factorize(col([jl, rl], "nugget"))
     t_of_raw, _ = pd.factorize(np.array([normalise_text(t) for t in raw_uni], dtype=object))

@@ -172,7 +172,8 @@ def strictness_models(human: "LabelSet", judge: "LabelSet", mixed: bool = True, 
     """Fit the strictness models and indices described in the module docstring; JSON-ready dict.
 
     ``alpha``: interval level ``1 - alpha``; ``n_boot`` / ``seed``: the within-topic bootstrap of strata that lie
-    inside one topic."""
+    inside one topic (stream ``analysis.answer_bootstrap`` of ``seed``: the analysis seed, as ``metaeval calibrate
+    --strictness`` passes ``--analysis-seed`` and the study ``analysis.seed``)."""
     import pandas as pd
     import statsmodels.formula.api as smf
 

@@ -40,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.errors import ConfigError
     from metaeval.scoring import ScoringPolicy
 
@@ -104,7 +104,7 @@ def _renamed(reference, candidates, run_map):
     import logging
     from pathlib import Path
 
-    from metaeval.analysis.api import load_input
+    from metaeval.analysis.meta_evaluation import load_input
     from metaeval.io.runmap import parse_run_map, rename_runs, unused_keys
 
     mapping = parse_run_map(run_map)

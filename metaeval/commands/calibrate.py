@@ -10,7 +10,7 @@ applies M instead (its own interval).
     metaeval calibrate --human H --judge J [--method M ...] [--metrics V_strict ...] [--repeats S] --out DIR
     metaeval calibrate apply --model DIR/calibration-model.json --judge J [--method M] --out DIR [--allow-mismatch]
 
-Everything is computed by :func:`metaeval.study.calibration.calibrate_study` (the same function the sweep's
+Everything is computed by :func:`metaeval.study.calibration_workflow.calibrate_study` (the same function the sweep's
 study calls); this command prints and writes.  The last printed line is the recommendation.
 """
 
@@ -24,7 +24,7 @@ from metaeval.formatting import fixed, interval, mean_se
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from metaeval.study.calibration.settings import DEFAULTS as D, SEED_DEFAULT  # numpy-free
+    from metaeval.study.calibration_workflow.defaults import DEFAULTS as D, SEED_DEFAULT  # numpy-free
 
     p = command_parser(sub, "calibrate", __doc__,
                        help="correct a judge against human labels: held-out validation, fitted model, corrected leaderboard")
@@ -68,7 +68,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=SEED_DEFAULT,
                    help="calibration seed: splits and parameter draws (default %(default)s)")
     p.add_argument("--analysis-seed", type=int, default=0,
-                   help="seed of the judge score's topic-bootstrap interval (the raw leaderboard; default 0)")
+                   help="seed of the analysis draws: the judge score's topic-bootstrap interval (the raw "
+                   "leaderboard) and --strictness's within-topic bootstrap (default 0)")
     p.add_argument("--level", type=float, default=D["level"], help="confidence level (default %(default)s)")
     p.add_argument("--bootstrap", type=int, default=D["n_boot"],
                    help="topic-bootstrap replicates for the judge score's interval (default %(default)s)")
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("calibrate needs --human H (or 'calibrate apply --model FILE')")
     from metaeval.io import load_labels
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.study.calibration import calibrate_study, split_model
+    from metaeval.study.calibration_workflow import calibrate_study, split_model
 
     human, judge = load_labels(args.human), load_labels(args.judge)
     if args.run_map:
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     if args.strictness:
         from metaeval.calibration.strictness import strictness_models
 
-        result["strictness"] = to_jsonable(strictness_models(human, judge))
+        result["strictness"] = to_jsonable(strictness_models(human, judge, seed=args.analysis_seed))  # an analysis draw
     cal_path = os.path.join(args.out, "calibration.json")
     model_path = os.path.join(args.out, "calibration-model.json")
     _write_json(cal_path, result)
@@ -237,7 +238,7 @@ def _apply(args: argparse.Namespace, metrics) -> int:
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
     from metaeval.measures import display_name
-    from metaeval.study.calibration import apply_model
+    from metaeval.study.calibration_workflow import apply_model
 
     try:
         with open(args.model, encoding="utf-8") as fh:

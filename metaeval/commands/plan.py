@@ -8,7 +8,7 @@ self-consistency.
     metaeval plan --reference HUMAN.jl --judge JUDGE.jl [--judge JUDGE_SAMPLE2.jl ...] --out DIR
     metaeval plan --reference HUMAN.jl --simulate-judge paper-fig6-edits [--samples 5] --out DIR
 
-Everything is computed by :func:`metaeval.study.plan.plan_study`; this command prints and writes
+Everything is computed by :func:`metaeval.study.assessor_plan.plan_study`; this command prints and writes
 ``plan.json``, ``plan.md`` and ``plan_curves.svg`` to ``--out`` and/or a sweep's ``RESULTS_DIR/study/`` (``--results``),
 where ``metaeval report`` finds the plan.  The terminal summary fits 100 columns; it ends with the recommendation.
 """
@@ -45,7 +45,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replay-pilot", type=int, default=5, help="pilot topics in each replay (default 5)")
     p.add_argument("--seconds-per-label", type=float, help="assessor seconds per (nugget, answer) label (default 15, an assumption)")
     p.add_argument("--nugget-hours", default="0", help="assessor hours per topic for nuggets: a number or none/edit/manual (1 / 2.5 h, paper)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="planning seed: the --pilot topics, the resampled tracks and "
+                   "the replay (random_streams planning.*), and a --simulate-judge's labels (default 0)")
     p.add_argument("--plot", choices=["svg", "png"], default="svg", help="plot format (png at 200 dpi)")
     p.add_argument("--out", help="output folder (default: RESULTS_DIR/study with --results)")
     p.add_argument("--results", metavar="RESULTS_DIR", help="a sweep's results folder: also write plan.json and the plot to "
@@ -54,8 +55,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _load(args: argparse.Namespace):
-    import numpy as np
-
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
 
@@ -88,7 +87,9 @@ def _load(args: argparse.Namespace):
         qids = reference.qids
         if not 3 <= args.pilot <= len(qids):
             raise ConfigError(f"--pilot {args.pilot}: expected 3..{len(qids)} (reference topics)")
-        pick = sorted(np.random.default_rng(args.seed).choice(qids, size=args.pilot, replace=False).tolist())
+        from metaeval.random_streams import stream
+
+        pick = sorted(stream(args.seed, "planning.pilot").choice(qids, size=args.pilot, replace=False).tolist())
         reference = reference.subset(qids=pick, name=f"{reference.name}[pilot {args.pilot}]")
         sampler = None  # a redrawn judge would need the held-back human labels
     return reference, judges, sampler
@@ -106,7 +107,7 @@ def _cell_draws(cell_dir):
 def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
     from metaeval.measures import canonical_metrics
-    from metaeval.study.plan import plan_study
+    from metaeval.study.assessor_plan import plan_study
 
     metrics = canonical_metrics(args.metric or ["v_strict", "a_strict"], "--metric")  # unknown: the nearest name
     if not 0 < args.level < 1 or args.target <= 0:
@@ -262,7 +263,7 @@ def _after(args: argparse.Namespace) -> int:
 
     from metaeval.errors import ConfigError
     from metaeval.io import load_labels
-    from metaeval.study.plan import calibrated_after_plan
+    from metaeval.study.assessor_plan import calibrated_after_plan
 
     if not args.judge or len(args.judge) != 1:
         raise ConfigError("plan --after needs exactly one --judge FILE (the judge's labels on all topics)")

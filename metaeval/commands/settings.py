@@ -7,8 +7,13 @@ returns a frozen :class:`RunSettings`:
   for the sweep driver;
 * ``study`` (``metaeval.study.settings.StudySettings``: analysis, calibration) for the study;
 * ``report_enabled`` for the report step;
-* ``document``: the composed configuration as written to ``config.yaml`` and echoed in ``summary.json``.  It is a
-  record of what was asked for, never read for a setting.
+* ``document``: the composed configuration as written to ``config.yaml`` and echoed in ``summary.json``: a record
+  of what was asked for.  Settings come from the typed sections above; what is still read from the document (or
+  from ``config.yaml``) is: ``report.enabled`` by ``commands.report.report_after_study`` (the same value as
+  ``report_enabled``, which the driver checks first), ``name`` and the composition's ``_grid_notes`` by
+  ``study.run`` (recorded in ``summary.json``; the notes are also logged by ``commands.compose.log_grid_notes`` and
+  ``commands.sweep``), and ``analysis.tau`` by ``report.context`` (the tau variant the study used, from
+  ``config.yaml``).
 
 Every bad value is one ``ConfigError`` line naming the key; an unknown key names the nearest valid one.
 """

@@ -163,6 +163,14 @@ def _short(value: Any, n: int = 40) -> str:
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
+def finite_or_none(x: Any) -> float | None:
+    """A number for a JSON record: ``float(x)``, or None when ``x`` is None, NaN or infinite."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if _isfinite(x) else None
+
+
 def to_jsonable(obj: Any) -> Any:
     """Recursively turn numpy scalars/arrays, sets, tuples and paths into JSON types; NaN and inf become None.
 

@@ -43,8 +43,6 @@ from metaeval.types import Answer, Document, Importance, Nugget, Support, Topic
 MAX_DOCUMENTS = 10
 MAX_NUGGETS = 30
 MAX_BATCH = 10
-#: UMBRELA's relevance scale (Upadhyay et al. 2024)
-RELEVANCE_GRADES: tuple[int, ...] = (0, 1, 2, 3)
 
 
 class StageUnsupported(ConfigError, NotImplementedError):

@@ -95,7 +95,6 @@ class EmbeddingJudge(Judge):
         self.t_support, self.t_partial, self.vital_share = support_threshold, partial_threshold, vital_share
         self.t_dedup = dedup_threshold
         self.model_path = str(model_path or find_model())
-        self._lexical = LexicalJudge()
 
     def _encode(self, texts: Sequence[str]) -> Any:
         return load_model(self.model_path).encode(list(texts), normalize_embeddings=True, convert_to_numpy=True,

@@ -8,8 +8,9 @@ nuggets for the topic (at most 30, documents ignored): a replayed "creation" is 
 
 ``SimulatedJudge`` draws each label ``j ~ Categorical(C[h, :])`` (``metaeval.simulation``,
 rows = reference label not_support / partial_support / support) with a generator seeded by
-``(seed, sha256(qid, run_id, nugget))``, so a label does not depend on batching or call order (numpy's
-``default_rng`` stream, its first uniform computed by ``metaeval.seeded_uniform`` at a fraction of the cost).  Importance is
+``(seed, sha256(qid, run_id, nugget))``, so a label does not depend on batching or call order
+(``metaeval.random_streams.judge_stream(seed, item)``, its first uniform computed by ``metaeval.seeded_uniform``
+at a fraction of the cost).  Importance is
 replayed unchanged.  Samples (``sweep.samples``, ``sample_index`` s > 0) redraw every label: independently from
 the confusion row (``alpha: null``, the default: the least self-consistent judge with that confusion), or, with
 ``alpha``, from per-label propensities ``p ~ Dirichlet(alpha * C[h, :])`` shared by all samples.
@@ -184,9 +185,9 @@ class SimulatedJudge(ReplayJudge):
             digest = hashlib.sha256("\x1f".join((qid, run, t)).encode()).digest()
             item = int.from_bytes(digest[:8], "little")
             if self.alpha is None:  # every draw independent from the confusion row (sample 0: the historical stream)
-                # = simulate_support([lab], confusion, default_rng([seed, item(, sample)])) for one label, without
+                # = simulate_support([lab], confusion, judge_stream(seed, item(, sample))) for one label, without
                 # its per-call array work: one uniform draw u, class = number of thresholds of row h that u reaches
-                u = first_uniform([self.seed, item, *extra])  # = default_rng([seed, item(, s)]).random()
+                u = first_uniform([self.seed, item, *extra])  # = judge_stream(seed, item(, s)).random()
                 out.append(_SUPPORT_BY_CODE[(u >= cum[h][0]) + (u >= cum[h][1])])
             else:
                 out.append(Support(self._draw_with_propensity(lab, item)))
@@ -199,12 +200,13 @@ class SimulatedJudge(ReplayJudge):
         (``metaeval.planning.consistency``)."""
         import numpy as np
 
+        from metaeval.random_streams import judge_stream
         from metaeval.seeded_uniform import first_uniform
 
         h = SUPPORT_CODE.get(label)
         if h is None:
             return "FAILED"
-        p = np.random.default_rng([self.seed, item]).gamma(self.alpha * np.maximum(self.confusion[h], 1e-9))
+        p = judge_stream(self.seed, item).gamma(self.alpha * np.maximum(self.confusion[h], 1e-9))
         u = first_uniform([self.seed, item, self.sample_index, 1])
         code = int(min((u >= np.cumsum(p / p.sum())[:2]).sum(), 2))
         return SUPPORT_ORDER[code]

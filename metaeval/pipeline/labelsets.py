@@ -23,7 +23,7 @@ def human_nuggets(dataset: Any, qid: str, with_importance: bool = False) -> list
 
 
 def cell_fingerprints(c: Cell) -> dict[str, str]:
-    """What a calibration model fitted on the cell's labels depends on (``metaeval.study.calibration.model``):
+    """What a calibration model fitted on the cell's labels depends on (``metaeval.study.calibration_workflow.model``):
     ``judge_spec``, the hash of the judge's identity (kind, deployment, options: ``Cell.judge_id``) and
     ``prompt_version``, the hash of its prompt templates (``Cell.prompt_id``; ``none`` for an unprompted judge).
     A cell whose labels are the dataset's own human labels records ``human`` for both."""

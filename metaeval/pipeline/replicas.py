@@ -58,11 +58,6 @@ def with_config(cfg: Any, conf: dict[str, Any]) -> Any:
 REQUESTS_PER_REPLICA = 32
 
 
-def resource_list(cfg: Any) -> list[Mapping[str, Any]]:
-    """``resources`` as a list (a single mapping -> one entry shared by every replica)."""
-    return _placement(cfg)[1]
-
-
 def is_auto_replicas(cfg: Any) -> bool:
     """Whether the judge's replica count is left to ``auto_replicas`` (``replicas`` absent or ``"auto"`` and no
     per-replica ``resources`` list)."""

@@ -25,7 +25,7 @@ from metaeval.pipeline.choose_executor import make_executor
 from metaeval.pipeline.executors import Job
 from metaeval.pipeline.grid import Cell
 from metaeval.pipeline.labelsets import cell_label_set
-from metaeval.pipeline.plan import SweepPlan, plan_sweep
+from metaeval.pipeline.sweep_plan import SweepPlan, plan_sweep
 from metaeval.pipeline.settings import PipelineSettings
 from metaeval.pipeline.specs import JobSpec
 from metaeval.pipeline.stages import (assign_job, create_job, estimate_job, importance_job, make_worker,

@@ -167,7 +167,8 @@ def replay(H: np.ndarray, J: np.ndarray, size_fns: dict[str, Callable[[np.ndarra
 
     ``size_fns[name](pilot_idx, pool_idx, rng) -> u`` (sizes for the pool topics); ``"greedy"`` in
     ``size_fns`` means: that size, largest first, unweighted mean.  ``judge_draw(rng) -> (J, size_fns)``
-    redraws a simulated judge per replication (then ``J``/``size_fns`` given here are ignored).
+    redraws a simulated judge per replication (then ``J``/``size_fns`` given here are ignored).  Every draw
+    (pilots, Poisson orders, redrawn judges) comes from ``random_streams.stream(seed, "planning.replay")``.
     Returns per strategy and budget the RMSE with its Monte-Carlo SE and the paired difference of the mean
     squared error against ``random`` (negative = better than random) with its SE.
     """
@@ -178,7 +179,9 @@ def replay(H: np.ndarray, J: np.ndarray, size_fns: dict[str, Callable[[np.ndarra
         raise ConfigError(f"pilot of {pilot} topics leaves too small a pool of {T - pilot} (need >= 3)")
     pool_n = T - pilot
     budgets = sorted({int(b) for b in (budgets or range(2, pool_n))} & set(range(1, pool_n)))
-    rng = np.random.default_rng(seed)
+    from metaeval.random_streams import stream
+
+    rng = stream(seed, "planning.replay")
     names = list(size_fns)
     mse = {s: np.zeros((reps, len(budgets))) for s in names}
     for rep in range(reps):

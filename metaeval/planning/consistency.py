@@ -68,11 +68,14 @@ def flip_stats(codes: np.ndarray) -> dict[str, Any]:
 
 def simulate_sampling_judge(human: "LabelSet", k: int, confusion: Any = "paper-fig6-edits", alpha: float = 2.0,
                             seed: int | np.random.Generator = 0, name: str = "sampling") -> list["LabelSet"]:
-    """k label sets of a simulated sampling judge (module docstring); FAILED human labels stay FAILED."""
+    """k label sets of a simulated sampling judge (module docstring); FAILED human labels stay FAILED.  ``seed``:
+    the judge's seed (draws from ``random_streams.judge_stream(seed)``) or a generator from the caller's stream."""
+    from metaeval.random_streams import judge_stream
+
     if k < 1 or alpha <= 0:
         raise ConfigError(f"need k >= 1 and alpha > 0 (got k={k}, alpha={alpha})")
     C = resolve_confusion(confusion)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else judge_stream(seed)
     h = support_codes(human.labels["support"].astype(object).to_numpy())
     valid = h >= 0
     p = rng.gamma(alpha * np.maximum(C[np.where(valid, h, 0)], 1e-9))

@@ -169,7 +169,9 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
                      gaps: Sequence[float] = (0.01, 0.02, 0.05), chunk: int = 50) -> dict[str, Any]:
     """Precision curves from a pilot: ``H``, ``J`` are (pilot topics x runs) per-answer scores (runs missing a
     pilot topic are dropped).  Returns a JSON-ready dict with one row per ``n`` in ``n_grid``; see the module
-    docstring for every column.  Medians are over runs; ``worst`` is the run with the largest value."""
+    docstring for every column.  Medians are over runs; ``worst`` is the run with the largest value.  ``rng``: the
+    caller's generator (``plan_study`` passes its ``planning.plan`` stream), or an int seed of the stream
+    ``planning.precision``."""
     from scipy.stats import t as student_t
 
     H, J, keep = _clean(H, J)
@@ -181,7 +183,10 @@ def precision_curves(H: np.ndarray, J: np.ndarray, *, total_topics: int | None =
     grid = sorted({int(n) for n in (n_grid or default_grid(total)) if 2 <= int(n) <= total})
     if not grid:
         raise ConfigError(f"no labelled-topic count in the grid lies in [2, {total}]")
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    if not isinstance(rng, np.random.Generator):
+        from metaeval.random_streams import stream
+
+        rng = stream(rng, "planning.precision")
     z = z_value(level)
     s2d, s2h = planning_s2(D.var(0, ddof=1), tp)[0], H.var(0, ddof=1)  # the point N's variance (need_statement)
     s2d0, s2h0 = D.var(0, ddof=0), H.var(0, ddof=0)

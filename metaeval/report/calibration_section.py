@@ -1,5 +1,5 @@
 """The report's calibration section, rendered from the ``calibration.json`` dicts the study wrote
-(:func:`metaeval.study.calibration.calibrate_study`).  Nothing here fits or resamples: it formats.
+(:func:`metaeval.study.calibration_workflow.calibrate_study`).  Nothing here fits or resamples: it formats.
 
 * :func:`calibration_section` - one :class:`~metaeval.report.model.Section` for all cells;
 * :func:`cell_blocks` - the blocks of one cell (pairing line, held-out table with raw first, refusals, the

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from metaeval.formatting import p_value
+from metaeval.formatting import fixed, is_missing, p_value
 from metaeval.report.context import Context, dash
 from metaeval.report.model import Detail, Items, Section, Table, Text, fmt
 
@@ -28,10 +28,9 @@ STATISTICS = {("tau", "run"): "run-level tau", ("tau", "topic_avg"): "per-topic 
 
 def _diff(r: Mapping[str, Any]) -> str:
     d, lo, hi = (r.get(k) for k in ("diff", "ci_low", "ci_high"))
-    if d is None or d != d:
+    if is_missing(d):
         return "n/a"
-    sign = lambda x: "-" if x is None or x != x else f"{float(x):+.3f}"  # noqa: E731
-    return f"{float(d):+.3f} [{sign(lo)}, {sign(hi)}]"
+    return f"{fixed(d, signed=True)} [{fixed(lo, signed=True)}, {fixed(hi, signed=True)}]"
 
 
 def rows_for(doc: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
@@ -107,9 +106,7 @@ def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
     from metaeval.io.latex import latex_table, latex_text
 
     def num(x: Any, signed: bool = False) -> str:
-        if x is None or x != x:
-            return "n/a"
-        return format(float(x), "+.3f" if signed else ".3f").replace("-", "$-$")
+        return fixed(x, signed=signed, missing="n/a").replace("-", "$-$")  # a LaTeX minus
 
     body = [[latex_text(r["candidate_a"], breakable=True), latex_text(r["candidate_b"], breakable=True),
              latex_text(STATISTICS[(r["statistic"], r["level"])].replace(" (lower is better)", "")),

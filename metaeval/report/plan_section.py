@@ -1,4 +1,4 @@
-"""The report's assessor-plan section, rendered from ``plan.json`` (``metaeval.study.plan.plan_study``).
+"""The report's assessor-plan section, rendered from ``plan.json`` (``metaeval.study.assessor_plan.plan_study``).
 
 Rendering only: no data loading, fitting or resampling.  ``render_markdown(plan)`` / ``render_html(plan)``
 return the section; ``write_plot(plan, path)`` draws the width-vs-topics curves (SVG, or PNG at 200 dpi).

@@ -113,7 +113,8 @@ class Item:
 
 def sample_items(dataset: Any, n_answers: int | None = None, seed: int = 0) -> list[Item]:
     """Answers of ``dataset`` (a ``metaeval.data.dataset.Dataset`` with human nuggets), with their topic's human
-    nuggets.  ``n_answers`` draws that many answers without replacement (numpy ``default_rng(seed)``), spread over
+    nuggets.  ``n_answers`` draws that many answers without replacement (``random_streams.stream(seed,
+    "probe.answers")``), spread over
     topics by drawing from the answers sorted by (qid, run_id); ``None`` takes all."""
     import numpy as np
 
@@ -127,7 +128,9 @@ def sample_items(dataset: Any, n_answers: int | None = None, seed: int = 0) -> l
     if n_answers is not None and n_answers < len(answers):
         if n_answers < 1:
             raise ConfigError("the number of answers must be at least 1")
-        pick = np.sort(np.random.default_rng(seed).choice(len(answers), size=n_answers, replace=False))
+        from metaeval.random_streams import stream
+
+        pick = np.sort(stream(seed, "probe.answers").choice(len(answers), size=n_answers, replace=False))
         answers = [answers[i] for i in pick]
     return [Item(Topic(a.qid, dataset.topics.get(a.qid, a.topic)), a, tuple(dataset.human_nuggets_for(a.qid))) for a in answers]
 

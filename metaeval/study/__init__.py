@@ -6,7 +6,7 @@ reference label set, into files under the results folder (paths from ``metaeval.
 * ``cells/<cell>/labels.jsonl``, ``scores.csv``, ``runs.csv`` - per-answer and per-run scores (``metaeval.scoring``);
 * ``analysis/`` - every cell against the reference (``metaeval.analysis.analyze``: tau at three levels with the
   topic bootstrap, run-pair flips, label agreement and strictness, descriptive statistics);
-* ``cells/<cell>/calibration.json`` - ``metaeval.study.calibration.calibrate_study`` for cells whose judge labels
+* ``cells/<cell>/calibration.json`` - ``metaeval.study.calibration_workflow.calibrate_study`` for cells whose judge labels
   the reference's own nuggets;
 * ``study/study.json`` - per-topic tau, leaderboards and the topics where judge and reference disagree most;
   ``study/reference_scores.csv`` / ``reference_runs.csv`` - the reference's scores;

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from metaeval.io.jsonl import finite_or_none
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -65,12 +67,12 @@ def run_bias(ref_scores: "pd.DataFrame", judge_scores: "pd.DataFrame", metrics: 
             with warnings.catch_warnings():  # a replicate with no defined run: NaN, ignored by the interval
                 warnings.simplefilter("ignore", RuntimeWarning)
                 mrep = np.nanmean(b.replicates, axis=1)
-            mean_ci = [_f(x) for x in percentile_ci(mrep, 1 - level)]
-        rows = [{"run_id": r, "bias": _f(est[k]), "ci": [_f(ci_lo[k]), _f(ci_hi[k])], "n_topics": int(n[k]),
-                 "reference": _f(ref_mean[k]), "judge": _f(judge_mean[k])} for k, r in enumerate(runs)]
+            mean_ci = [finite_or_none(x) for x in percentile_ci(mrep, 1 - level)]
+        rows = [{"run_id": r, "bias": finite_or_none(est[k]), "ci": [finite_or_none(ci_lo[k]), finite_or_none(ci_hi[k])], "n_topics": int(n[k]),
+                 "reference": finite_or_none(ref_mean[k]), "judge": finite_or_none(judge_mean[k])} for k, r in enumerate(runs)]
         rows.sort(key=lambda x: (-(x["reference"] if x["reference"] is not None else -1), x["run_id"]))
         defined = est[np.isfinite(est)]
-        out["metrics"][m] = {"mean": {"bias": _f(defined.mean()) if len(defined) else None, "ci": mean_ci},
+        out["metrics"][m] = {"mean": {"bias": finite_or_none(defined.mean()) if len(defined) else None, "ci": mean_ci},
                              "runs": rows}
     return out
 
@@ -94,19 +96,12 @@ def strictness_by_importance(reference: "LabelSet", judge: "LabelSet", *, n_boot
         ci = clustered_index(sub, alpha, n_boot, seed)
         sup, nots = sub[sub["human"] == 2], sub[sub["human"] == 0]
         strata[name] = {
-            "index": _f(ci.get("strictness_index")), "ci": [_f(x) for x in ci.get("ci_cluster", [None, None])],
+            "index": finite_or_none(ci.get("strictness_index")), "ci": [finite_or_none(x) for x in ci.get("ci_cluster", [None, None])],
             "ci_method": ci.get("ci_method"), "n_pairs": int(len(sub)), "n_topics": int(ci.get("n_topics", 0)),
-            "p_lower": _f((sub["shift"] < 0).mean()), "p_higher": _f((sub["shift"] > 0).mean()),
+            "p_lower": finite_or_none((sub["shift"] < 0).mean()), "p_higher": finite_or_none((sub["shift"] > 0).mean()),
             "n_support": int(len(sup)),
-            "support_to_partial": _f((sup["judge"] == 1).mean()) if len(sup) else None,
-            "support_to_not": _f((sup["judge"] == 0).mean()) if len(sup) else None,
-            "not_raised": _f((nots["judge"] > 0).mean()) if len(nots) else None,
+            "support_to_partial": finite_or_none((sup["judge"] == 1).mean()) if len(sup) else None,
+            "support_to_not": finite_or_none((sup["judge"] == 0).mean()) if len(sup) else None,
+            "not_raised": finite_or_none((nots["judge"] > 0).mean()) if len(nots) else None,
         }
     return {"alpha": alpha, "strata": strata}
-
-
-def _f(x: Any) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return x if x == x and abs(x) != float("inf") else None

@@ -196,9 +196,9 @@ def compare_candidates(reference: Any, candidates: Sequence[Candidate], *, refer
                        metrics: Sequence[str] | None = None, pairs: Any = "all", n_boot: int = 1000, seed: int = 0,
                        alpha: float = 0.05, variant: str = "b") -> tuple[Any, dict[str, Any]]:
     """``(table, document)``: every pair of ``pairs`` (``"all"``, ``"neighbours"`` or ``[(a, b), ...]``) on tau
-    and label agreement (:func:`metaeval.analysis.api.analyze`), plus calibrated error where both cells' studies
+    and label agreement (:func:`metaeval.analysis.meta_evaluation.analyze`), plus calibrated error where both cells' studies
     hold a calibration result."""
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.analysis.comparison import calibration_rows, finish, neighbour_pairs
     from metaeval.io import load_labels
     from metaeval.scoring import METRICS

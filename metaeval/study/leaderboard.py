@@ -9,7 +9,7 @@ run score and both rankings.
   ``rank_shift`` = raw rank - reference rank.
 
 This is **the one raw leaderboard**: the study's ``study.json`` and the calibration's leaderboard
-(``metaeval.study.calibration``) both call :func:`raw_leaderboards` with the analysis seed, so a run has one raw
+(``metaeval.study.calibration_workflow``) both call :func:`raw_leaderboards` with the analysis seed, so a run has one raw
 interval, on the stream ``stream(analysis.seed, "analysis.topic_bootstrap")``, and ``analysis.seed`` moves it.
 The calibrated (cross-fitted, out-of-fold) leaderboard is part of the cell's ``calibration.json``; nothing here
 is fitted.
@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from metaeval.analysis.ranks import ranks  # the one ranking rule (importable from here as before)
+from metaeval.io.jsonl import finite_or_none
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -46,22 +47,15 @@ def raw_leaderboards(judge: "LabelSet", ref_runs: "pd.DataFrame | None", metrics
     for m in metrics:
         sub = raw[raw["metric"] == m]
         est = {str(r): float(v) for r, v in zip(sub["run_id"], sub["estimate"])}
-        ci = {str(r): [_f(lo), _f(hi)] for r, lo, hi in zip(sub["run_id"], sub["ci_low"], sub["ci_high"])}
+        ci = {str(r): [finite_or_none(lo), finite_or_none(hi)] for r, lo, hi in zip(sub["run_id"], sub["ci_low"], sub["ci_high"])}
         ref = {} if ref_runs is None or m not in ref_runs else {str(r): float(v) for r, v in zip(ref_runs["run_id"], ref_runs[m])}
         raw_rank, ref_rank = ranks(est), ranks(ref) if ref else {}
         rows = []
         for run_id in sorted(est, key=lambda r: (raw_rank[r], r)):
             row = {"run_id": run_id, "reference": ref.get(run_id), "reference_rank": ref_rank.get(run_id),
-                   "raw": _f(est[run_id]), "raw_ci": ci[run_id], "raw_rank": raw_rank[run_id]}
+                   "raw": finite_or_none(est[run_id]), "raw_ci": ci[run_id], "raw_rank": raw_rank[run_id]}
             if row["reference_rank"] is not None:
                 row["rank_shift"] = row["raw_rank"] - row["reference_rank"]
             rows.append(row)
         out["metrics"][m] = rows
     return out
-
-
-def _f(x: Any) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return x if x == x and abs(x) != float("inf") else None

@@ -213,7 +213,7 @@ def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
     ccfg = inp.settings.calibration
     if not ccfg.enabled or inp.reference is None:
         return {}
-    from metaeval.study.calibration import calibrate_study
+    from metaeval.study.calibration_workflow import calibrate_study
 
     a = inp.settings.analysis  # calibrate the study's metrics, selecting on its primary one
     settings = {"methods": ccfg.methods, "folds": ccfg.folds, "n_boot": a.bootstrap, "workers": ccfg.workers,

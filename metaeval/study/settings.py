@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from metaeval.errors import ConfigError
 from metaeval.schema import build_section, setting
 from metaeval.measures import METRICS
-from metaeval.study.calibration.settings import DEFAULTS as _CAL, SEED_DEFAULT as _CAL_SEED  # the one place
+from metaeval.study.calibration_workflow.defaults import DEFAULTS as _CAL, SEED_DEFAULT as _CAL_SEED  # the one place
 
 #: the most topic-bootstrap replicates one setting may ask for (see the module docstring)
 MAX_BOOTSTRAP = 100_000
@@ -49,7 +49,7 @@ class AnalysisSettings:
 
 @dataclass(frozen=True)
 class CalibrationSettings:
-    """``calibration.*``: out-of-fold calibration of every cell (``metaeval.study.calibration``)."""
+    """``calibration.*``: out-of-fold calibration of every cell (``metaeval.study.calibration_workflow``)."""
 
     enabled: bool = setting(True, "bool")
     methods: list | None = setting(_CAL["methods"], "list", null=True, unique=True)
@@ -90,8 +90,8 @@ def build_study_settings(analysis: Mapping[str, Any] | None = None, calibration:
         raise ConfigError(f"analysis.metrics must name at least one of {', '.join(METRICS)}")
     c = build_section("calibration", calibration, CalibrationSettings)
     if c.methods is not None:
-        from metaeval.study.calibration import ALL_METHODS
-        from metaeval.study.calibration.settings import ALIASES
+        from metaeval.study.calibration_workflow import ALL_METHODS
+        from metaeval.study.calibration_workflow.defaults import ALIASES
 
         bad = [m for m in c.methods if m not in ALL_METHODS and m not in ALIASES]
         if bad:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from metaeval.formatting import fixed, interval
 from metaeval.measures import DEFAULT_PRIMARY, display_name, normalize_metric
 
 
@@ -46,7 +47,7 @@ def _tau(block: dict[str, Any] | None, metric: str, level: str) -> str:
     tau, ci = m.get("tau"), m.get("ci")
     if tau is None:
         return "n/a"
-    return f"{tau:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci and ci[0] is not None else f"{tau:.3f}"
+    return fixed(tau, 3) + interval(ci, lead=" ")  # 0.912 [0.85, 0.97]
 
 
 #: the columns of the sweep's table (summary.md and the terminal); the tau columns are numbers with their interval

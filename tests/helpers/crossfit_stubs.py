@@ -1,4 +1,4 @@
-"""Tiny synthetic inputs for testing the calibration procedure (``metaeval.study.calibration.procedure``) directly:
+"""Tiny synthetic inputs for testing the calibration procedure (``metaeval.study.calibration_workflow.procedure``) directly:
 hand-made per-split errors and taus for :func:`decide`, and stub candidates on a small topic x run matrix that record
 every split they are fitted on (the splits are then checked by hand)."""
 

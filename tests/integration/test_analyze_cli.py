@@ -131,7 +131,7 @@ def test_bad_inputs_exit_2(files, capsys, tmp_path):
 
 
 def test_scoring_policy_reaches_label_inputs(nist_labels):
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.scoring import ScoringPolicy
 
     sup = nist_labels.labels["support"].astype(str).to_numpy().copy()

@@ -107,7 +107,7 @@ def test_after_plan_leaderboard(tmp_path, nist_labels, nist_file, capsys):
     """Follow the plan: label its first topics; with every topic labelled the calibrated means are the human means."""
     from metaeval.scoring import run_scores, score_answers
     from metaeval.simulation import simulate_judge
-    from metaeval.study.plan import calibrated_after_plan
+    from metaeval.study.assessor_plan import calibrated_after_plan
 
     judge = simulate_judge(nist_labels, seed=2, name="j")
     write_assignments(judge, tmp_path / "judge.jl")

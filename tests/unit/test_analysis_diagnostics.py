@@ -60,7 +60,7 @@ def test_defaulted_cells_from_scores(nist_labels):
 
 
 def test_analyze_reports_top_heavy_diagnostics_and_case_insensitive_metrics(nist_labels):
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.simulation import simulate_judge
 
     judge = simulate_judge(nist_labels, seed=1).subset(qids=nist_labels.qids[:5])
@@ -79,7 +79,7 @@ def test_analyze_reports_top_heavy_diagnostics_and_case_insensitive_metrics(nist
 
 
 def test_trec_eval_metric_names_match_in_any_case():
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
 
     rows = [(r, str(q), "NDCG_cut_10", v) for q in range(4) for r, v in (("a", 0.5 + q / 10), ("b", 0.3), ("c", 0.1 * q))]
     ref = pd.DataFrame(rows, columns=["run_id", "qid", "metric", "value"])

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from metaeval.analysis.api import analyze
+from metaeval.analysis.meta_evaluation import analyze
 from metaeval.data.dataset import load_dataset
 from metaeval.simulation import simulate_judge
 

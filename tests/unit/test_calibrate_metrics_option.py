@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import metaeval
-import metaeval.study.calibration as study_calibration
+import metaeval.study.calibration_workflow as study_calibration
 from metaeval.cli import main
 from metaeval.measures import METRICS
 

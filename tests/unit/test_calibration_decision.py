@@ -1,4 +1,4 @@
-"""The calibration decision (``metaeval.study.calibration.procedure``, docs/calibration.md) tested directly, on every
+"""The calibration decision (``metaeval.study.calibration_workflow.procedure``, docs/calibration.md) tested directly, on every
 branch, with hand-made inputs: per-split errors and taus for :func:`decide`, and stub candidates on a 12-topic x
 4-run synthetic matrix for :func:`run_procedure` / :func:`nested` (the splits they are fitted on are recorded).
 
@@ -20,7 +20,7 @@ import pytest
 
 from metaeval.calibration.crossfit import applied_split_sizes, applied_splits, corrected_resampled_se
 from metaeval.random_streams import stream
-from metaeval.study.calibration.procedure import cannot_decide, decide, nested, paired, run_procedure
+from metaeval.study.calibration_workflow.procedure import cannot_decide, decide, nested, paired, run_procedure
 from tests.helpers.crossfit_stubs import METRIC, Recorder, settings, stub_candidates, tiny_data
 
 U = 1 / 64          # one unit of error
@@ -250,7 +250,7 @@ def test_the_oracle_correction_is_chosen_end_to_end_and_scored_on_the_outer_spli
 def _record(method):
     from types import SimpleNamespace
 
-    from metaeval.study.calibration.selection import selection_record
+    from metaeval.study.calibration_workflow.selection import selection_record
 
     dec = SimpleNamespace(choice={METRIC: {"method": method, "verdict": "v", "why": "w"}}, evaluation=None,
                           n_fit=None, n_held=None)
@@ -258,7 +258,7 @@ def _record(method):
 
 
 def test_the_note_says_when_the_interval_method_differs_from_the_point_method():
-    from metaeval.study.calibration.selection import INTERVALS_NAME, recommendation
+    from metaeval.study.calibration_workflow.selection import INTERVALS_NAME, recommendation
 
     sel = _record("composite")
     assert sel["intervals_by"] == "ppi_pp"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from metaeval.calibration.crossfit import Candidate, Prediction, applied_splits
-from metaeval.study.calibration.procedure import evaluate
+from metaeval.study.calibration_workflow.procedure import evaluate
 from tests.helpers.crossfit_stubs import METRIC, TinyData
 
 T, R = 8, 4
@@ -100,7 +100,7 @@ def test_raw_that_cannot_fit_raises():
 
 
 def test_held_out_figures_by_hand():
-    from metaeval.study.calibration.selection import coverage_tolerance, held_out
+    from metaeval.study.calibration_workflow.selection import coverage_tolerance, held_out
 
     data = exact_data()
     ev = _evaluate(data, cands(data, []))
@@ -128,7 +128,7 @@ def test_held_out_figures_by_hand():
 
 
 def test_held_out_boundaries_point_text_zero_width_and_coverage_exactly_needed():
-    from metaeval.study.calibration.selection import coverage_tolerance, held_out
+    from metaeval.study.calibration_workflow.selection import coverage_tolerance, held_out
 
     data = exact_data()
     ev = _evaluate(data, cands(data, []))
@@ -149,7 +149,7 @@ def test_held_out_boundaries_point_text_zero_width_and_coverage_exactly_needed()
 def _selection(ev, method):
     from types import SimpleNamespace
 
-    from metaeval.study.calibration.selection import held_out, selection_record
+    from metaeval.study.calibration_workflow.selection import held_out, selection_record
 
     cs = {n: {"held_out": held_out(ev, n, METRIC, 0.9, "score")} for n in ev.names}
     dec = SimpleNamespace(choice={METRIC: {"method": method, "verdict": "v", "why": "w"}}, evaluation=ev,
@@ -167,7 +167,7 @@ def test_beats_raw_only_for_a_shown_method_other_than_raw_whose_error_is_lower()
 
 
 def test_the_recommendation_line_gives_error_tau_and_coverage_of_what_is_shown_vs_raw():
-    from metaeval.study.calibration.selection import recommendation
+    from metaeval.study.calibration_workflow.selection import recommendation
 
     data = exact_data()
     ev = _evaluate(data, cands(data, []))

@@ -105,14 +105,14 @@ def test_ordinal_probabilities_match_statsmodels(nist_labels, sim):
 
 
 def test_calibration_defaults_live_in_one_place():
-    """``metaeval calibrate``'s options, the typed sweep section and its YAML read study/calibration/settings.DEFAULTS."""
+    """``metaeval calibrate``'s options, the typed sweep section and its YAML read study/calibration_workflow/defaults.DEFAULTS."""
     import argparse
 
     import yaml
 
     from metaeval.commands import calibrate as cmd
     from metaeval.judges.catalog import PACKAGE_CONF
-    from metaeval.study.calibration.settings import DEFAULTS, SEED_DEFAULT
+    from metaeval.study.calibration_workflow.defaults import DEFAULTS, SEED_DEFAULT
     from metaeval.study.settings import CalibrationSettings
 
     sub = argparse.ArgumentParser().add_subparsers()

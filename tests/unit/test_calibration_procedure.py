@@ -8,7 +8,7 @@ import pytest
 from metaeval.calibration.crossfit import applied_split_sizes, corrected_resampled_se
 from metaeval.calibration.scorelevel import _t, bootstrap_t_bounds, moderated_variance
 from metaeval.simulation import simulate_judge
-from metaeval.study.calibration import calibrate_study
+from metaeval.study.calibration_workflow import calibrate_study
 
 
 @pytest.fixture(scope="module")
@@ -152,9 +152,9 @@ def test_recommended_is_shown_and_nested_is_the_same_procedure(small):
     is what the whole procedure (same function, settings, sizes and fallback) chooses on that split's fit topics.
     Planted bug: a nested rule that differs (e.g. the old 'one SE vs raw, else raw' on K folds, or the top-level
     choice copied in) fails the comparison."""
-    from metaeval.study.calibration.data import CalibrationData, score_candidate
-    from metaeval.study.calibration.procedure import nested, run_procedure
-    from metaeval.study.calibration.settings import resolve_settings
+    from metaeval.study.calibration_workflow.data import CalibrationData, score_candidate
+    from metaeval.study.calibration_workflow.procedure import nested, run_procedure
+    from metaeval.study.calibration_workflow.defaults import resolve_settings
 
     judge = _biased(small)
     s = resolve_settings({**ST, "min_topics": 5})
@@ -220,7 +220,7 @@ def test_shown_interval_contains_the_point_and_is_for_the_human_score(small):
 def test_cell_that_cannot_decide_computes_no_split(small):
     """Issue 34: with fewer human-labelled topics than min_topics nothing is cross-fitted (only the fits on every
     labelled topic that the leaderboard and the saved model use); composite is shown with PPI++ intervals."""
-    from metaeval.study.calibration import data as data_mod
+    from metaeval.study.calibration_workflow import data as data_mod
 
     calls = []
     orig = data_mod.score_candidate

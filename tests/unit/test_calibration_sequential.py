@@ -1,4 +1,4 @@
-"""The sequential early stop of the nested runs' splits (metaeval.study.calibration.sequential): the choice it
+"""The sequential early stop of the nested runs' splits (metaeval.study.calibration_workflow.sequential): the choice it
 stops on is the full repeats' choice, over many seeds, and it does stop early."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metaeval.study.calibration.procedure import decide
-from metaeval.study.calibration.sequential import MIN_SPLITS, _band, settled
+from metaeval.study.calibration_workflow.procedure import decide
+from metaeval.study.calibration_workflow.sequential import MIN_SPLITS, _band, settled
 
 S = 20
 
@@ -86,15 +86,15 @@ def small_track():
 def test_nested_choices_with_the_early_stop_equal_the_full_repeats_over_many_seeds(small_track):
     """The whole procedure on a small synthetic track, every method, three judges x several calibration seeds:
     each inner choice of the nested evaluation is the same with the early stop as with all 20 repeats."""
-    from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
-    from metaeval.study.calibration.procedure import nested, run_procedure
-    from metaeval.study.calibration.settings import SCORE_LEVEL, resolve_settings
+    from metaeval.study.calibration_workflow.data import CalibrationData, label_candidate, score_candidate
+    from metaeval.study.calibration_workflow.procedure import nested, run_procedure
+    from metaeval.study.calibration_workflow.defaults import SCORE_LEVEL, resolve_settings
 
     human, judges = small_track
     s = resolve_settings({"workers": 1, "metrics": ["v_strict", "a_strict"], "nested_splits": 10})
     same = total = 0
     used = []
-    import metaeval.study.calibration.sequential as seq
+    import metaeval.study.calibration_workflow.sequential as seq
 
     real = seq.evaluate_until_settled
 

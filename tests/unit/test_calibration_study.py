@@ -1,4 +1,4 @@
-"""The calibrate workflow (metaeval.study.calibration) and its parts: text pairing, score-level PPI/PPI++/
+"""The calibrate workflow (metaeval.study.calibration_workflow) and its parts: text pairing, score-level PPI/PPI++/
 regression, the one procedure with raw and composite as candidates, the estimated human leaderboard, bounded intervals,
 fitted-model checks."""
 
@@ -11,7 +11,7 @@ from metaeval.calibration.pairing import normalise_text, pair_by_text
 from metaeval.calibration.scorelevel import apply_score_method, fit_score_method, power_tuned_lambda, ppi_mean
 from metaeval.errors import ConfigError
 from metaeval.simulation import simulate_judge
-from metaeval.study.calibration import apply_model, calibrate_study, split_model
+from metaeval.study.calibration_workflow import apply_model, calibrate_study, split_model
 
 
 @pytest.fixture(scope="module")
@@ -305,7 +305,7 @@ def test_outer_fold_predictions_ignore_their_own_human_labels(small):
     its held-out topics unchanged exactly when that topic is held out (every model that scores a split was fitted
     without its held-out topics)."""
     from metaeval.calibration.crossfit import applied_splits
-    from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
+    from metaeval.study.calibration_workflow.data import CalibrationData, label_candidate, score_candidate
 
     judge = simulate_judge(small, seed=4, name="sim")
     splits = applied_splits(np.arange(10), 7, 6, np.random.default_rng(0))
@@ -352,7 +352,7 @@ def test_forked_repeats_give_the_same_calibration_as_one_process(nist_labels):
     import json
 
     from metaeval.errors import ConfigError
-    from metaeval.study.calibration import calibrate_study
+    from metaeval.study.calibration_workflow import calibrate_study
     from metaeval.testing.relabel import judge_like
 
     judge = judge_like(nist_labels, name="jl")

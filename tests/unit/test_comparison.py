@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metaeval.analysis.api import analyze
+from metaeval.analysis.meta_evaluation import analyze
 from metaeval.analysis.bootstrap import paired_bootstrap
 from metaeval.analysis.cells import align, to_long
 from metaeval.analysis.comparison import (calibration_rows, finish, neighbour_pairs, pair_lines, paired_difference,

@@ -68,12 +68,37 @@ def test_report_names_are_the_formatting_functions():
     assert (context.dash, context.pct) == (f.text, f.percent)
 
 
+def _formats_numbers(fn) -> bool:
+    """Whether a function formats numbers itself: an f-string field with a format spec (``{x:.3f}``) or a call
+    of ``format(...)``."""
+    import ast
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "format":
+            return True
+    return False
+
+
 def test_no_private_number_formatters_left():
-    """Formatters such as ``_f2``/``_fmt``/``_pm`` outside metaeval.formatting are what this module replaced; the
-    LaTeX table helpers in report/latex.py are allowed (they call this module and add LaTeX minus signs)."""
+    """The private formatters this module replaced (``_f``/``_f2``/``_fmt``/``_pm``/``_ms``/``_pct``/``_ci``/``_p``/
+    ``_n``/``_plain``, returning ``str``) may remain only as thin calls of it: none formats a number itself."""
+    import ast
+
     root = Path(f.__file__).parent
-    pat = re.compile(r"^\s*def (_f[0-9]?|_fmt|_pm|_ms|_pct|_ci)\(", re.M)
-    found = [f"{p.relative_to(root)}: {m.group(1)}" for p in root.rglob("*.py") if p.name != "latex.py"
-             for m in pat.finditer(p.read_text(encoding="utf-8"))
-             if "-> str" in p.read_text(encoding="utf-8")[m.start():m.start() + 200].split("\n")[0]]
+    name = re.compile(r"^_(f[0-9]?|fmt|pm|ms|pct|ci|p|n|plain|s)$")
+    found = []
+    for p in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and name.match(node.name) and node.returns is not None \
+                    and ast.unparse(node.returns).strip("'\"") == "str" and _formats_numbers(node):
+                found.append(f"{p.relative_to(root)}:{node.lineno} {node.name}")
     assert not found, found
+
+
+def test_the_formatter_scan_sees_a_private_formatter():
+    import ast
+
+    fn = ast.parse("def _f2(x) -> str:\n    return '-' if x is None else f'{x:.2f}'\n").body[0]
+    assert _formats_numbers(fn) and not _formats_numbers(ast.parse("def _s(x) -> str:\n    return text(x)\n").body[0])

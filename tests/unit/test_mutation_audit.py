@@ -104,8 +104,8 @@ def test_crossfit_never_fits_on_a_topic_it_evaluates_on():
     from types import SimpleNamespace
 
     from metaeval.calibration.crossfit import Candidate, Prediction
-    from metaeval.study.calibration.procedure import nested, run_procedure
-    from metaeval.study.calibration.settings import resolve_settings
+    from metaeval.study.calibration_workflow.procedure import nested, run_procedure
+    from metaeval.study.calibration_workflow.defaults import resolve_settings
 
     R, T = 5, 12
     log: list[tuple[frozenset, frozenset]] = []

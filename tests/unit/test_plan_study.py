@@ -4,7 +4,7 @@ import pytest
 
 from metaeval.errors import ConfigError
 from metaeval.simulation import simulate_judge
-from metaeval.study.plan import plan_study
+from metaeval.study.assessor_plan import plan_study
 
 FAST = {"metrics": ["v_strict"], "reps": 20, "replay_reps": 0, "bootstrap": 20}
 

@@ -52,7 +52,7 @@ def test_importance_agreement_counts_each_nugget_once_not_once_per_run():
     assert got["exact_agreement"] == pytest.approx(0.5)
 
 
-# ------------------------------------------------------------------ study/calibration/model.py, calibration/pairing.py
+# ------------------------------------------------------------------ study/calibration_workflow/model.py, calibration/pairing.py
 @pytest.fixture(scope="module")
 def one_answer(nist_labels):
     """The labels of one NIST answer with at least 10 nuggets, cut to its first 10."""
@@ -65,8 +65,8 @@ def one_answer(nist_labels):
 
 
 def test_a_model_fitted_on_prompt_v1_refuses_labels_from_prompt_v2(one_answer):
-    from metaeval.study.calibration.model import apply_model, check_fingerprints, fingerprints
-    from metaeval.study.calibration.settings import MODEL_FORMAT
+    from metaeval.study.calibration_workflow.model import apply_model, check_fingerprints, fingerprints
+    from metaeval.study.calibration_workflow.defaults import MODEL_FORMAT
 
     model = {"format": MODEL_FORMAT, "fingerprints": fingerprints(one_answer, {"prompt_version": "assign@v1"}),
              "models": {}, "chosen": {"v_strict": "ppi_pp"}}
@@ -78,8 +78,8 @@ def test_a_model_fitted_on_prompt_v1_refuses_labels_from_prompt_v2(one_answer):
 
 def test_a_vital_okay_flip_changes_the_nugget_set_fingerprint_and_apply_refuses(one_answer):
     from metaeval.calibration.pairing import nugget_set_hashes
-    from metaeval.study.calibration.model import apply_model, fingerprints
-    from metaeval.study.calibration.settings import MODEL_FORMAT
+    from metaeval.study.calibration_workflow.model import apply_model, fingerprints
+    from metaeval.study.calibration_workflow.defaults import MODEL_FORMAT
 
     flipped = one_answer.subset(name="flipped")
     lab = flipped.labels.copy()

@@ -37,7 +37,7 @@ def test_registries_list_the_toys_and_forget_them(toys):
     from metaeval.calibration.methods import method_names
     from metaeval.io import format_names
     from metaeval.judges.backends import backend_names
-    from metaeval.study.calibration.settings import ALL_METHODS
+    from metaeval.study.calibration_workflow.defaults import ALL_METHODS
 
     assert "toy_http" in backend_names() and "toy_answers" in format_names()
     assert method_names("score")[-1] == "toy_shift" and "toy_shift" in method_names() and "toy_shift" in ALL_METHODS

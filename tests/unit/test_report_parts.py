@@ -241,7 +241,7 @@ def test_latex_table_is_linewidth_and_spans_both_columns_only_when_it_must():
 
 
 def _cal(method: str, judge_only: int = 3) -> dict:
-    """A calibration.json (schema of metaeval.study.calibration: the one procedure) with two runs."""
+    """A calibration.json (schema of metaeval.study.calibration_workflow: the one procedure) with two runs."""
     rows = [{"run_id": "run_b", "human_labelled": 0.4, "judge_score": 0.3, "judge_score_ci": [0.2, 0.45],
              "human_estimate": 0.41, "human_estimate_ci": [0.3, 0.5]},
             {"run_id": "run_a", "human_labelled": 0.6, "judge_score": 0.5, "judge_score_ci": [0.4, 0.62],

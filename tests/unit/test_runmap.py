@@ -82,7 +82,7 @@ def _table(runs, qids=("q1", "q2", "q3", "q4", "q5")):
 
 
 def test_analyze_warns_below_four_shared_runs_and_suggests_the_run_map():
-    from metaeval.analysis.api import MIN_SHARED_RUNS, analyze
+    from metaeval.analysis.meta_evaluation import MIN_SHARED_RUNS, analyze
     from metaeval.commands.analyze import format_summary
 
     ref = _table(["team_run1", "team_run2", "team_run3", "base"])
@@ -103,7 +103,7 @@ def test_analyze_warns_below_four_shared_runs_and_suggests_the_run_map():
 
 
 def test_analyze_with_no_shared_run_names_the_run_map_in_its_error():
-    from metaeval.analysis.api import analyze
+    from metaeval.analysis.meta_evaluation import analyze
 
     ref = _table(["baseline_frag_rag24.test_gpt-4o_top20", "other_team"])
     cand = _table(["baseline_rag24.test_gpt-4o_top20"])

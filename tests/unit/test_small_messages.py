@@ -10,7 +10,7 @@ from metaeval.errors import FormatError
 
 
 def test_an_answers_file_given_to_analyze_is_named_plainly(tmp_path):
-    from metaeval.analysis.api import load_input
+    from metaeval.analysis.meta_evaluation import load_input
 
     p = tmp_path / "answers.jsonl"
     p.write_text(json.dumps({"run_id": "r", "topic_id": "q", "answer": [{"text": "x"}]}) + "\n", encoding="utf-8")

@@ -49,7 +49,7 @@ def test_fast_and_slow_study_write_the_same_numbers(nist_labels, tmp_path, monke
     fast = _study(tmp_path / "fast", nist_labels, workers=2)
 
     import metaeval.calibration.methods.matrix as matrix
-    import metaeval.study.calibration.data as data
+    import metaeval.study.calibration_workflow.data as data
 
     plain = data.label_candidate
     monkeypatch.setattr(data, "label_candidate", lambda *a, **k: dataclasses.replace(plain(*a, **k), intervals=True))

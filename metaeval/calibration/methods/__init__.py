@@ -7,8 +7,8 @@ for any list of methods.
 
 from metaeval.calibration import scorelevel  # noqa: F401  (score-level: none, ppi, ppi_pp, regression)
 from metaeval.calibration.methods import posterior, matrix, ordinal  # noqa: F401  (label-level, in this order)
-from metaeval.calibration.methods.base import (REGISTRY, CalibrationMethod, Prediction, ScoreMethod, check_names,
+from metaeval.calibration.methods.base import (REGISTRY, CalibrationMethod, ScoreMethod, check_names,
                                                display_names, get_method, method_names, register)
 
-__all__ = ["REGISTRY", "CalibrationMethod", "Prediction", "ScoreMethod", "check_names", "display_names", "get_method",
+__all__ = ["REGISTRY", "CalibrationMethod", "ScoreMethod", "check_names", "display_names", "get_method",
            "method_names", "register"]

@@ -23,15 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from metaeval.calibration.pairs import METRICS, Pairs
 from metaeval.errors import ConfigError
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
 
 MODEL_VERSION = 1
 #: the shrinkage prior strength of the posterior and matrix corrections, in pseudo-pairs (``metaeval calibrate --kappa``)
@@ -48,22 +45,6 @@ class ArrayPrediction:
     lo: dict[str, np.ndarray] = field(default_factory=dict)
     hi: dict[str, np.ndarray] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Prediction:
-    """Corrected scores as tables: ``answers`` (run_id, qid, one column per metric) and ``runs`` (long:
-    run_id, metric, estimate, se, ci_low, ci_high, n_topics)."""
-
-    method: str
-    answers: "pd.DataFrame"
-    runs: "pd.DataFrame"
-    level: float
-    notes: dict[str, Any] = field(default_factory=dict)
-
-    def leaderboard(self, metric: str = "v_strict") -> "pd.DataFrame":
-        df = self.runs[self.runs["metric"] == metric].sort_values(["estimate", "run_id"], ascending=[False, True])
-        return df.reset_index(drop=True)
 
 
 class CalibrationMethod:
@@ -239,24 +220,3 @@ def expected_credit_prediction(judge: Pairs, prob: np.ndarray, prob_draws: "np.n
         pr.se[m] = se
         pr.lo[m], pr.hi[m] = normal_ci(est, se, level)
     return pr
-
-
-def to_prediction(method: str, judge: Pairs, ap: ArrayPrediction, level: float) -> Prediction:
-    import pandas as pd
-
-    answers = judge.answers_frame()
-    for m, v in ap.answers.items():
-        answers[m] = v
-    n_topics = np.bincount(judge.ans_run, minlength=len(judge.run_ids))
-    rows = []
-    for m, est in ap.run.items():
-        for r, run_id in enumerate(judge.run_ids):
-            if n_topics[r] == 0:
-                continue
-            rows.append((run_id, m, float(est[r]), _get(ap.se, m, r), _get(ap.lo, m, r), _get(ap.hi, m, r), int(n_topics[r])))
-    runs = pd.DataFrame(rows, columns=["run_id", "metric", "estimate", "se", "ci_low", "ci_high", "n_topics"])
-    return Prediction(method=method, answers=answers, runs=runs, level=level, notes=dict(ap.notes))
-
-
-def _get(d: dict, m: str, r: int) -> float:
-    return float(d[m][r]) if m in d else float("nan")

@@ -4,7 +4,7 @@ A candidate (:class:`metaeval.calibration.crossfit.Candidate`) is a method bound
 indices)`` and ``apply(model, topic indices, want_ci)``.  Score-level candidates use
 :mod:`metaeval.calibration.scorelevel` (topic-clustered t intervals); label-level candidates use
 :mod:`metaeval.calibration.methods`, whose intervals treat label pairs as independent, so the workflow uses only
-their point estimates (see :mod:`metaeval.study.calibration.selection`).
+their point estimates (see :mod:`metaeval.study.calibration_workflow.selection`).
 """
 
 from __future__ import annotations
@@ -137,8 +137,3 @@ def nanmean(x, axis=None):
     n = ok.sum(axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, np.where(ok, x, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
-
-
-def finite_or_none(x) -> float | None:
-    x = float(x)
-    return x if np.isfinite(x) else None

@@ -1,8 +1,9 @@
-"""THE calibrate workflow, shared by sweep cells and ``metaeval calibrate``: one function, one ``calibration.json``.
+"""THE calibrate workflow, shared by sweep cells and ``metaeval calibrate``: one function, one ``calibration.json``
+(the calibration *methods* it compares are :mod:`metaeval.calibration`).
 
 Modules, one job each:
 
-* :mod:`.settings` - defaults and checks;
+* :mod:`.defaults` - defaults, candidate method names, file formats and the settings check;
 * :mod:`.data` - score matrices, text pairing, candidates;
 * :mod:`.selection` - held-out figures over repeated cross-fitting and the decision rule;
 * :mod:`.leaderboard` - the estimate of the human leaderboard over the whole track, with intervals;
@@ -13,13 +14,13 @@ Modules, one job each:
 
 from typing import Any
 
-#: exported name -> the module that defines it (imported on first use: ``.settings`` stays importable without numpy,
+#: exported name -> the module that defines it (imported on first use: ``.defaults`` stays importable without numpy,
 #: so the command-line parser can read ``DEFAULTS``)
 _EXPORTS: dict[str, str] = {
-    **{n: "metaeval.study.calibration.model" for n in ("apply_model", "check_fingerprints", "fingerprints")},
-    **{n: "metaeval.study.calibration.settings"
+    **{n: "metaeval.study.calibration_workflow.model" for n in ("apply_model", "check_fingerprints", "fingerprints")},
+    **{n: "metaeval.study.calibration_workflow.defaults"
        for n in ("ALL_METHODS", "DEFAULTS", "LABEL_LEVEL", "MODEL_FORMAT", "SCHEMA", "SCORE_LEVEL", "resolve_settings")},
-    **{n: "metaeval.study.calibration.workflow" for n in ("calibrate_study", "split_model")},
+    **{n: "metaeval.study.calibration_workflow.workflow" for n in ("calibrate_study", "split_model")},
 }
 
 

@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.study.calibration.data import finite_or_none as _f
-from metaeval.study.calibration.data import nanmean
+from metaeval.io.jsonl import finite_or_none as _f
+from metaeval.study.calibration_workflow.data import nanmean
 
 
 def calibrated_leaderboard(metric: str, sel: dict[str, Any], data, cands, full, judge_rows: dict[str, dict]) -> dict[str, Any]:
     """Rows per run (see the module docstring), sorted by ``human_estimate_rank``: the point of the chosen method
     (``sel['method']``), the interval of ``sel['intervals_by']`` widened to contain it
-    (:func:`metaeval.study.calibration.procedure.shown_interval`)."""
+    (:func:`metaeval.study.calibration_workflow.procedure.shown_interval`)."""
     from metaeval.analysis.ranks import ranks
-    from metaeval.study.calibration.procedure import shown_interval, whole_track
+    from metaeval.study.calibration_workflow.procedure import shown_interval, whole_track
 
     H, J = data.H[metric], data.J[metric]
     lab, only = data.labelled, data.judge_only

@@ -14,7 +14,9 @@
    the judge's own score and its interval come from the one raw leaderboard
    (:func:`metaeval.study.leaderboard.raw_leaderboards`, seeded by ``analysis_seed``), so ``calibration.seed``
    moves only calibration and ``analysis.seed`` the raw intervals;
-6. every usable candidate fitted on all human-labelled topics, with fingerprints (:mod:`.model`).
+6. every usable candidate fitted on all human-labelled topics, with fingerprints (:mod:`.model`);
+7. the rank sets of the calibrated leaderboard (:mod:`metaeval.study.ranksets`, stream ``calibration.rank_sets``
+   of the calibration ``seed``).
 
 Returned keys (JSON-ready): ``schema, metric, reference, judge, seed, analysis_seed, settings, pairing, topics,
 candidates, selection, leaderboard, recommendation`` (the primary ``metric``), ``by_metric`` (the same blocks per
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from metaeval.study.calibration.settings import SCHEMA, SCORE_LEVEL, resolve_settings
+from metaeval.study.calibration_workflow.defaults import SCHEMA, SCORE_LEVEL, resolve_settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
@@ -62,9 +64,9 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
     from metaeval.calibration.methods import display_names
     from metaeval.errors import ConfigError
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.study.calibration.data import CalibrationData, label_candidate, score_candidate
-    from metaeval.study.calibration.model import fit_model
-    from metaeval.study.calibration.procedure import nested, run_procedure
+    from metaeval.study.calibration_workflow.data import CalibrationData, label_candidate, score_candidate
+    from metaeval.study.calibration_workflow.model import fit_model
+    from metaeval.study.calibration_workflow.procedure import nested, run_procedure
     from metaeval.study.leaderboard import raw_leaderboards
     from metaeval.study.ranksets import rank_sets_block
 
@@ -104,14 +106,14 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
            "pairing": pairing, "topics": topics, "method_names": display_names(s["methods"]),
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
            "by_metric": by_metric, "model": model}
-    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=analysis_seed)
+    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=seed)
     return to_jsonable(out)
 
 
 def metric_block(metric, data, cands, refused, decision, nest, s, full, judge_rows) -> dict[str, Any]:
     """``candidates, selection, leaderboard, recommendation`` for one metric, all from the one ``decision``."""
-    from metaeval.study.calibration.leaderboard import calibrated_leaderboard
-    from metaeval.study.calibration.selection import held_out, recommendation, selection_record
+    from metaeval.study.calibration_workflow.leaderboard import calibrated_leaderboard
+    from metaeval.study.calibration_workflow.selection import held_out, recommendation, selection_record
 
     ev = decision.evaluation
     candidates: dict[str, Any] = {}

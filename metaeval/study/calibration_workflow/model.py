@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from metaeval.study.calibration.data import finite_or_none as _f
-from metaeval.study.calibration.data import nanmean, score_matrix
-from metaeval.study.calibration.settings import MODEL_FORMAT, SCHEMA, SCORE_LEVEL
+from metaeval.io.jsonl import finite_or_none as _f
+from metaeval.study.calibration_workflow.data import nanmean, score_matrix
+from metaeval.study.calibration_workflow.defaults import MODEL_FORMAT, SCHEMA, SCORE_LEVEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.types import LabelSet
@@ -182,7 +182,7 @@ def apply_model(model: dict[str, Any], judge: "LabelSet", *, metrics: Sequence[s
         key = "human_estimate" if shown else "judge_score"
         rows.sort(key=lambda x: (-(x[key] if x[key] is not None else -1), x["run_id"]))
         if ci_by is not None:
-            from metaeval.study.calibration.selection import INTERVALS_NAME
+            from metaeval.study.calibration_workflow.selection import INTERVALS_NAME
 
             what = (f"the chosen method's ({name}) estimate of the human run score on these topics"
                     + (" (the judge's own scores)" if raw_like else "")

@@ -45,7 +45,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from metaeval.study.calibration.settings import DEFAULT_POINT, INTERVALS
+from metaeval.study.calibration_workflow.defaults import DEFAULT_POINT, INTERVALS
 
 #: fewest runs on which a choice can be made (run-level tau needs 3)
 MIN_RUNS = 3
@@ -251,7 +251,7 @@ def run_procedure(cands, data, labelled: np.ndarray, n_applied: int, s: dict[str
     a, b = applied_split_sizes(len(labelled), n_applied, s["folds"])
     splits = applied_splits(labelled, a, s["repeats"], stream(seed, "calibration.splits", *key))
     if sequential and not want_ci:
-        from metaeval.study.calibration.sequential import evaluate_until_settled
+        from metaeval.study.calibration_workflow.sequential import evaluate_until_settled
 
         ev = evaluate_until_settled(cands, data, metrics, splits, a, b)
     else:
@@ -283,6 +283,6 @@ def nested(cands, data, top: Decision, s: dict[str, Any], seed: int,
 
 
 def _nanmean(x: np.ndarray) -> np.ndarray:
-    from metaeval.study.calibration.data import nanmean
+    from metaeval.study.calibration_workflow.data import nanmean
 
     return nanmean(x, axis=0)

@@ -1,5 +1,6 @@
-"""Settings of the calibrate workflow: defaults in one place (``DEFAULTS``: ``metaeval calibrate``'s options, the
-sweep's ``calibration`` section and the typed ``CalibrationSettings`` read them), names checked, one-line errors.
+"""Defaults of the calibrate workflow in one place (``DEFAULTS``: ``metaeval calibrate``'s options, the sweep's
+``calibration`` section and the typed ``CalibrationSettings`` of :mod:`metaeval.study.settings` read them), the
+candidate method names, the file formats, and :func:`resolve_settings` (names checked, one-line errors).
 
 Method names are the calibration-method registry's (``metaeval.calibration.methods``): ``ALL_METHODS``,
 ``SCORE_LEVEL`` and ``LABEL_LEVEL`` are live views of it, read at each use (a method registered from outside the
@@ -64,7 +65,6 @@ ALL_METHODS = StudyMethods()
 ALIASES = {"none": "raw"}
 #: the method whose intervals the leaderboard shows, whatever point estimate is chosen
 INTERVALS = "ppi_pp"
-FALLBACK = INTERVALS
 #: what is shown when no decision can be made (too few human-labelled topics or runs): nothing fitted
 DEFAULT_POINT = "composite"
 #: every default of the calibrate workflow

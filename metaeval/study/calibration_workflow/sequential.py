@@ -1,10 +1,10 @@
 """A sequential early stop for the repeated splits of a decision whose figures are not reported (the nested runs).
 
-The nested evaluation (:func:`metaeval.study.calibration.procedure.nested`) re-runs the whole decision inside each
+The nested evaluation (:func:`metaeval.study.calibration_workflow.procedure.nested`) re-runs the whole decision inside each
 outer split and keeps only its *choice* (method and verdict); the inner splits' figures are thrown away.  Those
 choices usually settle long before the ``S`` (``repeats``) inner splits are done, so :func:`evaluate_until_settled`
 evaluates the splits one at a time, in their fixed order, and stops after ``s`` of them once no comparison the rule
-(:func:`metaeval.study.calibration.procedure.decide`) rests on could plausibly change its outcome over the
+(:func:`metaeval.study.calibration_workflow.procedure.decide`) rests on could plausibly change its outcome over the
 remaining ``S - s`` splits.  The splits evaluated are the first ``s`` of the same ``S`` (same stream, same
 topics), so a settled decision is the full one's unless the remaining splits move a comparison by more than ``z``
 predictive SDs.
@@ -20,7 +20,7 @@ to be seen).  A comparison is *settled* when ``|m_s + k se_proj| > z (sigma sqrt
 (S - s) / (S sqrt(2 (s - 1))))`` and at least ``min_splits`` finite values are in; ``sigma = 0`` with a non-zero
 statistic is settled (identical values on every split so far, e.g. two candidates that coincide).
 
-**What must be settled** (the rule of :func:`~metaeval.study.calibration.procedure.decide`, per metric):
+**What must be settled** (the rule of :func:`~metaeval.study.calibration_workflow.procedure.decide`, per metric):
 
 1. composite's error below raw's (``k = 0``); if so, composite's tau not below raw's beyond one SE (``k = 1``);
 2. for every correction ``c``: "beats the baseline by more than one SE" (``k = 1``) settled false, or "tau not
@@ -110,11 +110,11 @@ def settled(err: dict[str, np.ndarray], tau: dict[str, np.ndarray], total: int, 
 
 def evaluate_until_settled(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: int,
                            z: float = Z, min_splits: int = MIN_SPLITS):
-    """:func:`metaeval.study.calibration.procedure.evaluate` (point estimates only, in this process) on the first
+    """:func:`metaeval.study.calibration_workflow.procedure.evaluate` (point estimates only, in this process) on the first
     splits of ``splits``, one at a time, until :func:`settled` holds for every metric; the
-    :class:`~metaeval.study.calibration.procedure.Evaluation` of the splits evaluated (``err`` and ``tau``: what
+    :class:`~metaeval.study.calibration_workflow.procedure.Evaluation` of the splits evaluated (``err`` and ``tau``: what
     the rule reads)."""
-    from metaeval.study.calibration.procedure import Evaluation, evaluate
+    from metaeval.study.calibration_workflow.procedure import Evaluation, evaluate
 
     parts: list[Any] = []
     failed: dict[str, str] = {}

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.study.calibration.settings import INTERVALS
+from metaeval.study.calibration_workflow.defaults import INTERVALS
 
 INTERVALS_NAME = "PPI++ (t on the pooled-floor variance, with the per-run bootstrap-t)"
 
@@ -60,7 +60,7 @@ def mean_se(x: np.ndarray, n_fit: int, n_held: int) -> dict[str, float | None]:
 
 def held_out(ev, name: str, metric: str, level: float, cand_level: str) -> dict[str, Any]:
     """Held-out figures of one candidate (see the module docstring)."""
-    from metaeval.study.calibration.procedure import paired
+    from metaeval.study.calibration_workflow.procedure import paired
 
     a, b = ev.n_fit, ev.n_held
     err, tau, bias = ev.err[metric][name], ev.tau[metric][name], ev.bias[metric][name]
@@ -94,7 +94,7 @@ def held_out(ev, name: str, metric: str, level: float, cand_level: str) -> dict[
 def selection_record(metric: str, decision, nest: dict[str, Any] | None, candidates: dict[str, Any], s: dict[str, Any],
                      n_topics: int, n_applied: int) -> dict[str, Any]:
     """The ``selection`` block: the one decision and the nested evaluation of the same procedure."""
-    from metaeval.study.calibration.procedure import paired
+    from metaeval.study.calibration_workflow.procedure import paired
 
     ch = decision.choice[metric]
     method = ch["method"]
