@@ -49,7 +49,7 @@ def test_the_early_choice_is_the_full_choice_over_many_random_scenarios():
         stops.append(s)
         wrong += _choice(err, tau, a, b, s) != _choice(err, tau, a, b, S)
     assert wrong <= 3, f"{wrong} of 3000 early choices differ from the full ones"  # <= 0.1%, scenarios at the edge
-    assert np.mean(stops) < 0.75 * S  # and it saves splits
+    assert np.mean(stops) < 0.9 * S and np.mean(np.array(stops) < S) > 0.5  # and it saves splits, even here
     assert min(stops) >= MIN_SPLITS
 
 
@@ -79,8 +79,8 @@ def small_track():
     from benchmarks.bench_grid import synthetic_track
     from metaeval.testing.relabel import judge_like
 
-    human = synthetic_track(topics=24, runs=10, nuggets=6, seed=3)
-    return human, [judge_like(human, name=f"j{k}", shift=k) for k in range(3)]
+    human = synthetic_track(topics=20, runs=8, nuggets=5, seed=3)
+    return human, [judge_like(human, name=f"j{k}", shift=k) for k in range(2)]
 
 
 def test_nested_choices_with_the_early_stop_equal_the_full_repeats_over_many_seeds(small_track):
@@ -91,8 +91,7 @@ def test_nested_choices_with_the_early_stop_equal_the_full_repeats_over_many_see
     from metaeval.study.calibration_workflow.defaults import SCORE_LEVEL, resolve_settings
 
     human, judges = small_track
-    s = resolve_settings({"workers": 1, "metrics": ["v_strict", "a_strict"], "nested_splits": 10})
-    same = total = 0
+    s = resolve_settings({"workers": 1, "metrics": ["v_strict", "v"], "nested_splits": 10})
     used = []
     import metaeval.study.calibration_workflow.sequential as seq
 
@@ -109,13 +108,11 @@ def test_nested_choices_with_the_early_stop_equal_the_full_repeats_over_many_see
             data = CalibrationData(human, judge, s["metrics"])
             cands = [score_candidate(n, data, s["metrics"], s["level"], 0, 199) if n in SCORE_LEVEL
                      else label_candidate(n, data, s["metrics"], s["level"], {}, 0) for n in s["methods"]]
-            for seed in range(4):
+            for seed in range(3):
                 top = run_procedure(cands, data, data.labelled, 0, s, seed, want_ci=False)
                 fast = nested(cands, data, top, s, seed, sequential=True)
                 full = nested(cands, data, top, s, seed, sequential=False)
                 for m in s["metrics"]:
-                    total += len(full[m]["choices"])
-                    same += fast[m]["choices"] == full[m]["choices"]
                     assert fast[m]["choices"] == full[m]["choices"] and fast[m]["verdicts"] == full[m]["verdicts"]
                     np.testing.assert_array_equal(fast[m]["err"], full[m]["err"])
                     np.testing.assert_array_equal(fast[m]["tau"], full[m]["tau"])

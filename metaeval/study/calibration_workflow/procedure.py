@@ -119,10 +119,11 @@ def _one_split(cands, data, metrics, split, want_ci: bool, levels: bool) -> dict
                 for c in cands if c.name in preds}
         fig: dict[str, Any] = {"err": {}, "tau": {}, "bias": {}, "cover": {}, "width": {}, "levels": {}}
         ip = preds.get(INTERVALS, {}).get(m) if want_ci else None
+        taus = _taus(ests, truth, tau_b_batch)
         for name, est in ests.items():
             ok = np.isfinite(est) & np.isfinite(truth)
             fig["err"][name] = float(np.abs(est[ok] - truth[ok]).mean()) if ok.any() else np.nan
-            fig["tau"][name] = float(tau_b_batch(est[ok], truth[ok])) if ok.sum() >= MIN_RUNS else np.nan
+            fig["tau"][name] = taus[name] if ok.sum() >= MIN_RUNS else np.nan
             fig["bias"][name] = est - truth
             if ip is not None:
                 lo, hi = shown_interval(H[A], ip.lo, ip.hi, n_u, est)
@@ -139,6 +140,19 @@ def _one_split(cands, data, metrics, split, want_ci: bool, levels: bool) -> dict
                 fig["levels"][name] = {k: float(lv[k]) for k in ("topic_avg", "pooled")}
         out["metrics"][m] = fig
     return out
+
+
+def _taus(ests: dict[str, np.ndarray], truth: np.ndarray, tau_b_batch) -> dict[str, float]:
+    """Run-level tau-b of every candidate's estimate with ``truth`` in one batch: a run missing on either side is
+    NaN there, and a pair with a NaN counts nowhere (the same counts, so the same tau, as the runs present)."""
+    names = list(ests)
+    if not names:
+        return {}
+    est = np.stack([ests[n] for n in names])
+    tru = np.broadcast_to(truth, est.shape)
+    bad = ~(np.isfinite(est) & np.isfinite(tru))
+    t = np.atleast_1d(tau_b_batch(np.where(bad, np.nan, est), np.where(bad, np.nan, tru)))
+    return {n: float(t[k]) for k, n in enumerate(names)}
 
 
 def evaluate(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: int, *, want_ci: bool,

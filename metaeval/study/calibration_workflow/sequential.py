@@ -40,13 +40,24 @@ from typing import Any, Sequence
 import numpy as np
 
 #: predictive SDs a comparison must clear to count as settled
-Z = 3.0
+Z = 4.0
 #: fewest splits before any stop (a variance from fewer is too rough to trust)
 MIN_SPLITS = 8
 
 
+def _sd_of_sd(d: np.ndarray) -> float:
+    """Relative SD of a sample SD from ``s`` values: ``sqrt((kurt - (s - 3) / (s - 1)) / s) / 2`` with the sample
+    kurtosis ``kurt`` (never below the normal's ``1 / sqrt(2 (s - 1))``): heavy tails make the SD less certain."""
+    s = d.size
+    c = d - d.mean()
+    v = float((c ** 2).mean())
+    kurt = float((c ** 4).mean()) / v ** 2 if v > 0 else 3.0
+    return max(0.5 * np.sqrt(max(kurt - (s - 3) / (s - 1), 0.0) / s), 1.0 / np.sqrt(2.0 * (s - 1)))
+
+
 def _band(d: np.ndarray, k: int, total: int, n_fit: int, n_held: int, z: float, min_splits: int) -> int | None:
-    """The sign (+1 / -1) of ``m_S + k se_S`` once settled (module docstring), else None."""
+    """The sign (+1 / -1) of ``m + k se`` once settled (module docstring): the same now (``se`` on the ``s`` splits
+    so far, what the rule computes if it stops here) and, by ``z`` predictive SDs, after all ``total``; else None."""
     d = np.asarray(d, dtype=float)
     d = d[np.isfinite(d)]
     s = d.size
@@ -56,19 +67,20 @@ def _band(d: np.ndarray, k: int, total: int, n_fit: int, n_held: int, z: float, 
     sigma = float(d.std(ddof=1))
     se_proj = float(np.sqrt((1.0 / total + r) * sigma ** 2))
     g = float(d.mean()) + k * se_proj
+    g_now = float(d.mean()) + k * float(np.sqrt((1.0 / s + r) * sigma ** 2))
     left = max(total - s, 0)
-    spread = sigma * np.sqrt(left / (total * s)) + k * se_proj * left / (total * np.sqrt(2.0 * (s - 1)))
-    if g == 0.0 or abs(g) <= z * spread:
+    spread = sigma * np.sqrt(left / (total * s)) + k * se_proj * left / total * _sd_of_sd(d)
+    if g == 0.0 or abs(g) <= z * spread or g_now == 0.0 or (g > 0) != (g_now > 0):
         return None
     return 1 if g > 0 else -1
 
 
-def settled(err: dict[str, np.ndarray], tau: dict[str, np.ndarray], total: int, n_fit: int, n_held: int,
-            z: float = Z, min_splits: int = MIN_SPLITS) -> bool:
-    """Whether the rule's outcome on the splits so far (``{name: (s,)}``, ``raw`` present) is settled for all
-    ``total`` splits (module docstring)."""
+def status(err: dict[str, np.ndarray], tau: dict[str, np.ndarray], total: int, n_fit: int, n_held: int,
+           z: float = Z, min_splits: int = MIN_SPLITS) -> tuple[bool, set[str]]:
+    """(whether the rule's outcome on the splits so far, ``{name: (s,)}`` with ``raw`` present, is settled for all
+    ``total`` splits; the corrections already settled as not chosen), per the module docstring."""
     if len(err["raw"]) >= total:
-        return True
+        return True, set()
 
     def sign(x, a, b, k):
         return _band(np.asarray(x[a], float) - np.asarray(x[b], float), k, total, n_fit, n_held, z, min_splits)
@@ -81,54 +93,74 @@ def settled(err: dict[str, np.ndarray], tau: dict[str, np.ndarray], total: int, 
     if "composite" in err:
         lower = sign(err, "composite", "raw", 0)
         if lower is None:
-            return False
+            return False, set()
         if lower < 0:
             ok = tau_ok("composite")
             if ok is None:
-                return False
+                return False, set()
             base = "composite" if ok else "raw"
-    passing = []
+    passing, out, done = [], set(), True
     for c in err:
         if c in ("raw", "composite"):
             continue
         beats = sign(err, c, base, 1)
         if beats is not None and beats > 0:
-            continue  # settled: does not beat the baseline by more than one SE
+            out.add(c)  # settled: does not beat the baseline by more than one SE
+            continue
         ok = tau_ok(c)
         if ok is False:
-            continue  # settled: tau below raw's beyond noise
+            out.add(c)  # settled: tau below raw's beyond noise
+            continue
         if beats is None or ok is None:
-            return False
+            done = False
+            continue
         passing.append(c)
-    if len(passing) > 1:
+    if done and len(passing) > 1:
         means = {c: np.nanmean(np.asarray(err[c], float)) for c in passing}
         lead = min(passing, key=lambda c: (means[c], c))
-        if any(sign(err, c, lead, 0) is None for c in passing if c != lead):
-            return False
-    return True
+        done = all(sign(err, c, lead, 0) is not None for c in passing if c != lead)
+    return done, out
+
+
+def settled(err: dict[str, np.ndarray], tau: dict[str, np.ndarray], total: int, n_fit: int, n_held: int,
+            z: float = Z, min_splits: int = MIN_SPLITS) -> bool:
+    """Whether the rule's outcome is settled (:func:`status`)."""
+    return status(err, tau, total, n_fit, n_held, z, min_splits)[0]
 
 
 def evaluate_until_settled(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: int,
                            z: float = Z, min_splits: int = MIN_SPLITS):
-    """:func:`metaeval.study.calibration_workflow.procedure.evaluate` (point estimates only, in this process) on the first
-    splits of ``splits``, one at a time, until :func:`settled` holds for every metric; the
-    :class:`~metaeval.study.calibration_workflow.procedure.Evaluation` of the splits evaluated (``err`` and ``tau``: what
-    the rule reads)."""
+    """:func:`metaeval.study.calibration_workflow.procedure.evaluate` (point estimates only, in this process) on
+    the splits of ``splits`` one at a time, until :func:`status` says settled for every metric; a correction
+    settled as not chosen on every metric is no longer fitted (its later splits are NaN: the rule reads the
+    splits it has).  Returns the :class:`~metaeval.study.calibration_workflow.procedure.Evaluation` of the splits
+    evaluated (``err`` and ``tau``: what the rule reads)."""
     from metaeval.study.calibration_workflow.procedure import Evaluation, evaluate
 
-    parts: list[Any] = []
     failed: dict[str, str] = {}
-    for i, split in enumerate(splits):
-        ev = evaluate(cands, data, metrics, [split], n_fit, n_held, want_ci=False, workers=1, n_levels=0)
-        parts.append(ev)
+    active = list(cands)
+    err: dict[str, dict[str, list[float]]] = {m: {c.name: [] for c in cands} for m in metrics}
+    tau: dict[str, dict[str, list[float]]] = {m: {c.name: [] for c in cands} for m in metrics}
+    used = 0
+    for split in splits:
+        ev = evaluate(active, data, metrics, [split], n_fit, n_held, want_ci=False, workers=1, n_levels=0)
+        used += 1
         for k, v in ev.failed.items():
             failed.setdefault(k, v)
+        for m in metrics:
+            for c in cands:
+                for store, src in ((err, ev.err), (tau, ev.tau)):
+                    store[m][c.name].append(float(src[m][c.name][0]) if c.name in src[m] else np.nan)
         names = [c.name for c in cands if c.name not in failed]
-        err = {m: {n: np.concatenate([p.err[m][n] for p in parts]) for n in names} for m in metrics}
-        tau = {m: {n: np.concatenate([p.tau[m][n] for p in parts]) for n in names} for m in metrics}
-        if i + 1 >= len(splits) or all(settled(err[m], tau[m], len(splits), n_fit, n_held, z, min_splits)
-                                       for m in metrics):
+        arr = {m: ({n: np.asarray(err[m][n]) for n in names}, {n: np.asarray(tau[m][n]) for n in names})
+               for m in metrics}
+        states = [status(arr[m][0], arr[m][1], len(splits), n_fit, n_held, z, min_splits) for m in metrics]
+        if used >= len(splits) or all(done for done, _ in states):
             break
-    out = Evaluation(list(splits[:len(parts)]), n_fit, n_held, names, failed=failed)
-    out.err, out.tau = err, tau
-    return out
+        out = set.intersection(*(o for _, o in states)) if states else set()
+        active = [c for c in active if c.name not in out and c.name not in failed]
+    names = [c.name for c in cands if c.name not in failed]
+    res = Evaluation(list(splits[:used]), n_fit, n_held, names, failed=failed)
+    res.err = {m: {n: np.asarray(err[m][n]) for n in names} for m in metrics}
+    res.tau = {m: {n: np.asarray(tau[m][n]) for n in names} for m in metrics}
+    return res
