@@ -262,7 +262,8 @@ class LabelSet:
             rs = set(run_ids)
             lab = lab[lab["run_id"].isin(rs)]
             ans = ans[ans["run_id"].isin(rs)]
-        topics = {q: t for q, t in self.topics.items() if q in set(ans["qid"]) or q in set(lab["qid"])}
+        kept = set(ans["qid"]) | set(lab["qid"])  # once, not once per topic (301 topics x 542k rows: 57 s)
+        topics = {q: t for q, t in self.topics.items() if q in kept}
         return LabelSet(
             name=name or self.name,
             labels=lab.reset_index(drop=True),

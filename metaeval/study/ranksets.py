@@ -40,7 +40,8 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
         return {"status": "n/a", "reason": str(exc), "metric": metric}
     lo, hi = rank_sets(pw)
     nlo, nhi = bootstrap_rank_intervals(pw)
-    letters = compact_letters(pw)
+    groups = letter_columns(pw)
+    letters = compact_letters(pw, groups)
     dec = pw.decisions()
     point_rank = 1 + (pw.estimate[None, :] > pw.estimate[:, None]).sum(axis=1)
     rows = [{"run_id": r, "estimate": float(pw.estimate[k]), "rank": int(point_rank[k]),
@@ -66,7 +67,7 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
             "runs": len(runs), "runs_left_out": left_out,
             "summary": {"pairs": len(pairs), "decided_pairs": decided,
                         "mean_rank_set_size": float(np.mean(hi - lo + 1)),
-                        "mean_naive_interval_size": float(np.mean(nhi - nlo + 1)), "groups": len(letter_columns(pw))},
+                        "mean_naive_interval_size": float(np.mean(nhi - nlo + 1)), "groups": len(groups)},
             "note": (f"rank-sets, groups and A > B decisions: PPI++ run scores over all {pw.n_topics} topics, "
                      f"{level:.0%} simultaneous over all {len(pairs)} run pairs (max-t topic bootstrap, {n_boot} "
                      f"resamples of the {pw.n_labelled} human-labelled topics), whatever point method the leaderboard shows"

@@ -119,10 +119,11 @@ def _one_split(cands, data, metrics, split, want_ci: bool, levels: bool) -> dict
                 for c in cands if c.name in preds}
         fig: dict[str, Any] = {"err": {}, "tau": {}, "bias": {}, "cover": {}, "width": {}, "levels": {}}
         ip = preds.get(INTERVALS, {}).get(m) if want_ci else None
+        taus = _taus(ests, truth, tau_b_batch)
         for name, est in ests.items():
             ok = np.isfinite(est) & np.isfinite(truth)
             fig["err"][name] = float(np.abs(est[ok] - truth[ok]).mean()) if ok.any() else np.nan
-            fig["tau"][name] = float(tau_b_batch(est[ok], truth[ok])) if ok.sum() >= MIN_RUNS else np.nan
+            fig["tau"][name] = taus[name] if ok.sum() >= MIN_RUNS else np.nan
             fig["bias"][name] = est - truth
             if ip is not None:
                 lo, hi = shown_interval(H[A], ip.lo, ip.hi, n_u, est)
@@ -139,6 +140,19 @@ def _one_split(cands, data, metrics, split, want_ci: bool, levels: bool) -> dict
                 fig["levels"][name] = {k: float(lv[k]) for k in ("topic_avg", "pooled")}
         out["metrics"][m] = fig
     return out
+
+
+def _taus(ests: dict[str, np.ndarray], truth: np.ndarray, tau_b_batch) -> dict[str, float]:
+    """Run-level tau-b of every candidate's estimate with ``truth`` in one batch: a run missing on either side is
+    NaN there, and a pair with a NaN counts nowhere (the same counts, so the same tau, as the runs present)."""
+    names = list(ests)
+    if not names:
+        return {}
+    est = np.stack([ests[n] for n in names])
+    tru = np.broadcast_to(truth, est.shape)
+    bad = ~(np.isfinite(est) & np.isfinite(tru))
+    t = np.atleast_1d(tau_b_batch(np.where(bad, np.nan, est), np.where(bad, np.nan, tru)))
+    return {n: float(t[k]) for k, n in enumerate(names)}
 
 
 def evaluate(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: int, *, want_ci: bool,
@@ -235,9 +249,11 @@ class Decision:
 
 
 def run_procedure(cands, data, labelled: np.ndarray, n_applied: int, s: dict[str, Any], seed: int, key=(), *,
-                  want_ci: bool, workers: int | str | None = 1) -> Decision:
+                  want_ci: bool, workers: int | str | None = 1, sequential: bool = False) -> Decision:
     """The whole decision for ``labelled`` human-labelled topics applied to ``n_applied`` others (module
-    docstring): splits from stream ``calibration.splits`` (keys ``key``), evaluation, rule per metric."""
+    docstring): splits from stream ``calibration.splits`` (keys ``key``), evaluation, rule per metric.
+    ``sequential`` (only the choice is used, not the figures): the splits stop once the choice is settled
+    (:mod:`.sequential`; the evaluation then holds the splits evaluated)."""
     from metaeval.calibration.crossfit import applied_split_sizes, applied_splits
     from metaeval.random_streams import stream
 
@@ -248,21 +264,28 @@ def run_procedure(cands, data, labelled: np.ndarray, n_applied: int, s: dict[str
                         None, None, None)
     a, b = applied_split_sizes(len(labelled), n_applied, s["folds"])
     splits = applied_splits(labelled, a, s["repeats"], stream(seed, "calibration.splits", *key))
-    ev = evaluate(cands, data, metrics, splits, a, b, want_ci=want_ci, workers=workers)
+    if sequential and not want_ci:
+        from metaeval.study.calibration_workflow.sequential import evaluate_until_settled
+
+        ev = evaluate_until_settled(cands, data, metrics, splits, a, b)
+    else:
+        ev = evaluate(cands, data, metrics, splits, a, b, want_ci=want_ci, workers=workers)
     return Decision({m: decide(ev.err[m], ev.tau[m], a, b) for m in metrics}, ev, a, b)
 
 
 def nested(cands, data, top: Decision, s: dict[str, Any], seed: int,
-           workers: int | str | None = 1) -> dict[str, dict[str, Any]]:
+           workers: int | str | None = 1, sequential: bool = True) -> dict[str, dict[str, Any]]:
     """The procedure re-run inside the fit part of each of the first ``nested_splits`` splits and scored on the
     split (module docstring).  Per metric: ``choices`` (per outer split), ``err`` / ``raw_err`` / ``tau`` /
-    ``raw_tau`` (per outer split)."""
+    ``raw_tau`` (per outer split).  Only the inner choices are used, so each inner run stops its splits once its
+    choice is settled (``sequential``, :mod:`.sequential`)."""
     from metaeval.forked import fork_map
 
     ev = top.evaluation
     n = min(s["nested_splits"], len(ev.splits))
     inner = fork_map(lambda o: run_procedure(cands, data, ev.splits[o][0], len(ev.splits[o][1]), s, seed,
-                                             ("nested", o), want_ci=False).choice, range(n), workers)
+                                             ("nested", o), want_ci=False, sequential=sequential).choice,
+                     range(n), workers)
     out = {}
     for m in s["metrics"]:
         ch = [inner[o][m]["method"] for o in range(n)]

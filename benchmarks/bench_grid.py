@@ -1,0 +1,201 @@
+"""Benchmark: the study of a full-track-sized synthetic grid (301 topics x 90 runs x 20 nuggets), one cell or many.
+
+Input, built deterministically (:func:`synthetic_track`, seed 0; no shared data needed):
+
+* human labels everywhere: topic ``t<i>``, run ``r<j>``, nugget ``k`` of 20 per topic (vital with probability
+  0.45); support code ``0 / 1 / 2`` (not / partial / support) from thresholds on ``a_j + e_ik + u`` (run ability
+  ``a_j ~ N(0, 0.6)``, nugget easiness ``e_ik ~ N(0, 1)``, ``u ~ N(0, 1)`` per label), every run answering every
+  topic: ``301 x 90 x 20 = 541,800`` labels;
+* the reference (what the track's assessors labelled): those labels on ``--labelled`` topics drawn at random
+  (default 60, a fifth of the track; ``--labelled 301``: every topic, the worst case for calibration);
+* cell ``k`` of the grid: :func:`metaeval.testing.relabel.judge_like` with ``shift=k`` of the human labels on every
+  topic (a stricter-than-human judge), named like a grid of 10 judges x 3 strategies
+  (``j<k // 3>__v1__<human_auto | auto_auto | auto_human>``), so the study's default neighbour pairs are the
+  strategy pairs of each judge.
+
+Timed, after metaeval's imports and building the input, one pass of ``metaeval.study.run_study`` (scores, analysis
+with ``--bootstrap`` topic-bootstrap replicates and the default neighbour pairs, calibration of every cell with the
+default settings, study.json) into a temporary results folder: wall, CPU (this process, all threads, plus its
+finished children: the calibration's forked workers) and peak RSS (this process); per study step (the steps of
+``benchmarks.phase_times``) wall and CPU seconds (CPU with children).  ``--profile N`` prints the N top functions
+by cumulative CPU (cProfile; workers forked by the calibration are not in it: use ``--workers 1`` with it).
+Prints one JSON line with the load average before and after; asserts nothing.
+
+    .venv/bin/python -m benchmarks.bench_grid [--cells 1] [--labelled 60] [--bootstrap 1000] [--workers auto]
+        [--profile N] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "2")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+STRATEGIES = ("human_auto", "auto_auto", "auto_human")
+#: (function of metaeval.study.run, shown as): the study's steps timed
+STEPS = (("write_cell_files", "cell files"), ("analyse", "analysis"), ("calibrate", "calibration"),
+         ("self_consistency", "self-consistency"), ("write_study_json", "study.json"))
+
+
+def synthetic_track(topics: int = 301, runs: int = 90, nuggets: int = 20, seed: int = 0):
+    """The human label set described in the module docstring (every run answers every topic)."""
+    import numpy as np
+    import pandas as pd
+
+    from metaeval.types import LabelSet, make_importance_categorical, make_support_categorical
+
+    rng = np.random.default_rng(seed)
+    qids = np.array([f"t{i:03d}" for i in range(topics)], dtype=object)
+    rids = np.array([f"r{j:02d}" for j in range(runs)], dtype=object)
+    ability = rng.normal(0.0, 0.6, runs)
+    ease = rng.normal(0.0, 1.0, (topics, nuggets))
+    vital = rng.random((topics, nuggets)) < 0.45
+    latent = ability[None, :, None] + ease[:, None, :] + rng.normal(0.0, 1.0, (topics, runs, nuggets))
+    code = np.digitize(latent, [0.3, 1.1])  # 0 not / 1 partial / 2 support
+    ti, rj, nk = (a.ravel() for a in np.meshgrid(np.arange(topics), np.arange(runs), np.arange(nuggets),
+                                                 indexing="ij"))
+    support = np.array(["not_support", "partial_support", "support"], dtype=object)[code.ravel()]
+    importance = np.where(vital[ti, nk], "vital", "okay").astype(object)
+    text = np.array([f"nugget {k} of topic {q}" for q in qids for k in range(nuggets)], dtype=object)
+    labels = pd.DataFrame({
+        "qid": qids[ti], "run_id": rids[rj], "nugget_id": nk.astype("int64"), "nugget": text[ti * nuggets + nk],
+        "importance": make_importance_categorical(importance), "support": make_support_categorical(support),
+        "importance_raw": importance, "support_raw": support, "line": np.arange(1, len(ti) + 1, dtype="int64")})
+    at, ar = (a.ravel() for a in np.meshgrid(np.arange(topics), np.arange(runs), indexing="ij"))
+    answers = pd.DataFrame({"qid": qids[at], "run_id": rids[ar], "answer_text": "",
+                            "response_length": np.full(len(at), 200, dtype="int64"),
+                            "line": np.arange(1, len(at) + 1, dtype="int64")})
+    return LabelSet("synthetic-human", labels, answers, topics={q: "" for q in qids})
+
+
+def cell_name(k: int) -> str:
+    return f"j{k // len(STRATEGIES)}__v1__{STRATEGIES[k % len(STRATEGIES)]}"
+
+
+def build_input(root: Path, human, labelled: int, n_cells: int, bootstrap: int, workers, seed: int = 0):
+    """The study's input: the reference on ``labelled`` random topics and ``n_cells`` judge-like cells."""
+    import numpy as np
+
+    from metaeval.layout import ResultsLayout
+    from metaeval.study.run import StudyInput
+    from metaeval.study.settings import build_study_settings
+    from metaeval.testing.relabel import judge_like
+
+    qids = human.qids
+    pick = np.random.default_rng(seed + 1).choice(len(qids), size=min(labelled, len(qids)), replace=False)
+    ref = human.subset(qids=[qids[i] for i in sorted(pick)], name="synthetic-reference")
+    names = [cell_name(k) for k in range(n_cells)]
+    cells = {n: judge_like(human, name=n.split("__")[0], shift=k) for k, n in enumerate(names)}
+    settings = build_study_settings({"tau": "b", "bootstrap": bootstrap, "seed": 0},
+                                    {"enabled": not os.environ.get("BENCH_NO_CAL"), "methods": None, "folds": 5,
+                                     "seed": 0, "workers": workers})
+    rows = [dict(zip(("judge", "prompt", "strategy"), n.split("__")), cell=n, stats={"judge_calls": 0, "calls": 0})
+            for n in names]
+    return StudyInput(layout=ResultsLayout(root, "bench-grid"), label_sets=cells, reference=ref, settings=settings,
+                      config={"name": "bench-grid"}, cells=rows, calibratable=names,
+                      dataset={"name": "synthetic-track", "topics": len(qids), "runs": len(human.run_ids),
+                               "answers": len(human.answers)},
+                      topics={q: "" for q in qids})
+
+
+def cpu_with_children() -> float:
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
+
+
+def time_steps(records: list[dict]):
+    """Wrap the study's steps (``STEPS``) in ``metaeval.study.run`` to append their wall and CPU to ``records``."""
+    import functools
+
+    import metaeval.study.run as run
+
+    def timed(fn, label):
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            w, c = time.perf_counter(), cpu_with_children()
+            try:
+                return fn(*a, **k)
+            finally:
+                records.append({"step": label, "wall_s": round(time.perf_counter() - w, 2),
+                                "cpu_s": round(cpu_with_children() - c, 2)})
+        return wrapper
+
+    for name, label in STEPS:
+        setattr(run, name, timed(getattr(run, name), label))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cells", type=int, default=1)
+    ap.add_argument("--labelled", type=int, default=60, help="human-labelled topics of the 301 (default 60)")
+    ap.add_argument("--topics", type=int, default=301)
+    ap.add_argument("--runs", type=int, default=90)
+    ap.add_argument("--nuggets", type=int, default=20)
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--workers", default="auto", help="calibration.workers (default auto; 1 = in-process)")
+    ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative CPU time")
+    ap.add_argument("--profile-out", default=None, help="also write the raw cProfile stats to this file")
+    ap.add_argument("--keep", default=None, help="write the results folder here (must not hold results) and keep it")
+    ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    args = ap.parse_args(argv)
+
+    import metaeval.analysis  # noqa: F401  (imports are not timed)
+    import metaeval.study.calibration_workflow.workflow  # noqa: F401
+    import metaeval.study.run  # noqa: F401
+
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    t = time.perf_counter()
+    human = synthetic_track(args.topics, args.runs, args.nuggets)
+    workers = args.workers if args.workers == "auto" else int(args.workers)
+    steps: list[dict] = []
+    time_steps(steps)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(args.keep) if args.keep else Path(tmp)
+        inp = build_input(root, human, args.labelled, args.cells, args.bootstrap, workers)
+        build_s = time.perf_counter() - t
+        prof = None
+        if args.profile:
+            import cProfile
+
+            prof = cProfile.Profile(time.process_time)
+            prof.enable()
+        w, c = time.perf_counter(), cpu_with_children()
+        run_study = sys.modules["metaeval.study.run"].run_study
+        summary = run_study(inp)
+        study_s, study_cpu = time.perf_counter() - w, cpu_with_children() - c
+        if prof is not None:
+            import pstats
+
+            prof.disable()
+            if args.profile_out:
+                prof.dump_stats(args.profile_out)
+            pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
+    recs = {}
+    for cell in summary.get("cells", []):
+        cal = cell.get("calibration") or {}
+        recs[cell["cell"]] = (cal.get("selection") or {}).get("method") if isinstance(cal, dict) else None
+    out = {"topics": args.topics, "runs": args.runs, "nuggets": args.nuggets, "labels": len(human.labels),
+           "labelled": args.labelled, "cells": args.cells, "bootstrap": args.bootstrap, "workers": args.workers,
+           "build_s": round(build_s, 2), "study_s": round(study_s, 2), "study_cpu_s": round(study_cpu, 2),
+           "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+           "steps": steps, "recommendations": dict(list(recs.items())[:3]),
+           "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()]}
+    print(json.dumps(out))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
