@@ -191,7 +191,9 @@ def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: A
 
 def _display_name(obj: Any, k: int) -> str:
     if isinstance(obj, (str, os.PathLike)):
-        return Path(obj).name.split(".")[0]
+        from metaeval.paths import label_file_name
+
+        return label_file_name(obj)
     return getattr(obj, "name", None) or f"candidate_{k}"
 
 

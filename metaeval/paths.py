@@ -26,3 +26,13 @@ def cache_dir() -> Path:
     """``$METAEVAL_CACHE`` or ``~/.cache/metaeval``: fetched datasets live here."""
     env = os.environ.get("METAEVAL_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "metaeval"
+
+
+def label_file_name(path: str | os.PathLike) -> str:
+    """The name a label file goes by when none is given: its stem (``nist.jsonl`` -> ``nist``), or, for the generic
+    ``labels.jsonl`` a sweep writes into each cell folder, that folder's name (the cell id) - the same name whether
+    the file reaches ``metaeval analyze``, ``metaeval compare`` or the Python API."""
+    p = Path(path)
+    stem = p.name.split(".")[0]
+    parent = p.resolve().parent.name
+    return parent if stem == "labels" and parent else stem

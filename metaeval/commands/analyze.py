@@ -89,8 +89,9 @@ def candidate_inputs(specs) -> tuple[list, list[str]]:
             auto = p.resolve().name
             inputs.append(load_labels(p, name=name or auto))
         else:
-            stem = p.name.split(".")[0]
-            auto = p.resolve().parent.name if stem == "labels" and p.resolve().parent.name else stem
+            from metaeval.paths import label_file_name
+
+            auto = label_file_name(p)
             inputs.append(path)
         names.append(name or auto)
     seen = {n: names.count(n) for n in names}

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from metaeval.errors import ConfigError
+from metaeval.paths import label_file_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.study.records import CellSummary
@@ -144,7 +145,7 @@ def resolve_candidates(paths: Sequence[str | os.PathLike], minimum: int = 2) -> 
         elif p.is_dir() and (p / "labels.jsonl").exists():
             paths_here = [p]
         elif p.is_file():
-            out.append(Candidate(p.name.split(".")[0], p))
+            out.append(Candidate(label_file_name(p), p))
             continue
         else:
             raise ConfigError(f"{p}: not a cell folder (holding labels.jsonl), a sweep folder (holding summary.json) "
