@@ -337,7 +337,7 @@ def test_report_section_renders_the_estimated_human_leaderboard(small):
     res = calibrate_study(reference, judge, {"repeats": 2, "nested_splits": 2, "metrics": ["v_strict"],
                                              "n_boot": 50, "methods": ["ppi"], "min_topics": 5}, seed=0)
     detail = [b for b in cell_blocks(res) if isinstance(b, Detail)][0]
-    table = detail.blocks[0]
+    table = detail.blocks[0].shown()  # the report view (paper-only columns belong to the LaTeX table)
     assert table.columns == ["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score"]
     assert "estimated human run score over all 10 topics" in table.caption and "judge's own" in table.caption
     first = res["leaderboard"]["rows"][0]

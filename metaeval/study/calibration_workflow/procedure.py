@@ -267,7 +267,7 @@ def run_procedure(cands, data, labelled: np.ndarray, n_applied: int, s: dict[str
     if sequential and not want_ci:
         from metaeval.study.calibration_workflow.sequential import evaluate_until_settled
 
-        ev = evaluate_until_settled(cands, data, metrics, splits, a, b)
+        ev = evaluate_until_settled(evaluate, Evaluation, cands, data, metrics, splits, a, b)
     else:
         ev = evaluate(cands, data, metrics, splits, a, b, want_ci=want_ci, workers=workers)
     return Decision({m: decide(ev.err[m], ev.tau[m], a, b) for m in metrics}, ev, a, b)

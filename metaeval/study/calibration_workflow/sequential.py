@@ -128,14 +128,14 @@ def settled(err: dict[str, np.ndarray], tau: dict[str, np.ndarray], total: int, 
     return status(err, tau, total, n_fit, n_held, z, min_splits)[0]
 
 
-def evaluate_until_settled(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: int,
-                           z: float = Z, min_splits: int = MIN_SPLITS):
+def evaluate_until_settled(evaluate, evaluation, cands, data, metrics: Sequence[str], splits, n_fit: int,
+                           n_held: int, z: float = Z, min_splits: int = MIN_SPLITS):
     """:func:`metaeval.study.calibration_workflow.procedure.evaluate` (point estimates only, in this process) on
     the splits of ``splits`` one at a time, until :func:`status` says settled for every metric; a correction
     settled as not chosen on every metric is no longer fitted (its later splits are NaN: the rule reads the
     splits it has).  Returns the :class:`~metaeval.study.calibration_workflow.procedure.Evaluation` of the splits
-    evaluated (``err`` and ``tau``: what the rule reads)."""
-    from metaeval.study.calibration_workflow.procedure import Evaluation, evaluate
+    evaluated (``err`` and ``tau``: what the rule reads).  ``evaluate`` and ``evaluation`` are the procedure's
+    ``evaluate`` and ``Evaluation`` (passed in, so that this module does not import the procedure that calls it)."""
 
     failed: dict[str, str] = {}
     active = list(cands)
@@ -160,7 +160,7 @@ def evaluate_until_settled(cands, data, metrics: Sequence[str], splits, n_fit: i
         out = set.intersection(*(o for _, o in states)) if states else set()
         active = [c for c in active if c.name not in out and c.name not in failed]
     names = [c.name for c in cands if c.name not in failed]
-    res = Evaluation(list(splits[:used]), n_fit, n_held, names, failed=failed)
+    res = evaluation(list(splits[:used]), n_fit, n_held, names, failed=failed)
     res.err = {m: {n: np.asarray(err[m][n]) for n in names} for m in metrics}
     res.tau = {m: {n: np.asarray(tau[m][n]) for n in names} for m in metrics}
     return res
