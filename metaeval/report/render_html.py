@@ -27,6 +27,7 @@ tr:nth-child(even) td{background:#fafbfc}
 figure{margin:1em 0 1.6em}
 figure img,figure svg{max-width:100%;height:auto;display:block}
 figure{overflow-x:auto}
+div.table{overflow-x:auto;max-width:100%}
 ul.summary{font-size:1.02em;padding-left:1.3em}ul.summary li{margin:.35em 0}
 td{overflow-wrap:break-word}
 figcaption{color:#555;font-size:.88em;margin-top:.3em}
@@ -61,7 +62,8 @@ def _table(t: Table) -> str:
                                      for j, (x, n) in enumerate(zip(r, t.numeric))) + "</tr>"
                    for i, r in enumerate(t.rows))
     cap = f"<caption>{escape(t.caption)}</caption>" if t.caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # a table wider than the page scrolls inside its own box (the page never scrolls sideways, whatever the fonts)
+    return f'<div class="table"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _block(b: Block) -> str:
