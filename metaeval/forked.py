@@ -74,7 +74,7 @@ def one_blas_thread():
     For the study, whose numpy products are many and tiny (``(1000, 21) @ (21, 45)``): OpenBLAS threads cost 25x
     the CPU of one thread on such products and spin while the forked workers run, and they change no figure
     (``scripts/compare_summaries.py`` on the demo, NIST and the full-track benchmark).  Measured with
-    ``benchmarks.bench_grid --cells 1`` on a quiet 2-core machine: 21.3 -> 17.7 CPU s, 14.3 -> 13.1 s wall."""
+    ``benchmarks.bench_grid --cells 1`` side by side on 2 cores, load 1-1.5: 20.5-20.9 -> 19.0-19.2 CPU s."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(1)
