@@ -51,8 +51,9 @@ sys.path.insert(0, str(ROOT))
 LABELS = ROOT / "results" / "calibration_validity" / "labels"
 OUT = ROOT / "results" / "calibration_validity"
 #: judge label files: LABELS/<name>.jl, except the auto_auto cell (the lexical judge on Mistral-made nuggets, from
-#: `metaeval sweep ... dataset.nuggets=.../rag24_nuggets_mistral.jsonl name=nist_lexical_mistral`)
-JUDGES = ("lexical", "lexical_auto", "lexical_strict", "embedding", "fig6", "run_bias", "hetero", "skewed")
+#: `metaeval sweep ... dataset.nuggets=.../rag24_nuggets_mistral.jsonl name=nist_lexical_mistral`); embedding_auto is
+#: the embedding judge on the same Mistral-made nuggets (`labels.py auto --until=HH:MM`)
+JUDGES = ("lexical", "lexical_auto", "lexical_strict", "embedding", "embedding_auto", "fig6", "run_bias", "hetero", "skewed")
 FILES = {"lexical_auto": ROOT / "results" / "nist_lexical_mistral" / "cells" / "lexical__human_auto" / "labels.jsonl"}
 #: labelled topics of the 21: half, quarter, and 20 of 21 (a 1-topic judge-only part)
 DESIGNS = {"half": 10, "quarter": 5, "n20": 20}
@@ -60,6 +61,15 @@ DESIGNS = {"half": 10, "quarter": 5, "n20": 20}
 
 def judge_file(judge: str) -> Path:
     return FILES.get(judge, LABELS / f"{judge}.jl")
+
+
+def judged_runs(human, judge_ls):
+    """``human`` on the judge's runs when the judge file holds only some of them (a partial label file, written
+    run by run: ``labels.py embedding --until``); every topic of those runs stays."""
+    runs = set(judge_ls.labels["run_id"].astype(str))
+    if runs >= set(human.labels["run_id"].astype(str)):
+        return human
+    return human.subset(run_ids=sorted(runs))
 
 
 def score_matrix(ls, qids):
@@ -137,6 +147,7 @@ def interval_study(judge: str, design: str, splits: int, human, all_qids: list[s
     from metaeval.io import load_labels
     from metaeval.study.calibration_workflow.data import nanmean
 
+    human = judged_runs(human, load_labels(str(judge_file(judge))))
     H, runs = score_matrix(human, all_qids)
     J, jruns = score_matrix(load_labels(str(judge_file(judge))), all_qids)
     assert jruns == runs, "judge and human runs differ"
@@ -151,7 +162,7 @@ def interval_study(judge: str, design: str, splits: int, human, all_qids: list[s
         cover[i, ok] = (r.lo[ok] <= truth_u[ok]) & (truth_u[ok] <= r.hi[ok])
         width[i, ok] = (r.hi - r.lo)[ok]
     per = np.nanmean(cover, axis=0)
-    return {"judge": judge, "design": design, "labelled_topics": DESIGNS[design], "splits": splits,
+    return {"judge": judge, "design": design, "labelled_topics": DESIGNS[design], "splits": splits, "runs": len(runs),
             "what": "PPI++ judge-only interval in process (before widening to the shown point)",
             "coverage": float(np.nanmean(cover)), "worst_run": float(np.nanmin(per)),
             "worst_run_id": runs[int(np.nanargmin(per))], "below_085": runs_below(cover),
@@ -172,6 +183,7 @@ def study(judge: str, design: str, splits: int, human, all_qids: list[str], meth
     from metaeval.io import load_labels
 
     jfile = judge_file(judge)
+    human = judged_runs(human, load_labels(str(jfile)))
     H, runs = score_matrix(human, all_qids)
     J, jruns = score_matrix(load_labels(str(jfile)), all_qids)
     assert jruns == runs, "judge and human runs differ"
@@ -230,7 +242,7 @@ def summarize(judge, design, n_lab, runs, methods, figs, shown, zero, seconds) -
         x = x[np.isfinite(x)]
         return {"mean": float(x.mean()), "se": float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else None}
 
-    return {"judge": judge, "design": design, "labelled_topics": n_lab, "splits": len(figs["cover_a"]),
+    return {"judge": judge, "design": design, "labelled_topics": n_lab, "splits": len(figs["cover_a"]), "runs": len(runs),
             "methods": methods or "default (all)",
             "judge_only": {"coverage": float(np.nanmean(a["cover_u"])), "worst_run": float(np.nanmin(per_u)),
                            "worst_run_id": runs[int(np.nanargmin(per_u))], "mean_width": float(np.nanmean(a["width_u"]))},
