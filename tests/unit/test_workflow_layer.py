@@ -85,7 +85,8 @@ def test_every_command_reaches_the_work_only_through_the_workflow(module):
     """Issue 31 item 5: the commands parse, map errors to exit statuses and print; loading inputs, the study, the
     analysis, the pipeline, the judges and writing outputs are the workflow's (``metaeval/workflow/``), which the
     Python API calls too.  (On the code before: analyze, assess, assign, calibrate, create, data, judge, plan,
-    probe, score, simulate and sweep imported these parts themselves.)"""
+    probe, score, simulate and sweep imported these parts themselves, compare the scoring's metric list; bench,
+    report, helptext and rankset_text passed already.)"""
     assert not work_imports(PKG / "commands" / f"{module}.py")
 
 
