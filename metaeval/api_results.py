@@ -239,10 +239,10 @@ def _cell_row(c: "CellSummary", metric: str) -> dict[str, Any]:
     for level, col in (("run", "tau_run"), ("topic_avg", "tau_topic_avg"), ("pooled", "tau_pooled")):
         est = c.tau(metric, level)
         row[col], row[col + "_lo"], row[col + "_hi"] = est.tau, est.low, est.high
-    sel = (c.calibration or {}).get("selection") or {}  # calibration.json's selection (an open block)
-    row["calibration_method"] = sel.get("method")
+    sel = c.calibrated.selection if c.calibrated is not None else None  # the one decision (results schema record)
+    row["calibration_method"] = None if sel is None else sel.method
     # recommended: the method beats raw out of sample (else it only supplies the leaderboard's intervals)
-    row["calibration_recommended"] = sel.get("beats_raw") is True  # the study's own rule (stable winner, not raw)
-    row["raw_mae"] = (sel.get("raw_mae") or {}).get("mean")
-    row["calibrated_mae"] = (sel.get("held_out_mae") or {}).get("mean")
+    row["calibration_recommended"] = sel is not None and sel.beats_raw  # the study's own rule (stable winner, not raw)
+    row["raw_mae"] = None if sel is None else sel.raw_mae.mean
+    row["calibrated_mae"] = None if sel is None else sel.held_out_mae.mean
     return row

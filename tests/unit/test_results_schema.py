@@ -34,7 +34,7 @@ def _full_cell() -> dict:
                 "cells": {"n_runs": 4}, "flips": {}, "top_heavy": {}, "diagnostics": {"x": [1, None]}}},
                 "cells": {"n_runs": 4}, "warnings": ["w"], "suggested_run_map": {"a": "b"},
                 "labels": {"cohen_kappa": 0.4}, "labels_note": "n", "descriptive": {"topics": 7}},
-            "calibration": {"selection": {"method": "raw"}}, "consistency": {"line": "tau 0.9"}}
+            "calibration": R.calibration_doc({"selection": {"method": "raw"}}), "consistency": {"line": "tau 0.9"}}
 
 
 def _full_summary(cells: list[dict] | None = None, **top) -> dict:
