@@ -178,3 +178,26 @@ def test_no_get_or_empty_chains_under_report():
     hits = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in sorted((ROOT / "metaeval" / "report").glob("*.py"))
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if chain.search(line)]
     assert hits == [], "\n".join(hits)
+
+
+def test_disagreements_are_records_and_read_back_as_written():
+    from metaeval.study.records import Disagreements, StudyDoc
+
+    pair = {"run_id": "r1", "nugget": "n", "importance": "vital", "human": "support", "judge": "not_support",
+            "answer_excerpt": "x", "judge_reply": "no", "judge_position": 2}
+    dis = {"metric": "v_strict", "k": 3, "topics": [
+        {"qid": "q1", "query": "why", "tau": -0.2, "n_runs": 4,
+         "answers": [{"run_id": "r1", "reference": 0.5, "judge": None, "reference_rank": 1, "judge_rank": 4}],
+         "pairs": []},
+        {"qid": "q2", "query": "", "tau": 0.1, "n_runs": 4, "answers": [], "pairs": [pair]},
+        {"qid": "q3", "query": "", "tau": 0.2, "n_runs": 4, "answers": [], "nugget_lists": [{"run_id": "r1"}]}],
+           "n_topics_undefined": 1, "replies_note": "transcripts unreadable"}
+    doc = R.study_doc({"c": {"disagreements": {"v_strict": dis}}})
+    study = StudyDoc.from_json(json.loads(json.dumps(doc)), "x/study/study.json")
+    d = study.cell("c").disagreements["v_strict"]
+    assert isinstance(d, Disagreements) and _same_json(encode(d), dis)
+    assert d.topics[0].pairs == () and d.topics[2].pairs is None and d.topics[1].pairs[0]["judge_position"] == 2
+    bad = json.loads(json.dumps(doc))
+    bad["cells"]["c"]["disagreements"]["v_strict"]["topics"][1]["n_runs"] = "4"
+    with pytest.raises(FormatError, match=r"x/study/study\.json.*cells\.c\.disagreements\.v_strict\.topics\[1\]\.n_runs"):
+        StudyDoc.from_json(bad, "x/study/study.json")

@@ -64,7 +64,7 @@ def test_every_record_round_trips_through_its_json():
     sd = R.study_doc({"c": {"per_topic_tau": {"v_strict": [{"qid": "1", "tau": None, "n_runs": 4}]},
                             "leaderboard": {"level": 0.95, "n_boot": 10, "seed": 0,
                                             "metrics": {"v_strict": [{"run_id": "r", "raw": 0.5}]}},
-                            "disagreements": {"v_strict": {"topics": []}},
+                            "disagreements": {"v_strict": {"metric": "v_strict", "k": 3, "topics": [], "n_topics_undefined": 0}},
                             "bias": {"level": 0.95, "n_boot": 10, "seed": 0, "n_topics": 2, "metrics": {"v_strict": {
                                 "mean": {"bias": 0.1, "ci": [0.0, 0.2]},
                                 "runs": [{"run_id": "r", "bias": 0.1, "ci": [None, None], "n_topics": 2,

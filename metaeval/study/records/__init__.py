@@ -31,8 +31,9 @@ from metaeval.study.records.calibration import (NOT_WRITTEN, CalibratedLeaderboa
 from metaeval.study.records.codec import decode, encode, json_schema
 from metaeval.study.records.document import RESULTS_SCHEMA, Document, ResultsSchemaError
 from metaeval.study.records.provenance import PACKAGES, GitState, Provenance, record_provenance
-from metaeval.study.records.study import (Bias, BiasMean, Leaderboard, MetricBias, RunBias, StrictnessByImportance,
-                                          Stratum, StudyCell, StudyDoc, TopicTau)
+from metaeval.study.records.study import (Bias, BiasMean, DisagreementAnswer, Disagreements, DisagreementTopic,
+                                          Leaderboard, MetricBias, RunBias, StrictnessByImportance, Stratum, StudyCell,
+                                          StudyDoc, TopicTau)
 from metaeval.study.records.summary import (LEVELS, NO_ESTIMATE, CellAnalysis, CellStats, CellSummary, DataFile,
                                             DatasetInfo, DatasetProvenance, MetricAnalysis, Summary, TauEstimate,
                                             ThisRun)
@@ -100,7 +101,7 @@ def results_json_schema() -> dict[str, Any]:
     return out
 
 
-__all__ = ["CellConsistency", "ClusteredAgreement", "Consistency", "ConsistencyCalibration", "ConsistencyFailure",
+__all__ = ["DisagreementAnswer", "Disagreements", "DisagreementTopic", "CellConsistency", "ClusteredAgreement", "Consistency", "ConsistencyCalibration", "ConsistencyFailure",
            "LabelAgreement", "NOT_WRITTEN", "CalibratedLeaderboard", "Calibration", "CalibrationFailure",
            "CalibrationSettings", "CalibrationTopics", "Candidate", "CellCalibration", "HeldOut", "HeldOutTau",
            "LeaderboardRow", "MeanSE", "MetricCalibration", "Pairing", "RankPair", "RankSetRow", "RankSets",
