@@ -201,3 +201,19 @@ def test_disagreements_are_records_and_read_back_as_written():
     bad["cells"]["c"]["disagreements"]["v_strict"]["topics"][1]["n_runs"] = "4"
     with pytest.raises(FormatError, match=r"x/study/study\.json.*cells\.c\.disagreements\.v_strict\.topics\[1\]\.n_runs"):
         StudyDoc.from_json(bad, "x/study/study.json")
+
+
+def test_a_bad_diagnostics_value_is_named():
+    """The analysis' per-metric diagnostics are a record: a wrong flag names its field."""
+    from metaeval.study.records import Diagnostics
+
+    diag = {"metric": "v_strict", "n_topics": 7, "n_runs": 4, "n_cells": 28, "min_topics": 10, "too_few_topics": True,
+            "all_tied_reference": False, "all_tied_candidate": False, "undefined_topic_taus": 0,
+            "defaulted_reference": None, "defaulted_candidate": 2, "warnings": ["only 7 common topics (< 10)"]}
+    cell = {"cell": "c", "analysis": {"metrics": {"v_strict": {"diagnostics": diag}}}}
+    s = Summary.from_json(R.summary_doc([cell]), "s.json")
+    d = s.cells[0].analysis.metrics["v_strict"].diagnostics
+    assert isinstance(d, Diagnostics) and d.too_few_topics and _same_json(encode(d), diag)
+    cell["analysis"]["metrics"]["v_strict"]["diagnostics"] = {**diag, "too_few_topics": "no"}
+    with pytest.raises(FormatError, match=r"s\.json.*cells\[0\]\.analysis\.metrics\.v_strict\.diagnostics\.too_few_topics"):
+        Summary.from_json(R.summary_doc([cell]), "s.json")

@@ -35,7 +35,7 @@ from metaeval.study.records.study import (Bias, BiasMean, DisagreementAnswer, Di
                                           Leaderboard, MetricBias, RunBias, StrictnessByImportance, Stratum, StudyCell,
                                           StudyDoc, TopicTau)
 from metaeval.study.records.summary import (LEVELS, NO_ESTIMATE, CellAnalysis, CellStats, CellSummary, DataFile,
-                                            DatasetInfo, DatasetProvenance, MetricAnalysis, Summary, TauEstimate,
+                                            DatasetInfo, Diagnostics, DatasetProvenance, MetricAnalysis, Summary, TauEstimate,
                                             ThisRun)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +101,7 @@ def results_json_schema() -> dict[str, Any]:
     return out
 
 
-__all__ = ["DisagreementAnswer", "Disagreements", "DisagreementTopic", "CellConsistency", "ClusteredAgreement", "Consistency", "ConsistencyCalibration", "ConsistencyFailure",
+__all__ = ["Diagnostics", "DisagreementAnswer", "Disagreements", "DisagreementTopic", "CellConsistency", "ClusteredAgreement", "Consistency", "ConsistencyCalibration", "ConsistencyFailure",
            "LabelAgreement", "NOT_WRITTEN", "CalibratedLeaderboard", "Calibration", "CalibrationFailure",
            "CalibrationSettings", "CalibrationTopics", "Candidate", "CellCalibration", "HeldOut", "HeldOutTau",
            "LeaderboardRow", "MeanSE", "MetricCalibration", "Pairing", "RankPair", "RankSetRow", "RankSets",

@@ -9,8 +9,9 @@ and ``consistency`` (``metaeval.study.consistency``: :class:`~metaeval.study.rec
 support-label agreement is :class:`~metaeval.study.records.blocks.LabelAgreement`.  Every part the report, the LaTeX
 export, the API and the summary table read by name is a field.  Still declared as open ``Mapping``: the echoed
 configuration (``Summary.config``: the user's composed config, recorded, never read for a setting), the analysis'
-per-metric detail (``MetricAnalysis.cells`` / ``flips`` / ``top_heavy`` / ``diagnostics``: written for the
-``analysis/`` files, read by no report section) and ``CellAnalysis.cells`` / ``descriptive``.
+per-metric detail (``MetricAnalysis.cells`` / ``flips`` / ``top_heavy``: written for the ``analysis/`` files, read by
+no report section) and ``CellAnalysis.cells`` / ``descriptive``; the per-metric diagnostics are
+:class:`Diagnostics`.
 """
 
 from __future__ import annotations
@@ -58,9 +59,31 @@ NO_ESTIMATE = TauEstimate(tau=None, ci=(None, None))
 
 
 @dataclass(frozen=True)
+class Diagnostics:
+    """Flags of one comparison (``metaeval.analysis.diagnostics.comparison_diagnostics``): the common topics, runs
+    and (topic, run) cells; too few topics (< ``min_topics``); every run mean tied on one side (run-level tau
+    undefined); topics whose per-topic tau is undefined; defaulted cells per side (an empty denominator, e.g. no
+    vital nugget; None: not known); and the warnings they raise, in words."""
+
+    metric: str
+    n_topics: int
+    n_runs: int
+    n_cells: int
+    min_topics: int
+    too_few_topics: bool
+    all_tied_reference: bool
+    all_tied_candidate: bool
+    undefined_topic_taus: int
+    defaulted_reference: int | None
+    defaulted_candidate: int | None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class MetricAnalysis:
-    """One metric of a cell's analysis: the three tau levels, and the analysis' open detail (``cells``: the aligned
-    grid; ``flips``: discordant run pairs; ``top_heavy``: top-weighted rank correlations; ``diagnostics``)."""
+    """One metric of a cell's analysis: the three tau levels, the comparison's :class:`Diagnostics`, and the
+    analysis' open detail (``cells``: the aligned grid; ``flips``: discordant run pairs; ``top_heavy``: top-weighted
+    rank correlations), written for the ``analysis/`` tables and read by no report section."""
 
     run: TauEstimate
     topic_avg: TauEstimate
@@ -68,7 +91,7 @@ class MetricAnalysis:
     cells: Mapping[str, Any] = field(default_factory=dict)
     flips: Mapping[str, Any] = field(default_factory=dict)
     top_heavy: Mapping[str, Any] = field(default_factory=dict)
-    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    diagnostics: Diagnostics | None = absent()
 
     def level(self, level: str) -> TauEstimate:
         return getattr(self, level)
