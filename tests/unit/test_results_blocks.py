@@ -217,3 +217,23 @@ def test_a_bad_diagnostics_value_is_named():
     cell["analysis"]["metrics"]["v_strict"]["diagnostics"] = {**diag, "too_few_topics": "no"}
     with pytest.raises(FormatError, match=r"s\.json.*cells\[0\]\.analysis\.metrics\.v_strict\.diagnostics\.too_few_topics"):
         Summary.from_json(R.summary_doc([cell]), "s.json")
+
+
+def test_the_api_reads_a_calibration_document_as_the_record():
+    """``metaeval.calibrate``'s CalibrationResult reads the document through the same record."""
+    import math
+
+    from metaeval.api_results import CalibrationResult
+
+    res = CalibrationResult.from_json({**_full_calibration(), "model": {"fitted": 1}})
+    assert res.model == {"fitted": 1} and "model" not in res.json and res.metric == "v_strict"
+    assert res.selection.to_dict("records") == [{"metric": "v_strict", "method": "ppi",
+                                                 "verdict": "correction beats the baseline", "raw_mae": None,
+                                                 "held_out_mae": None, "beats_raw": False, "n_topics": 0}]
+    assert list(res.candidates["held_out_mae"])[:2] == [0.1, 0.1] and res.candidates["status"].iloc[2] == "refused"
+    row = res.leaderboard.iloc[0]
+    assert row["judge_score_lo"] == 0.3 and math.isnan(row["judge_score_hi"]) and math.isnan(row["corrected_judge_only_lo"])
+    bad = _full_calibration()
+    bad["selection"]["beats_raw"] = "yes"
+    with pytest.raises(FormatError, match=r"calibration\.json.*selection\.beats_raw"):
+        CalibrationResult.from_json(bad)
