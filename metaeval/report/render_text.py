@@ -37,22 +37,27 @@ def terminal_width(default: int = 100) -> int:
 
 def _differ_at(names: list[str]) -> int:
     """Where the names start to differ, moved back to the start of that word (after the last ``_ . - /`` of
-    their common prefix): ``testserver__v1__x`` and ``testserver__v2_json__x`` -> 12 (``v1`` / ``v2_json``)."""
+    their common prefix): ``testserver__v1__x`` and ``testserver__v2_json__x`` -> 12 (``v1`` / ``v2_json``).  A
+    column of one name (compare's ``A`` column) keeps all but its first word: ``testserver__v1__x`` -> 12."""
     import os
+    import re
 
+    if len(names) == 1:
+        first = re.match(r"[^_.\-/]+[_.\-/]+", names[0])
+        return first.end() if first else 0
     prefix = os.path.commonprefix(names)
     return max((prefix.rfind(c) for c in "_.-/"), default=-1) + 1
 
 
 def shorten(names: list[str], width: int) -> dict[str, str]:
     """``{name: short}`` for the names longer than ``width``, unique.  The cut goes into the part every name shares
-    just before the word where they differ, so that part stays readable (``testserver…v1__human_auto`` and
-    ``tests…v2_json__human_auto``, not ``testserver__…__human_auto``); when that leaves no head, head and tail are
-    joined by an ellipsis in the middle."""
+    just before the word where they differ (a lone name: into its first word), so that part stays readable
+    (``testserver…v1__human_auto`` and ``tests…v2_json__human_auto``, not ``testserver__…__human_auto``); when that
+    leaves no head, head and tail are joined by an ellipsis in the middle."""
     out: dict[str, str] = {}
     taken: set[str] = set(n for n in names if len(n) <= width)
     distinct = list(dict.fromkeys(names))
-    differ = _differ_at(distinct) if len(distinct) > 1 else 0
+    differ = _differ_at(distinct) if distinct else 0
     for n in distinct:
         if len(n) <= width:
             continue

@@ -80,6 +80,9 @@ def test_a_shortened_name_keeps_the_part_where_the_names_differ():
     assert shorten(["lexical_strict__human_auto", "simulated_fig6__human_auto"], 25) == {
         "lexical_strict__human_auto": "lexical_stri…__human_auto",
         "simulated_fig6__human_auto": "simulated_fi…__human_auto"}
+    # a column of one name (compare's A column beside B = testserver__v2_json__human_auto): its first word is cut
+    assert shorten(["testserver__v1__human_auto"] * 3, 25) == {"testserver__v1__human_auto": "testserver…v1__human_auto"}
+    assert shorten(["testserver__v1__human_auto"], 20) == {"testserver__v1__human_auto": "tests…v1__human_auto"}
     out = fit_table(list(SUMMARY_COLUMNS), [[n] + ROWS[0][1:] for n in names], list(SUMMARY_NUMERIC), 100)
     rows = [ln.split()[0] for ln in out.splitlines() if ln.startswith("test")]
     assert any("v1" in r for r in rows) and any("v2_json" in r for r in rows), out
