@@ -86,3 +86,13 @@ def test_a_shortened_name_keeps_the_part_where_the_names_differ():
     out = fit_table(list(SUMMARY_COLUMNS), [[n] + ROWS[0][1:] for n in names], list(SUMMARY_NUMERIC), 100)
     rows = [ln.split()[0] for ln in out.splitlines() if ln.startswith("test")]
     assert any("v1" in r for r in rows) and any("v2_json" in r for r in rows), out
+
+
+def test_the_reports_page_shows_the_short_forms_shorten_gives():
+    """docs/reports.md says where the cut goes and quotes two short forms: they are what :func:`shorten` gives."""
+    from pathlib import Path
+
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text().split())
+    got = shorten(["testserver__v1__human_auto", "testserver__v2_json__human_auto"], 25)
+    assert f"`{got['testserver__v1__human_auto']}`, `{got['testserver__v2_json__human_auto']}`" in page
+    assert "ellipsis in the middle and listed" not in page
