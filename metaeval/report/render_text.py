@@ -90,7 +90,7 @@ def fit_table(columns: list[str], rows: list[list[str]], numeric: list[bool], wi
 
     Numbers are never cut: a numeric column is as wide as its widest cell (its header wraps at spaces).  Text
     columns wrap at spaces, never inside a word.  The first column names the rows: when the table is still too wide
-    its names are shortened with an ellipsis in the middle and a legend under the table gives each in full.  If the
+    its names are shortened with an ellipsis (:func:`shorten`) and a legend under the table gives each in full.  If the
     columns do not fit even then, they are printed in several blocks (each repeating the name column), as pandas
     does.  A row whose cells after the second are all empty (``skipped: ...``) is printed as a line under the table.
     """
