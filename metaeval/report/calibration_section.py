@@ -123,9 +123,10 @@ def candidates_table(cal: CellCalibration, cell: str = "", names: "Names | None"
                   "mean CI width", "held-out tau run/topic/pooled", "held-out run tau"], body,
                  caption=f"{display_name(cal.metric)}: held-out errors (± = standard error over the "
                          f"splits); coverage of {int(100 * level)}% intervals for the human run score beside their width "
-                         "('-': point estimates only); held-out tau = Kendall's tau with the human run scores on each "
-                         "split's held-out topics, averaged over the splits (lower than the headline tau over all "
-                         f"{n_lab} topics)",
+                         "('-': point estimates only); held-out tau: run = Kendall's tau of the whole-track run scores "
+                         f"with the human ones over all {n_lab} topics, averaged over the splits (raw's is the headline "
+                         "run-level tau when every topic is human-labelled), topic/pooled on the held-out topics of the "
+                         "first three splits",
                  numeric=[False, False] + [True] * 9,
                  tex_columns=["", "", "", "MAE", "vs raw", "", "cover", "", "width", "", "$\\tau$"],
                  where=["", "report", "report", "", "", "report", "", "report", "", "report", "paper"],
