@@ -40,7 +40,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--labelled", type=int, nargs="+", default=[5, 10, 15])
     args = ap.parse_args()
-    print("| labelled of 30 | raw judge: tau interval coverage | PPI++: coverage | raw: mean estimate / mean true tau |")
+    print("| labelled of 30 | raw judge: tau interval coverage | PPI++: coverage | "
+          "raw: mean estimate / mean true tau |")
     print("|---|---|---|---|")
     for n in args.labelled:
         rng = np.random.default_rng(args.seed)
@@ -49,7 +50,8 @@ def main() -> None:
             H, J = track(rng)
             L = rng.permutation(H.shape[0])[:n]
             truth = H.mean(0)
-            pw = pairwise_intervals(TrackSample(H[L], J[L], J, [f"r{k}" for k in range(H.shape[1])]), n_boot=300, seed=rep)
+            names = [f"r{k}" for k in range(H.shape[1])]
+            pw = pairwise_intervals(TrackSample(H[L], J[L], J, names), n_boot=300, seed=rep)
             raw = track_tau(pw, J.mean(0))
             t = tau_b(J.mean(0), truth)
             raw_cover.append(raw["ci"][0] <= t <= raw["ci"][1])

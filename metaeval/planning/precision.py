@@ -36,9 +36,9 @@ effective df, here from the bootstrap; for a variance on ``df`` degrees of freed
 of variance-heterogeneity and the logarithmic transformation", JRSS Suppl. 8:128-138), bounded to ``[n_p - 1,
 R (n_p - 1)]`` (:func:`effective_df`, :func:`df_from_log_variance`).  The large-df form ``df = 2 / Var(log s^2)``
 (``psi'(x) ~ 1/x``), used before, understates ``df`` where it matters: 2.1 instead of 3 at ``Var = psi'(1.5)``,
-which at a 4-topic pilot led with 1.67x the N real subsampling needs (issue 30).  The runs share the pilot topics, so the median run's variance is far more certain than
-one run's (``n_p - 1`` df, the former rule, which led with about twice the N really needed) but less than ``R``
-independent runs would make it.  Validation against real subsampling of NIST topics (pilots drawn without
+which at a 4-topic pilot led with 1.67x the N real subsampling needs (issue 30).  The runs share the pilot topics,
+so the median run's variance is far more certain than one run's (``n_p - 1`` df, the first rule, which led with
+about twice the N really needed) but less than ``R`` independent runs would make it.  Validation against real subsampling of NIST topics (pilots drawn without
 replacement, the justified N against the N that 4,000 subsamples per N show is needed) is in
 ``experiments/ranksets/planner.py``; the bootstrap check below only checks the implementation.
 
