@@ -349,9 +349,10 @@ def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float 
 
     ``shown``: the published run scores when they do not depend on the labelled sample (the raw judge), or
     ``"estimate"`` for the prediction-powered leaderboard itself (recomputed in every replicate).  Returns
-    ``{"estimate", "ci", "level", "plug_in"}``; ``plug_in`` = ``tau_b(shown, theta_hat)`` (1 for ``"estimate"``);
-    for fixed scores also ``caveat`` (:data:`FIXED_RANKING_CAVEAT`: that interval's held-back coverage is 0.91-0.92
-    on NIST at 5-15 labelled topics but 0.77-0.80 in a simulation with run-biased judges, docs/calibration.md)."""
+    ``{"estimate", "ci", "level", "plug_in"}``; ``plug_in`` = ``tau_b(shown, theta_hat)`` (1 for ``"estimate"``).
+    For fixed scores, callers say :data:`FIXED_RANKING_CAVEAT` with it (that interval's held-back coverage is
+    0.91-0.92 on NIST at 5-15 labelled topics but 0.77-0.80 in a simulation with run-biased judges,
+    docs/calibration.md)."""
     from metaeval.analysis.kendall import tau_b_batch
 
     level = pw.level if level is None else level
@@ -369,11 +370,10 @@ def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float 
     est_b = np.asarray(tau_b_batch(shown_b, world), dtype=float)                   # the world's estimator
     true_b = np.asarray(tau_b_batch(shown_b, np.broadcast_to(pw.estimate, world.shape)), dtype=float)  # its estimand
     err = (est_b - true_b)[np.isfinite(est_b) & np.isfinite(true_b)]
-    extra = {} if isinstance(shown, str) else {"caveat": FIXED_RANKING_CAVEAT}
     if not err.size or not np.isfinite(plug):
-        return {"estimate": None, "ci": [None, None], "level": level, "plug_in": plug, **extra}
+        return {"estimate": None, "ci": [None, None], "level": level, "plug_in": plug}
     a = (1 - level) / 2
     clip = lambda x: float(min(1.0, max(-1.0, x)))  # noqa: E731
     return {"estimate": clip(plug - np.median(err)),
             "ci": [clip(plug - np.quantile(err, 1 - a)), clip(plug - np.quantile(err, a))],
-            "level": level, "plug_in": plug, **extra}
+            "level": level, "plug_in": plug}
