@@ -43,6 +43,8 @@ def cell_blocks(cid: str, block: RankSets | RankSetsUnavailable) -> list:
             blocks.append(Text(f"Kendall tau-b of {label}{by} with the human leaderboard on all {block.topics} "
                                f"topics: {t.estimate:.3f} [{t.ci[0]:.3f}, {t.ci[1]:.3f}] ({t.level:.0%} "
                                "basic topic bootstrap)"))
+            if t.treated_as and t.treated_as.startswith("fixed"):  # its interval's known limit (calibration.ranksets)
+                blocks.append(Text(f"caveat: {t.treated_as}", kind="note"))
     runs = [r.run_id for r in block.rows]
     if len(runs) <= MATRIX_MAX_RUNS:
         dec = {}
