@@ -16,8 +16,8 @@ Input, built deterministically (:func:`synthetic_track`, seed 0; no shared data 
 Timed, after metaeval's imports and building the input, one pass of ``metaeval.study.run_study`` (scores, analysis
 with ``--bootstrap`` topic-bootstrap replicates and the default neighbour pairs, calibration of every cell with the
 default settings, study.json) into a temporary results folder: wall, CPU (this process, all threads, plus its
-finished children: the calibration's or the study's forked workers) and peak RSS (this process; a forked worker's
-own peak is not in it); per study step (the steps of ``benchmarks.phase_times``) wall and CPU seconds (CPU with
+finished children: the calibration's or the study's forked workers), peak RSS of this process and of its largest
+finished child (a forked worker; the two are not added: a fork shares its parent's pages); per study step (the steps of ``benchmarks.phase_times``) wall and CPU seconds (CPU with
 children).  ``--study-workers N`` (``study.workers``) studies N cells at once in forked workers
 (``metaeval.study.fanout``; default 1: one cell after the other in this process, each cell's calibration repeats
 forked over ``--workers``); ``--ray`` starts a local Ray runtime first (not timed) so the cells run as Ray tasks
@@ -200,14 +200,16 @@ def main(argv=None) -> int:
                 prof.dump_stats(args.profile_out)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
     recs = {}
-    for cell in summary.get("cells", []):
-        cal = cell.get("calibration") or {}
-        recs[cell["cell"]] = (cal.get("selection") or {}).get("method") if isinstance(cal, dict) else None
+    for cell in summary.cells:  # the typed summary (metaeval.study.records.Summary)
+        cal = cell.calibration or {}
+        recs[cell.cell] = (cal.get("selection") or {}).get("method") if isinstance(cal, dict) else None
     out = {"topics": args.topics, "runs": args.runs, "nuggets": args.nuggets, "labels": len(human.labels),
            "labelled": args.labelled, "cells": args.cells, "bootstrap": args.bootstrap, "workers": args.workers,
            "study_workers": args.study_workers, "ray": args.ray,
            "build_s": round(build_s, 2), "study_s": round(study_s, 2), "study_cpu_s": round(study_cpu, 2),
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+           # the largest finished child's peak (a forked worker; 0 without): not added to this process's
+           "peak_rss_child_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
            "steps": steps, "recommendations": dict(list(recs.items())[:3]),
            "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()]}
     print(json.dumps(out))
