@@ -46,11 +46,15 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.bench_study import cpu_with_children  # noqa: E402
+from benchmarks.phase_times import time_steps  # noqa: E402
+
 STRATEGIES = ("human_auto", "auto_auto", "auto_human")
-#: (function of metaeval.study.run, shown as): the study's steps timed
-STEPS = (("write_cell_files", "cell files"), ("study_cells", "cells' tasks (analysis, calibration, figures)"),
-         ("analyse", "analysis files and pairs"), ("calibrate", "calibration files"),
-         ("self_consistency", "self-consistency files"), ("write_study_json", "study.json"))
+#: (module, function, shown as): the study's steps timed (``benchmarks.phase_times.time_steps``)
+STEPS = tuple(("metaeval.study.run", name, label) for name, label in (
+    ("write_cell_files", "cell files"), ("study_cells", "cells' tasks (analysis, calibration, figures)"),
+    ("analyse", "analysis files and pairs"), ("calibrate", "calibration files"),
+    ("self_consistency", "self-consistency files"), ("write_study_json", "study.json")))
 
 
 def synthetic_track(topics: int = 301, runs: int = 90, nuggets: int = 20, seed: int = 0):
@@ -115,32 +119,6 @@ def build_input(root: Path, human, labelled: int, n_cells: int, bootstrap: int, 
                       topics={q: "" for q in qids})
 
 
-def cpu_with_children() -> float:
-    t = os.times()
-    return time.process_time() + t.children_user + t.children_system
-
-
-def time_steps(records: list[dict]):
-    """Wrap the study's steps (``STEPS``) in ``metaeval.study.run`` to append their wall and CPU to ``records``."""
-    import functools
-
-    import metaeval.study.run as run
-
-    def timed(fn, label):
-        @functools.wraps(fn)
-        def wrapper(*a, **k):
-            w, c = time.perf_counter(), cpu_with_children()
-            try:
-                return fn(*a, **k)
-            finally:
-                records.append({"step": label, "wall_s": round(time.perf_counter() - w, 2),
-                                "cpu_s": round(cpu_with_children() - c, 2)})
-        return wrapper
-
-    for name, label in STEPS:
-        setattr(run, name, timed(getattr(run, name), label))
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=1)
@@ -176,7 +154,7 @@ def main(argv=None) -> int:
 
         init_ray(num_cpus=2)
     steps: list[dict] = []
-    time_steps(steps)
+    time_steps(STEPS, steps, t, cpu=cpu_with_children)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.keep) if args.keep else Path(tmp)
         inp = build_input(root, human, args.labelled, args.cells, args.bootstrap, workers,
@@ -202,7 +180,7 @@ def main(argv=None) -> int:
     recs = {}
     for cell in summary.cells:  # the typed summary (metaeval.study.records.Summary)
         cal = cell.calibration or {}
-        recs[cell.cell] = (cal.get("selection") or {}).get("method") if isinstance(cal, dict) else None
+        recs[cell.cell] = (cal.get("selection") or {}).get("method")
     out = {"topics": args.topics, "runs": args.runs, "nuggets": args.nuggets, "labels": len(human.labels),
            "labelled": args.labelled, "cells": args.cells, "bootstrap": args.bootstrap, "workers": args.workers,
            "study_workers": args.study_workers, "ray": args.ray,
@@ -210,7 +188,8 @@ def main(argv=None) -> int:
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
            # the largest finished child's peak (a forked worker; 0 without): not added to this process's
            "peak_rss_child_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
-           "steps": steps, "recommendations": dict(list(recs.items())[:3]),
+           "steps": [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in steps],
+           "recommendations": dict(list(recs.items())[:3]),
            "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()]}
     print(json.dumps(out))
     if args.json:

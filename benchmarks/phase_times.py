@@ -36,28 +36,33 @@ STEPS = (
 )
 
 
-def _child(out_path: str, args: list[str]) -> None:
-    """Time the steps of ``metaeval ARGS`` in this process; write them to ``out_path`` as JSON lines."""
+def time_steps(steps, records: list[dict], t0: float, cpu=time.process_time) -> None:
+    """Wrap each ``(module, function, label)`` of ``steps`` so that every call appends ``{step, start_s, wall_s,
+    cpu_s}`` to ``records`` (``start_s`` from ``t0``; ``cpu``: the CPU clock, default this process's)."""
     import functools
     import importlib
-
-    t0 = time.perf_counter()
-    records: list[dict] = []
 
     def timed(fn, label):
         @functools.wraps(fn)
         def wrapper(*a, **k):
-            start, cpu = time.perf_counter(), time.process_time()
+            start, c = time.perf_counter(), cpu()
             try:
                 return fn(*a, **k)
             finally:
                 records.append({"step": label, "start_s": start - t0, "wall_s": time.perf_counter() - start,
-                                "cpu_s": time.process_time() - cpu})
+                                "cpu_s": cpu() - c})
         return wrapper
 
-    for mod, name, label in STEPS:
+    for mod, name, label in steps:
         m = importlib.import_module(mod)
         setattr(m, name, timed(getattr(m, name), label))
+
+
+def _child(out_path: str, args: list[str]) -> None:
+    """Time the steps of ``metaeval ARGS`` in this process; write them to ``out_path`` as JSON lines."""
+    t0 = time.perf_counter()
+    records: list[dict] = []
+    time_steps(STEPS, records, t0)
     from metaeval.cli import main
     from metaeval.quick_exit import exit_quickly
 

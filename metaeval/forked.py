@@ -63,11 +63,21 @@ def _init_worker() -> None:
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a dependency; without it the workers keep the parent's pools
-        return
+    from threadpoolctl import threadpool_limits
+
     threadpool_limits(1)
+
+
+def one_blas_thread():
+    """Context manager: one BLAS/OpenMP thread in this process while it is open (``threadpoolctl``), restored after.
+
+    For the study, whose numpy products are many and tiny (``(1000, 21) @ (21, 45)``): OpenBLAS threads cost 25x
+    the CPU of one thread on such products and spin while the forked workers run, and they change no figure
+    (``scripts/compare_summaries.py`` on the demo, NIST and the full-track benchmark).  Measured with
+    ``benchmarks.bench_grid --cells 1`` side by side on 2 cores, load 1-1.5: 20.5-20.9 -> 19.0-19.2 CPU s."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1)
 
 
 def _run_item(i: int) -> Any:

@@ -121,5 +121,5 @@ def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
     """``{"compare": LaTeX}`` of a report's comparison (``report.json``'s ``compare``), or ``{}``."""
     from metaeval.report.render_latex import render
 
-    cmp = data.get("compare") or {}
-    return {"compare": render(compare_table(cmp))} if cmp.get("rows") else {}
+    cmp = data.get("compare")
+    return {"compare": render(compare_table(cmp))} if cmp and cmp.get("rows") else {}

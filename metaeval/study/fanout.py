@@ -102,14 +102,18 @@ def make_context(reference: "LabelSet | None", settings: "StudySettings", ref_sc
 
 
 def cell_study(ctx: StudyContext, task: CellTask) -> CellWork:
-    """One cell's work (see the module docstring): pure, every figure from ``ctx`` and ``task``."""
+    """One cell's work (see the module docstring): pure, every figure from ``ctx`` and ``task``.  With one
+    BLAS thread, wherever it runs (:func:`metaeval.forked.one_blas_thread`, as the study's driver)."""
+    from metaeval.forked import one_blas_thread
+
     t0 = time.perf_counter()
     work = CellWork(task.cell)
-    if ctx.ref_side is not None:
-        work.analysis = _analysis(ctx, task)
-    _calibration(ctx, task, work)
-    work.figures = _figures(ctx, task)
-    _consistency(ctx, task, work)
+    with one_blas_thread():
+        if ctx.ref_side is not None:
+            work.analysis = _analysis(ctx, task)
+        _calibration(ctx, task, work)
+        work.figures = _figures(ctx, task)
+        _consistency(ctx, task, work)
     work.seconds = time.perf_counter() - t0
     return work
 

@@ -73,7 +73,14 @@ def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t
 def run_study(inp: StudyInput, t0: float | None = None) -> "Summary":
     """Compute and write every figure; returns the summary (also written as ``summary.json``/``summary.md``, and
     ``study/study.json``: records of the results schema, ``metaeval.study.records``, with the provenance of this
-    run)."""
+    run).  Runs with one BLAS thread (:func:`metaeval.forked.one_blas_thread`)."""
+    from metaeval.forked import one_blas_thread
+
+    with one_blas_thread():
+        return _run_study(inp, t0)
+
+
+def _run_study(inp: StudyInput, t0: float | None) -> "Summary":
     from metaeval.io.jsonl import to_jsonable
     from metaeval.study.records import CellAnalysis, CellSummary, DatasetInfo, Summary, decode, record_provenance
     from metaeval.study.reuse import previous_summary, study_key

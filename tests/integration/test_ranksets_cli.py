@@ -56,8 +56,10 @@ def test_the_report_renders_the_rank_sets(calibrated):
     from metaeval.report.latex import paper_tables
     from metaeval.report.rankset_section import cell_blocks
 
+    from metaeval.study.records import CellCalibration, decode
+
     cal = json.loads((calibrated / "out" / "calibration.json").read_text())
-    blocks = cell_blocks("simjudge", cal["rank_sets"])
+    blocks = cell_blocks("simjudge", decode(CellCalibration, cal, "calibration.json").rank_sets)
     assert blocks[0].columns[3] == "rank-set" and len(blocks[0].rows) == cal["rank_sets"]["runs"]
     tex = paper_tables({"metric": "v_strict", "calibration": {"simjudge": cal}})["ranksets_simjudge"]
     assert "simultaneous" in tex and "rank-set" in tex  # the caption's details are in the folder's README
