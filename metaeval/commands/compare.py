@@ -97,6 +97,10 @@ def format_comparison(doc: dict) -> str:
                          f"{doc['pairs']}; tau-{doc['variant']}, {doc['n_boot']} paired topic resamples (seed "
                          f"{doc['seed']}), Holm-adjusted at alpha {doc['alpha']:g}.", width, **KEEP_WHOLE), ""]
     out += pair_lines(doc, width)
+    out += ["", textwrap.fill(f"The tables: paired differences A - B on {metric} (Kendall tau at three levels, "
+                              "calibrated error) and on the support labels (agreement); each 95% interval is per "
+                              "comparison (not adjusted for multiplicity), the p-values are Holm-adjusted over the "
+                              "pairs.", width, **KEEP_WHOLE)]
     rows = rows_for(doc, metric)
     for a, b in dict.fromkeys((r["candidate_a"], r["candidate_b"]) for r in rows):
         t = _table([r for r in rows if (r["candidate_a"], r["candidate_b"]) == (a, b)], "")

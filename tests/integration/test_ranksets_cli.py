@@ -50,6 +50,9 @@ def test_calibrate_prints_and_writes_rank_sets(calibrated, capsys):
         t = rs["tau"][key]
         assert -1 <= t["ci"][0] <= t["estimate"] <= t["ci"][1] <= 1
     assert rs["tau"]["shown"]["treated_as"] == "the PPI++ estimate"
+    # the raw judge's ranking is held fixed, and its interval can under-cover (issue 30): the block says so
+    raw_note = rs["tau"]["raw_judge"]["treated_as"]
+    assert raw_note.startswith("fixed: ") and "under-cover" in raw_note
 
 
 def test_the_report_renders_the_rank_sets(calibrated):
