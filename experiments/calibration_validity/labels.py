@@ -8,7 +8,8 @@ format, same rows as the NIST file):
 * ``embedding``: the ``EmbeddingJudge`` when ``sentence_transformers`` and a model are installed (skipped otherwise;
   ``run.py`` says so); ``labels.py embedding --until=HH:MM`` (UTC) labels it run by run with a memoised encode and
   one torch thread (:func:`memo_encoder`, :func:`labels_by_run`: ~13 min on a shared 2-core machine instead of ~50),
-  rewriting the file after each run and stopping after the run that passes ``HH:MM``;
+  rewriting the file after each run and stopping after the run that passes ``HH:MM`` (``--resume``: keep the
+  runs an existing file holds);
 * ``embedding_auto``: ``labels.py auto --until=HH:MM``, the same on the Mistral-made nuggets of ``lexical_auto``
   (:func:`mistral_skeleton`);
 * ``fig6``: every label redrawn through the paper's Figure 6 confusion (``metaeval.simulation.simulate_judge``),
@@ -87,8 +88,16 @@ def labels_by_run(human, judge, name: str, out: Path, until: float | None = None
 
     runs = sorted(human.labels["run_id"].astype(str).unique())
     done, judged = [], {}
+    if "--resume" in sys.argv[1:] and out.exists():  # keep the runs an earlier (stopped) call labelled
+        from metaeval.io import load_labels
+
+        old = load_labels(str(out)).labels
+        for (q, r), idx in old.groupby(["qid", "run_id"], sort=False).indices.items():
+            judged[(q, r)] = old["support"].astype(object).to_numpy()[idx].tolist()
     for r in runs:
         done.append(r)
+        if all((q, r) in judged for q in human.labels.loc[human.labels["run_id"] == r, "qid"].unique()):
+            continue
         ls = offline_judge_labels(human.subset(run_ids=done), judge, name, judged)
         write_assignments(ls, out)
         print(f"{name}: {len(done)} of {len(runs)} runs ({time.strftime('%H:%M:%S', time.gmtime())} UTC)", flush=True)
