@@ -172,9 +172,10 @@ def _taus(ests: dict[str, np.ndarray], truth: np.ndarray, tau_b_batch) -> dict[s
 
 
 def evaluate(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: int, *, want_ci: bool,
-             workers: int | str | None = 1, n_levels: int = 3) -> Evaluation:
+             workers: int | str | None = 1, n_levels: int = 3, points_only: bool = False) -> Evaluation:
     """Every candidate on every split (see the module docstring); splits run in ``workers`` forked processes
-    (each split's numbers depend only on its topics: the same in any process)."""
+    (each split's numbers depend only on its topics: the same in any process).  ``points_only``: ``err`` and
+    ``tau`` only (what the rule reads; the sequential stop asks for nothing else)."""
     from metaeval.forked import fork_map
 
     res = fork_map(lambda i: _one_split(cands, data, metrics, splits[i], want_ci, want_ci and i < n_levels),
@@ -188,6 +189,8 @@ def evaluate(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: in
     for m in metrics:
         ev.err[m] = {n: np.array([r["metrics"][m]["err"][n] for r in res]) for n in names}
         ev.tau[m] = {n: np.array([r["metrics"][m]["tau"][n] for r in res]) for n in names}
+        if points_only:
+            continue
         ev.bias[m] = {n: np.stack([r["metrics"][m]["bias"][n] for r in res]) for n in names}
         if want_ci and INTERVALS in names:
             ev.cover[m] = {n: np.stack([r["metrics"][m]["cover"][n] for r in res]) for n in names}

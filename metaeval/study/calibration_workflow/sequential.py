@@ -217,7 +217,8 @@ def evaluate_until_settled(evaluate, evaluation, cands, data, metrics: Sequence[
     tau: dict[str, dict[str, list[float]]] = {m: {c.name: [] for c in cands} for m in metrics}
     used = 0
     for split in splits:
-        ev = evaluate(active, data, metrics, [split], n_fit, n_held, want_ci=False, workers=1, n_levels=0)
+        ev = evaluate(active, data, metrics, [split], n_fit, n_held, want_ci=False, workers=1, n_levels=0,
+                      points_only=True)
         used += 1
         for k, v in ev.failed.items():
             failed.setdefault(k, v)
