@@ -16,13 +16,17 @@ Input, built deterministically (:func:`synthetic_track`, seed 0; no shared data 
 Timed, after metaeval's imports and building the input, one pass of ``metaeval.study.run_study`` (scores, analysis
 with ``--bootstrap`` topic-bootstrap replicates and the default neighbour pairs, calibration of every cell with the
 default settings, study.json) into a temporary results folder: wall, CPU (this process, all threads, plus its
-finished children: the calibration's forked workers) and peak RSS (this process); per study step (the steps of
-``benchmarks.phase_times``) wall and CPU seconds (CPU with children).  ``--profile N`` prints the N top functions
-by cumulative CPU (cProfile; workers forked by the calibration are not in it: use ``--workers 1`` with it).
-Prints one JSON line with the load average before and after; asserts nothing.
+finished children: the calibration's or the study's forked workers), peak RSS of this process and of its largest
+finished child (a forked worker; the two are not added: a fork shares its parent's pages); per study step (the steps of ``benchmarks.phase_times``) wall and CPU seconds (CPU with
+children).  ``--study-workers N`` (``study.workers``) studies N cells at once in forked workers
+(``metaeval.study.fanout``; default 1: one cell after the other in this process, each cell's calibration repeats
+forked over ``--workers``); ``--ray`` starts a local Ray runtime first (not timed) so the cells run as Ray tasks
+(their CPU is the Ray workers', not in the CPU figure).  ``--profile N`` prints the N top functions by cumulative
+CPU (cProfile; forked workers are not in it: use ``--workers 1 --study-workers 1`` with it).  Prints one JSON line
+with the load average before and after; asserts nothing.
 
     .venv/bin/python -m benchmarks.bench_grid [--cells 1] [--labelled 60] [--bootstrap 1000] [--workers auto]
-        [--profile N] [--json FILE]
+        [--study-workers 1] [--ray] [--profile N] [--json FILE]
 """
 
 from __future__ import annotations
@@ -48,8 +52,9 @@ from benchmarks.phase_times import time_steps  # noqa: E402
 STRATEGIES = ("human_auto", "auto_auto", "auto_human")
 #: (module, function, shown as): the study's steps timed (``benchmarks.phase_times.time_steps``)
 STEPS = tuple(("metaeval.study.run", name, label) for name, label in (
-    ("write_cell_files", "cell files"), ("analyse", "analysis"), ("calibrate", "calibration"),
-    ("self_consistency", "self-consistency"), ("write_study_json", "study.json")))
+    ("write_cell_files", "cell files"), ("study_cells", "cells' tasks (analysis, calibration, figures)"),
+    ("analyse", "analysis files and pairs"), ("calibrate", "calibration files"),
+    ("self_consistency", "self-consistency files"), ("write_study_json", "study.json")))
 
 
 def synthetic_track(topics: int = 301, runs: int = 90, nuggets: int = 20, seed: int = 0):
@@ -87,7 +92,8 @@ def cell_name(k: int) -> str:
     return f"j{k // len(STRATEGIES)}__v1__{STRATEGIES[k % len(STRATEGIES)]}"
 
 
-def build_input(root: Path, human, labelled: int, n_cells: int, bootstrap: int, workers, seed: int = 0):
+def build_input(root: Path, human, labelled: int, n_cells: int, bootstrap: int, workers, seed: int = 0,
+                study_workers=1):
     """The study's input: the reference on ``labelled`` random topics and ``n_cells`` judge-like cells."""
     import numpy as np
 
@@ -103,7 +109,7 @@ def build_input(root: Path, human, labelled: int, n_cells: int, bootstrap: int, 
     cells = {n: judge_like(human, name=n.split("__")[0], shift=k) for k, n in enumerate(names)}
     settings = build_study_settings({"tau": "b", "bootstrap": bootstrap, "seed": 0},
                                     {"enabled": not os.environ.get("BENCH_NO_CAL"), "methods": None, "folds": 5,
-                                     "seed": 0, "workers": workers})
+                                     "seed": 0, "workers": workers}, study={"workers": study_workers})
     rows = [dict(zip(("judge", "prompt", "strategy"), n.split("__")), cell=n, stats={"judge_calls": 0, "calls": 0})
             for n in names]
     return StudyInput(layout=ResultsLayout(root, "bench-grid"), label_sets=cells, reference=ref, settings=settings,
@@ -122,6 +128,12 @@ def main(argv=None) -> int:
     ap.add_argument("--nuggets", type=int, default=20)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--workers", default="auto", help="calibration.workers (default auto; 1 = in-process)")
+    ap.add_argument("--study-workers", default="1",
+                    help="study.workers: cells studied at once in forked workers (auto: the CPUs; default 1: one "
+                         "cell after the other in this process, as before the fan-out)")
+    ap.add_argument("--ray", action="store_true",
+                    help="start a local Ray runtime first (runtime.num_cpus 2), so the cells run as Ray tasks; "
+                         "its start is not timed")
     ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative CPU time")
     ap.add_argument("--profile-out", default=None, help="also write the raw cProfile stats to this file")
     ap.add_argument("--keep", default=None, help="write the results folder here (must not hold results) and keep it")
@@ -136,11 +148,17 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     human = synthetic_track(args.topics, args.runs, args.nuggets)
     workers = args.workers if args.workers == "auto" else int(args.workers)
+    study_workers = args.study_workers if args.study_workers == "auto" else int(args.study_workers)
+    if args.ray:
+        from metaeval.pipeline.ray_setup import init_ray
+
+        init_ray(num_cpus=2)
     steps: list[dict] = []
     time_steps(STEPS, steps, t, cpu=cpu_with_children)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.keep) if args.keep else Path(tmp)
-        inp = build_input(root, human, args.labelled, args.cells, args.bootstrap, workers)
+        inp = build_input(root, human, args.labelled, args.cells, args.bootstrap, workers,
+                          study_workers=study_workers)
         build_s = time.perf_counter() - t
         prof = None
         if args.profile:
@@ -160,13 +178,16 @@ def main(argv=None) -> int:
                 prof.dump_stats(args.profile_out)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
     recs = {}
-    for cell in summary.cells:
+    for cell in summary.cells:  # the typed summary (metaeval.study.records.Summary)
         cal = cell.calibration or {}
         recs[cell.cell] = (cal.get("selection") or {}).get("method")
     out = {"topics": args.topics, "runs": args.runs, "nuggets": args.nuggets, "labels": len(human.labels),
            "labelled": args.labelled, "cells": args.cells, "bootstrap": args.bootstrap, "workers": args.workers,
+           "study_workers": args.study_workers, "ray": args.ray,
            "build_s": round(build_s, 2), "study_s": round(study_s, 2), "study_cpu_s": round(study_cpu, 2),
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+           # the largest finished child's peak (a forked worker; 0 without): not added to this process's
+           "peak_rss_child_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
            "steps": [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in steps],
            "recommendations": dict(list(recs.items())[:3]),
            "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()]}

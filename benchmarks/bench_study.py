@@ -156,10 +156,16 @@ def main(argv=None) -> int:
     import metaeval.analysis  # noqa: F401  (imports are not timed)
     import metaeval.report.write  # noqa: F401
     import metaeval.study.run  # noqa: F401
-    from metaeval.report.write import write_report
     from metaeval.study.run import run_study
 
+    from benchmarks.phase_times import STEPS, time_steps
+
+    steps: list[dict] = []  # the study's and the report's steps, both passes (``pass`` tells them apart)
+    time_steps([st for st in STEPS if st[0] == "metaeval.study.run" and st[1] != "run_study"] + [("metaeval.report.write", "write_report", "report")],
+               steps, time.perf_counter(), cpu=cpu_with_children)
+
     def one_pass(root: Path, profile: int = 0) -> dict:
+        first = len(steps)
         t = time.perf_counter()
         inp = build_input(root, args.scale, args.bootstrap, args.workers if args.workers == "auto" else int(args.workers))
         build_s = time.perf_counter() - t
@@ -176,7 +182,7 @@ def main(argv=None) -> int:
         report_s = report_cpu = None
         if not args.no_report:
             t, c = time.perf_counter(), time.process_time()
-            write_report(inp.layout.root)
+            sys.modules["metaeval.report.write"].write_report(inp.layout.root)  # the timed one
             report_s, report_cpu = time.perf_counter() - t, time.process_time() - c
         if prof is not None:
             import pstats
@@ -186,7 +192,7 @@ def main(argv=None) -> int:
                 prof.dump_stats(args.profile_out)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(profile)
         return {"inp": inp, "build_s": build_s, "study_s": study_s, "study_cpu_s": study_cpu, "report_s": report_s,
-                "report_cpu_s": report_cpu}
+                "report_cpu_s": report_cpu, "steps": steps[first:]}
 
     # Pass 1 ("cold") pays the one-time lazy imports of the libraries the study and report use (matplotlib, scipy
     # submodules: a per-process constant); pass 2 ("warm", the figure the targets refer to) is the study's own
@@ -205,7 +211,9 @@ def main(argv=None) -> int:
            "cold_total_s": cold["study_s"] + (cold["report_s"] or 0.0),
            "cold_study_cpu_s": cold["study_cpu_s"], "cold_report_cpu_s": cold["report_cpu_s"],
            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-           "workers": args.workers, "peak_tree_pss_mb": pss.peak_mb}
+           "workers": args.workers, "peak_tree_pss_mb": pss.peak_mb,
+           "steps": [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in warm["steps"]],
+           "load": [round(x, 2) for x in os.getloadavg()]}
     print(json.dumps(out))
     if args.json:
         Path(args.json).write_text(json.dumps(out), encoding="utf-8")

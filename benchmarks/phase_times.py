@@ -27,9 +27,10 @@ STEPS = (
     ("metaeval.workflow.compose", "compose_sweep", "configuration (Hydra compose, typed settings)"),
     ("metaeval.pipeline.sweep", "run_sweep", "sweep: dataset, jobs, judging, store"),
     ("metaeval.study.run", "write_cell_files", "study: cell label and score files"),
-    ("metaeval.study.run", "analyse", "study: analysis (tau at three levels, bootstrap)"),
-    ("metaeval.study.run", "calibrate", "study: calibration (repeated cross-fitting)"),
-    ("metaeval.study.run", "write_study_json", "study: study.json (leaderboards, bias, disagreements)"),
+    ("metaeval.study.run", "study_cells", "study: the cells' tasks (analysis, calibration, study.json figures)"),
+    ("metaeval.study.run", "analyse", "study: analysis files and the cells' pairs"),
+    ("metaeval.study.run", "calibrate", "study: calibration files"),
+    ("metaeval.study.run", "write_study_json", "study: study.json (replies, transcript viewer, file)"),
     ("metaeval.study.run", "run_study", "study, all of it"),
     ("metaeval.workflow.report", "report_after_study", "report (HTML, Markdown, JSON, figures)"),
 )

@@ -22,7 +22,9 @@ keyword to change (``format=``, ``run_map=``), never a command-line option.
 Inputs: a path (assignment file, nuggetizer metrics file, score table, folder of ``trec_eval -q`` outputs, or a
 sweep cell folder holding ``labels.jsonl``), a ``LabelSet``, or a score DataFrame.  ``run_map`` ({old: new}, or
 ``"OLD=NEW"`` strings / mapping files as ``--run-map`` takes) renames runs on every input before comparing.
-The layers underneath are ``metaeval.io``, ``metaeval.scoring``, ``metaeval.analysis``, ``metaeval.study``.
+Each function runs the workflow function its command runs (``metaeval.workflow``: ``analyze``, ``score``,
+``calibrate``, ``compare``, ``sweep``), one implementation for both; below it lie ``metaeval.io``,
+``metaeval.scoring``, ``metaeval.analysis`` and ``metaeval.study``.
 """
 
 from __future__ import annotations
@@ -142,12 +144,13 @@ def score(labels: Any, policy: Any = None, **policy_options: Any) -> "Any":
     ``policy`` is a ``ScoringPolicy``; or give its fields (``no_vital``, ``failed_support``, ``failed_importance``)."""
     from dataclasses import fields
 
-    from metaeval.scoring import ScoringPolicy, score_answers
+    from metaeval.scoring import ScoringPolicy
+    from metaeval.workflow.score import score_labels, scoring_policy
 
     _check_keywords("score", policy_options, [f.name for f in fields(ScoringPolicy)])
     if policy is None:
-        policy = ScoringPolicy(**policy_options)
-    return score_answers(load(labels), policy)
+        policy = scoring_policy(**policy_options)
+    return score_labels(load(labels), policy)
 
 
 def leaderboard(scores: Any, *, common_topics: bool = False) -> Any:
@@ -155,10 +158,10 @@ def leaderboard(scores: Any, *, common_topics: bool = False) -> Any:
     ``common_topics=True`` keeps only the topics every run answered (the kept count is in ``n_topics``)."""
     import pandas as pd
 
-    from metaeval.scoring import run_scores
+    from metaeval.workflow.score import leaderboard as _leaderboard
 
     per_answer = scores if isinstance(scores, pd.DataFrame) else score(scores)
-    return run_scores(per_answer, common_topics=common_topics)
+    return _leaderboard(per_answer, common_topics=common_topics)
 
 
 def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: Any) -> Any:
@@ -166,12 +169,9 @@ def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: A
     DataFrames ``tau``, ``cells``, ``flips``, ``flip_pairs``, ``agreement``, ``confusion``, ``descriptive`` and the
     ``json`` document).  ``kwargs`` go to :func:`metaeval.analysis.meta_evaluation.analyze` (``metrics``, ``variant``,
     ``n_boot``, ``seed``, ``alpha``, ``ci_method``, ``policy``, ``flip_test``, ``names``)."""
-    import inspect
+    from metaeval.workflow.analyze import analysis_options
 
-    from metaeval.analysis.meta_evaluation import analyze as _analyze
-
-    _check_keywords("analyze", kwargs, [p for p in inspect.signature(_analyze).parameters if p not in
-                                        ("reference", "candidates")])
+    _check_keywords("analyze", kwargs, analysis_options())
     from metaeval.study.settings import MAX_BOOTSTRAP
 
     if "n_boot" in kwargs:
@@ -180,13 +180,12 @@ def analyze(reference: Any, candidates: Any, *, run_map: Any = None, **kwargs: A
     names = kwargs.pop("names", None)
     if names is None:
         names = [_display_name(c, k) for k, c in enumerate(cands, start=1)]
-    ref = load(reference, run_map=run_map)
-    if isinstance(reference, (str, os.PathLike)) and hasattr(ref, "name"):
-        ref.name = Path(reference).name.split(".")[0]
     if isinstance(kwargs.get("metrics"), str):  # one metric, as compare(metrics=) takes it
         kwargs["metrics"] = [kwargs["metrics"]]
+    from metaeval.workflow.analyze import analyze as _run
+
     with _speaks_python():
-        return _analyze(ref, [load(c, run_map=run_map) for c in cands], names=names, **kwargs)
+        return _run(reference, cands, names=names, load=lambda obj: load(obj, run_map=run_map), **kwargs)
 
 
 def _display_name(obj: Any, k: int) -> str:
@@ -280,7 +279,7 @@ def calibrate(reference: Any, judge: Any, *, seed: int = 0, run_map: Any = None,
     repeats, methods, level, min_coverage, n_boot, selection, judge_spec, prompt_version, workers (processes for the
     repeats; default ``"auto"``; moves no number) (see
     :func:`metaeval.study.calibration_workflow.calibrate_study`)."""
-    from metaeval.study.calibration_workflow import DEFAULTS, calibrate_study
+    from metaeval.workflow.calibrate import DEFAULTS, calibration_study
 
     known = [k for k in DEFAULTS if k not in ("metric", "metrics")]
     _check_keywords("calibrate", settings, [*known, "judge_spec", "prompt_version", "metric"])
@@ -300,8 +299,7 @@ def calibrate(reference: Any, judge: Any, *, seed: int = 0, run_map: Any = None,
             raise TypeError("calibrate() got metrics=[]; name at least one metric")
         settings.update(metrics=metrics, metric=metrics[0])
     with _speaks_python():
-        doc = calibrate_study(load(reference, run_map=run_map), load(judge, run_map=run_map), dict(settings),
-                              seed=seed)
+        doc = calibration_study(load(reference, run_map=run_map), load(judge, run_map=run_map), settings, seed=seed)
     return CalibrationResult.from_json(doc)
 
 

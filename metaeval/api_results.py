@@ -45,15 +45,21 @@ class CalibrationResult:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> "CalibrationResult":
-        """From a ``calibrate_study`` document (with or without its ``model``; also a read ``calibration.json``)."""
+        """From a ``calibrate_study`` document (with or without its ``model``; also a read ``calibration.json``), read
+        as the results schema's :class:`~metaeval.study.records.CellCalibration` (a value that does not fit names its
+        field)."""
         import pandas as pd
+
+        from metaeval.study.records import CellCalibration, MetricCalibration, decode, encode
 
         doc = dict(doc)
         model = doc.pop("model", None) or {}
-        by_metric = doc.get("by_metric") or {doc.get("metric", DEFAULT_PRIMARY): doc}
+        cal = decode(CellCalibration, doc, "calibration.json")
+        by_metric = dict(cal.by_metric) or {cal.metric: MetricCalibration(cal.candidates, cal.selection,
+                                                                          cal.leaderboard, cal.recommendation)}
         lb, cands, sel = [], [], []
         for m, block in by_metric.items():
-            for row in _rows(block.get("leaderboard")):
+            for row in (encode(r) for r in block.leaderboard.rows):  # the row as written (its keys, in order)
                 r = {"metric": m, **{k: v for k, v in row.items() if not k.endswith("_ci")}}
                 for k, v in row.items():
                     if k.endswith("_ci"):
@@ -62,17 +68,14 @@ class CalibrationResult:
                         r[k[:-3] + "_lo"], r[k[:-3] + "_hi"] = (float("nan") if lo is None else float(lo),
                                                                 float("nan") if hi is None else float(hi))
                 lb.append(r)
-            for name, c in (block.get("candidates") or {}).items():
-                mae = ((c.get("held_out") or {}).get("mae") or {})
-                cands.append({"metric": m, "method": name, "level": c.get("level"), "status": c.get("status"),
-                              "held_out_mae": mae.get("mean") if isinstance(mae, Mapping) else mae,
-                              "reason": c.get("reason")})
-            s = block.get("selection") or {}
-            sel.append({"metric": m, "method": s.get("method"), "verdict": s.get("verdict"),
-                        "raw_mae": (s.get("raw_mae") or {}).get("mean"),
-                        "held_out_mae": (s.get("held_out_mae") or {}).get("mean"),
-                        "beats_raw": s.get("beats_raw"), "n_topics": s.get("n_topics")})
-        return cls(metric=str(doc.get("metric", DEFAULT_PRIMARY)), recommendation=str(doc.get("recommendation", "")),
+            for name, c in block.candidates.items():
+                cands.append({"metric": m, "method": name, "level": c.level, "status": c.status,
+                              "held_out_mae": None if c.held_out is None else c.held_out.mae.mean,
+                              "reason": c.reason})
+            s = block.selection
+            sel.append({"metric": m, "method": s.method, "verdict": s.verdict, "raw_mae": s.raw_mae.mean,
+                        "held_out_mae": s.held_out_mae.mean, "beats_raw": s.beats_raw, "n_topics": s.n_topics})
+        return cls(metric=cal.metric, recommendation=cal.recommendation,
                    leaderboard=pd.DataFrame(lb), candidates=pd.DataFrame(cands), selection=pd.DataFrame(sel),
                    model=model, json=doc)
 
@@ -111,13 +114,6 @@ class CalibrationResult:
         warnings.warn("calibrate() returns a CalibrationResult; use its attributes, or .json[key] for the document",
                       DeprecationWarning, stacklevel=2)
         return self.model if key == "model" else self.json[key]
-
-
-def _rows(block: Any) -> list[dict[str, Any]]:
-    """A leaderboard block as rows: a list of rows, or a mapping holding ``rows``."""
-    if isinstance(block, Mapping):
-        block = block.get("rows") or []
-    return [dict(r) for r in block or [] if isinstance(r, Mapping)]
 
 
 def _table(result: Any, table: str, names: Sequence[str]) -> "pd.DataFrame":
@@ -239,10 +235,10 @@ def _cell_row(c: "CellSummary", metric: str) -> dict[str, Any]:
     for level, col in (("run", "tau_run"), ("topic_avg", "tau_topic_avg"), ("pooled", "tau_pooled")):
         est = c.tau(metric, level)
         row[col], row[col + "_lo"], row[col + "_hi"] = est.tau, est.low, est.high
-    sel = (c.calibration or {}).get("selection") or {}  # calibration.json's selection (an open block)
-    row["calibration_method"] = sel.get("method")
+    sel = c.calibrated.selection if c.calibrated is not None else None  # the one decision (results schema record)
+    row["calibration_method"] = None if sel is None else sel.method
     # recommended: the method beats raw out of sample (else it only supplies the leaderboard's intervals)
-    row["calibration_recommended"] = sel.get("beats_raw") is True  # the study's own rule (stable winner, not raw)
-    row["raw_mae"] = (sel.get("raw_mae") or {}).get("mean")
-    row["calibrated_mae"] = (sel.get("held_out_mae") or {}).get("mean")
+    row["calibration_recommended"] = sel is not None and sel.beats_raw  # the study's own rule (stable winner, not raw)
+    row["raw_mae"] = None if sel is None else sel.raw_mae.mean
+    row["calibrated_mae"] = None if sel is None else sel.held_out_mae.mean
     return row

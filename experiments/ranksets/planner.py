@@ -9,10 +9,11 @@ gives at 6, 10 and 14 topics.
 
 **Planner**: for pilots of 4, 8, 12 and 16 topics (200 each, drawn without replacement, stream ``planning.validation``)
 ``metaeval plan``'s ``need_statement`` on the pilot (with its differences, so the effective df is used) gives the
-justified N (what the plan leads with) and the point N; ``before`` is the former rule (chi-square upper end on
-``n_p - 1`` df of the moderated variance).  Reported: median ratio to the needed N (10-90% range), the share of
-pilots where it is more than one topic below the needed N (under-predicts beyond the integer step), the share above
-1.5x.
+justified N (what the plan leads with) and the point N; ``before`` is the first rule (chi-square upper end on
+``n_p - 1`` df of the moderated variance), ``2/Var`` the session-10 rule (effective df ``2 / Var*(log median s^2)``,
+the large-df form of the trigamma inversion the planner now uses).  Reported: median ratio to the needed N (10-90%
+range), the share of pilots where it is more than one topic below the needed N (under-predicts beyond the integer
+step), the share above 1.5x.
 
     .venv/bin/python experiments/ranksets/planner.py --pilots 200
 """
@@ -45,7 +46,8 @@ def main() -> None:
 
     from run import matrices  # experiments/ranksets/run.py: the same NIST / lexical matrices
 
-    from metaeval.planning.precision import guarded_s2, need_statement, topics_needed
+    from metaeval.planning.precision import (guarded_s2, log_variance_of_median, need_statement, planning_s2,
+                                             topics_needed)
     from metaeval.random_streams import stream
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -63,7 +65,7 @@ def main() -> None:
         h = curve[at]
         need = min(n for n, v in curve.items() if v <= h + 1e-12)
         for p in (4, 8, 12, 16):
-            just, point, before = [], [], []
+            just, point, before, large_df = [], [], [], []
             for d in range(args.pilots):
                 P = stream(d, "planning.validation", "pilot", p).permutation(T)[:p]
                 s2 = D[P].var(0, ddof=1)
@@ -72,8 +74,12 @@ def main() -> None:
                 point.append(nd["point"]["median_run"])
                 g, _ = guarded_s2(s2, p)
                 before.append(int(np.ceil(np.median(topics_needed(g * (p - 1) / chi2.ppf(0.1, p - 1), h, T)))))
+                v = log_variance_of_median(D[P], seed=d)
+                df2 = float(p - 1) if v is None else float(np.clip(2.0 / v, p - 1, D.shape[1] * (p - 1)))
+                large_df.append(int(np.ceil(np.median(topics_needed(planning_s2(s2, p)[0] * df2 / chi2.ppf(0.1, df2),
+                                                                    h, T)))))
             row = {"target_at": at, "half_width": h, "needed": need, "pilot": p, "pilots": args.pilots}
-            for key, v in (("justified", just), ("point", point), ("before", before)):
+            for key, v in (("justified", just), ("point", point), ("before", before), ("large_df", large_df)):
                 v = np.asarray(v, dtype=float)
                 r = v / need
                 row[key] = {"median_ratio": float(np.median(r)), "ratio_10_90": [float(np.quantile(r, 0.1)),
@@ -86,14 +92,16 @@ def main() -> None:
     print(f"NIST T = {T} topics x {len(runs)} runs, V_strict, lexical judge; needed N from {args.subsamples} real "
           f"subsamples per n; {args.pilots} pilots per size; ratio = planner N / needed N (median run)")
     print("| target +/- (needed N) | pilot | justified: median ratio (10-90%) | more than 1 topic below | above 1.5x | "
-          "point: median ratio (10-90%) | more than 1 below | before: median ratio | before above 1.5x |")
+          "point: median ratio (10-90%) | more than 1 below | 2/Var rule: median ratio / above 1.5x | "
+          "first rule: median ratio / above 1.5x |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        j, q, b = r["justified"], r["point"], r["before"]
+        j, q, b, o = r["justified"], r["point"], r["before"], r["large_df"]
         print(f"| {r['half_width']:.3f} ({r['needed']}) | {r['pilot']} | {j['median_ratio']:.2f} "
               f"({j['ratio_10_90'][0]:.2f}-{j['ratio_10_90'][1]:.2f}) | {j['below_by_more_than_one']:.2f} | "
               f"{j['above_1_5x']:.2f} | {q['median_ratio']:.2f} ({q['ratio_10_90'][0]:.2f}-{q['ratio_10_90'][1]:.2f}) | "
-              f"{q['below_by_more_than_one']:.2f} | {b['median_ratio']:.2f} | {b['above_1_5x']:.2f} |")
+              f"{q['below_by_more_than_one']:.2f} | {o['median_ratio']:.2f} / {o['above_1_5x']:.2f} | "
+              f"{b['median_ratio']:.2f} / {b['above_1_5x']:.2f} |")
     print(f"\n{time.time() - t0:.0f} s; wrote {out / 'planner.json'}")
 
 

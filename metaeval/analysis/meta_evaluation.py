@@ -9,12 +9,19 @@ agreement with Holm-adjusted p-values (:mod:`.comparison`; each candidate's repl
 so the pairs cost a subtraction each).  Metric names are matched
 case-insensitively (``V_strict`` = ``v_strict``; ``NDCG_cut_10`` = ``ndcg_cut_10``).
 Inputs are LabelSets, score DataFrames, or paths (:func:`load_input`).
+
+**In parts** (what the study fans out, ``metaeval.study.fanout``): :func:`reference_side` loads and scores the
+reference once; :func:`analyze_candidate` computes everything of one candidate that needs no other candidate (its
+JSON block, its table rows, the replicates its paired comparisons reuse, its support-label counts), in any
+process; :func:`combine` adds what needs them all (the paired comparisons, the reference's descriptive statistics
+on the shared topics and runs) and returns the result.  :func:`analyze` is these three in one process, so the
+parts give the same numbers: every candidate draws from the same seeded streams, whatever else is analysed.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -144,6 +151,11 @@ class _Inputs:
     ref_long: pd.DataFrame
     cand_longs: list[pd.DataFrame]
 
+    def one(self, k: int) -> "_Inputs":
+        """These inputs with candidate ``k`` only."""
+        return replace(self, cands=[self.cands[k]], names=[self.names[k]], paths=[self.paths[k]],
+                       cand_scores=[self.cand_scores[k]], cand_longs=[self.cand_longs[k]])
+
 
 @dataclass
 class _Rows:
@@ -162,9 +174,6 @@ class _Rows:
 def _load(reference: Any, candidates: Any, names: Sequence[str] | None, policy: Any) -> _Inputs:
     """Load paths, name every side (distinct candidate names) and score label sets once (their counts say which
     scores defaulted)."""
-    from metaeval.scoring import score_answers
-    from metaeval.types import LabelSet
-
     cand_list = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
     if not cand_list:
         raise ConfigError("no candidate to analyse")
@@ -176,14 +185,18 @@ def _load(reference: Any, candidates: Any, names: Sequence[str] | None, policy: 
     if len(set(cnames)) != len(cnames):
         cnames = [f"{n}#{k + 1}" for k, n in enumerate(cnames)]
     ref_name = _name(ref, ref_path, 0) if ref_path is not None or hasattr(ref, "name") else "reference"
-
-    def scored(obj: Any) -> Any:
-        return score_answers(obj, policy) if isinstance(obj, LabelSet) else obj
-
-    ref_scores = scored(ref)
-    cand_scores = [scored(c) for c in cands]
+    ref_scores = _scored(ref, policy)
+    cand_scores = [_scored(c, policy) for c in cands]
     return _Inputs(ref, ref_name, ref_path, cands, cnames, paths, ref_scores, cand_scores, to_long(ref_scores, policy),
                    [to_long(c, policy) for c in cand_scores])
+
+
+def _scored(obj: Any, policy: Any) -> Any:
+    """A label set's per-answer scores (other inputs are scores already)."""
+    from metaeval.scoring import score_answers
+    from metaeval.types import LabelSet
+
+    return score_answers(obj, policy) if isinstance(obj, LabelSet) else obj
 
 
 def _common_metrics(inp: _Inputs, metrics: Sequence[str] | None) -> list[str]:
@@ -302,35 +315,102 @@ def _shared_runs_check(inp: _Inputs, k: int, n_shared: int) -> dict[str, Any]:
     return {"warnings": warnings, "suggested_run_map": suggested}
 
 
-def _paired(inp: _Inputs, common: list[str], opt: _Options, rows: _Rows, blocks: dict[str, Any],
-            pairs: Any) -> pd.DataFrame:
+@dataclass
+class CandidatePart:
+    """One candidate's share of an analysis (:func:`analyze_candidate`): its JSON block and table rows, the
+    replicates its paired comparisons reuse, and what :func:`combine` needs of it without the candidate itself:
+    the topics and runs it shares with the reference (last metric's aligned cells), its long score table (to
+    re-draw its replicates on a shared topic universe) and its support-label counts per topic (``counts``, for
+    the label-agreement pairs; None unless asked for)."""
+
+    name: str
+    metrics: list[str]
+    block: dict[str, Any]
+    rows: _Rows
+    topics: set
+    runs: set
+    long: pd.DataFrame
+    counts: Any = None
+
+
+def _options(variant: str = "b", n_boot: int = 1000, seed: int = 0, alpha: float = 0.05,
+             ci_method: str = "centered", flip_test: str = "t", top_k: int = 10, min_topics: int = 10) -> _Options:
+    return _Options(variant, n_boot, seed, alpha, ci_method, flip_test, top_k, min_topics)
+
+
+def _part(inp: _Inputs, common: list[str], opt: _Options, with_counts: bool) -> CandidatePart:
+    """The part of the only candidate of ``inp``."""
+    rows = _Rows()
+    block, al = _candidate_block(inp, 0, common, opt, rows)
+    counts = None
+    if with_counts and (block.get("labels") or {}).get("coverage", {}).get("statistics"):
+        from metaeval.analysis.comparison import agreement_counts
+
+        counts = agreement_counts(inp.ref, inp.cands[0])
+    return CandidatePart(inp.names[0], list(common), block, rows, set(al.topics), set(al.runs), inp.cand_longs[0],
+                         counts)
+
+
+def reference_side(reference: Any, policy: Any = None, scores: Any = None) -> _Inputs:
+    """The reference loaded (a path) and scored once, for :func:`analyze_candidate` and :func:`combine`
+    (``scores``: its per-answer scores under ``policy`` when the caller has them)."""
+    ref_path = reference if isinstance(reference, (str, os.PathLike)) else None
+    ref = load_input(reference) if ref_path is not None else reference
+    ref_name = _name(ref, ref_path, 0) if ref_path is not None or hasattr(ref, "name") else "reference"
+    ref_scores = _scored(ref, policy) if scores is None else scores
+    return _Inputs(ref, ref_name, ref_path, [], [], [], ref_scores, [], to_long(ref_scores, policy), [])
+
+
+def analyze_candidate(reference: _Inputs, candidate: Any, name: str, metrics: Sequence[str] | None = None, *,
+                      policy: Any = None, with_counts: bool = False, scores: Any = None,
+                      **options: Any) -> CandidatePart:
+    """Candidate ``candidate`` (a LabelSet, scores or a path) named ``name`` against ``reference``
+    (:func:`reference_side`) on ``metrics`` (default: every metric both have), with :func:`analyze`'s statistical
+    ``options`` (``variant``, ``n_boot``, ``seed``, ``alpha``, ``ci_method``, ``flip_test``, ``top_k``,
+    ``min_topics``); ``with_counts``: keep its support-label counts for label-agreement pairs; ``scores``: its
+    per-answer scores under ``policy`` when the caller has them.  Needs no other candidate, so it may run in any
+    process (see the module docstring)."""
+    path = candidate if isinstance(candidate, (str, os.PathLike)) else None
+    cand = load_input(candidate) if path is not None else candidate
+    scores = _scored(cand, policy) if scores is None else scores
+    inp = replace(reference, cands=[cand], names=[str(name)], paths=[path], cand_scores=[scores],
+                  cand_longs=[to_long(scores, policy)])
+    return _part(inp, _common_metrics(inp, metrics), _options(**options), with_counts)
+
+
+def _paired(ref: _Inputs, parts: Sequence[CandidatePart], common: list[str], opt: _Options, pairs: Any) -> pd.DataFrame:
     """The paired comparisons of the candidates in ``pairs`` (:func:`metaeval.analysis.comparison.resolve_pairs`)
     on every metric's tau levels and, where both sides are label sets with agreement statistics, on the label
     agreement; empty without a bootstrap or a pair.  Replicates: each candidate's own (kept by
     :func:`_metric_block`), re-drawn once on the shared topic universe for a candidate on other topics."""
-    from metaeval.analysis.comparison import (Replicated, SharedWeights, agreement_counts, agreement_replicates,
-                                              finish, on_shared, pair_rows, resolve_pairs)
+    from metaeval.analysis.comparison import (Replicated, SharedWeights, agreement_replicates, finish, on_shared,
+                                              pair_rows, resolve_pairs)
     from metaeval.analysis.levels import LevelEngine
 
-    index_pairs = resolve_pairs(pairs, inp.names)
+    names = [p.name for p in parts]
+    index_pairs = resolve_pairs(pairs, names)
     if opt.n_boot <= 0 or not index_pairs:
         return finish([])
     used = sorted({k for pair in index_pairs for k in pair})
     out: list[dict[str, Any]] = []
     for metric in common:
-        kept = [rows.replicates.get((k, metric), {}) for k in used]
+        kept = [parts[k].rows.replicates.get((0, metric), {}) for k in used]
 
         def recompute(j: int, w: Any, metric: str = metric, kept: list = kept) -> dict:
-            al = align(inp.ref_long, [inp.cand_longs[used[j]]], metric)
+            al = align(ref.ref_long, [parts[used[j]].long], metric)
             lv = LevelEngine(al.x, al.ys[0], opt.variant).levels(w)
             return {lvl: Replicated(r.value, lv[lvl], ("<shared>",)) for lvl, r in kept[j].items()}
 
         shared = dict(zip(used, on_shared(kept, recompute, opt.n_boot, opt.seed)))
         for a, b in index_pairs:
-            out += pair_rows(inp.names[a], inp.names[b], shared[a], shared[b], metric, "tau", opt.alpha)
-    labelled = [k for k in used if (blocks[inp.names[k]].get("labels") or {}).get("coverage", {}).get("statistics")]
+            out += pair_rows(names[a], names[b], shared[a], shared[b], metric, "tau", opt.alpha)
+    labelled = [k for k in used if (parts[k].block.get("labels") or {}).get("coverage", {}).get("statistics")]
     if labelled:
-        counts = {k: agreement_counts(inp.ref, inp.cands[k]) for k in labelled}
+        missing = [names[k] for k in labelled if parts[k].counts is None]
+        if missing:
+            raise ValueError(f"combine: no support-label counts for {', '.join(missing)} (analyze_candidate(..., "
+                             "with_counts=True) for a candidate in a pair)")
+        counts = {k: parts[k].counts for k in labelled}
         universe = SharedWeights([t for topics, _ in counts.values() for t in topics], opt.n_boot, opt.seed)
         col = {t: i for i, t in enumerate(universe.topics)}
         agree = {}
@@ -340,8 +420,64 @@ def _paired(inp: _Inputs, common: list[str], opt: _Options, rows: _Rows, blocks:
             agree[k] = agreement_replicates(universe.topics, full, universe.w)
         for a, b in index_pairs:
             if a in agree and b in agree:
-                out += pair_rows(inp.names[a], inp.names[b], agree[a], agree[b], "labels", None, opt.alpha)
+                out += pair_rows(names[a], names[b], agree[a], agree[b], "labels", None, opt.alpha)
     return finish(out, opt.alpha)
+
+
+def combine(reference: _Inputs, parts: Sequence[CandidatePart], *, policy: Any = None, pairs: Any = "all",
+            **options: Any) -> AnalysisResult:
+    """The analysis of the candidates whose parts are ``parts`` (:func:`analyze_candidate`, in candidate order;
+    the same metrics each) against ``reference`` (:func:`reference_side`), with the same ``options`` and
+    ``policy`` the parts were computed with: their paired comparisons (``pairs``, as for :func:`analyze`) and the
+    reference's descriptive statistics added."""
+    from metaeval.analysis.agreement import confusion_frame
+    from metaeval.types import LabelSet
+
+    if not parts:
+        raise ConfigError("no candidate to analyse")
+    common = parts[0].metrics
+    if any(p.metrics != common for p in parts):
+        raise ConfigError("the candidates were analysed on different metrics: "
+                          + "; ".join(f"{p.name}: {', '.join(p.metrics)}" for p in parts))
+    opt = _options(**options)
+    blocks = {p.name: p.block for p in parts}
+    paired_df = _paired(reference, parts, common, opt, pairs)
+    ref_desc = None
+    if isinstance(reference.ref, LabelSet):  # on the topics and runs every candidate shares with it
+        ref_desc = _describe_shared(reference.ref, set.intersection(*(p.topics for p in parts)),
+                                    set.intersection(*(p.runs for p in parts)),
+                                    "every candidate" if len(parts) > 1 else "the candidate")
+    desc_rows = ([{"role": "reference", **ref_desc}] if ref_desc is not None else []) + [
+        {"role": "candidate", **b["descriptive"]} for b in blocks.values() if b["descriptive"] is not None]
+    agreements = {n: b["labels"] for n, b in blocks.items() if b["labels"] is not None}
+    doc: dict[str, Any] = {
+        "reference": reference.ref_name, "candidates": blocks, "metrics_analysed": common, "variant": opt.variant,
+        "n_boot": opt.n_boot, "seed": opt.seed, "alpha": opt.alpha, "ci_method": opt.ci_method,
+        "flip_test": opt.flip_test,
+        "scoring_policy": policy.as_dict() if hasattr(policy, "as_dict") else None,
+        "reference_descriptive": ref_desc,
+        "paired": paired_df.to_dict(orient="records") if len(paired_df) else [],
+    }
+    doc["warnings"] = [f"{n}: {w}" for n, b in blocks.items() for w in b["warnings"]]
+    if len(blocks) == 1:  # the single-candidate layout: the block's keys at the top level too
+        only = next(iter(blocks.values()))
+        doc.update({k: only[k] for k in ("metrics", "cells", "labels")})
+        doc["descriptive"] = {"reference": doc["reference_descriptive"], "candidate": only["descriptive"]}
+
+    def rows(attr: str) -> list:
+        return [r for p in parts for r in getattr(p.rows, attr)]
+
+    def frames(items: list) -> pd.DataFrame:
+        return pd.concat(items, ignore_index=True) if items else pd.DataFrame()
+
+    return AnalysisResult(
+        tau=pd.DataFrame(rows("tau")), cells=pd.DataFrame(rows("cells")), flips=pd.DataFrame(rows("flips")),
+        flip_pairs=frames(rows("flip_pairs")), paired=paired_df,
+        agreement=pd.DataFrame([_agreement_row(n, a) for n, a in agreements.items()]),
+        confusion=frames([confusion_frame(a, n) for n, a in agreements.items()]),
+        descriptive=pd.DataFrame(desc_rows), top_heavy=pd.DataFrame(rows("top_heavy")),
+        rankings=frames(rows("rankings")), json=to_jsonable(doc),
+    )
 
 
 def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = None, variant: str = "b",
@@ -360,47 +496,13 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
     differences, :mod:`metaeval.analysis.comparison`): ``"all"`` (default), ``"none"`` or ``[(name_a, name_b),
     ...]``.
     """
-    from metaeval.analysis.agreement import confusion_frame
-    from metaeval.types import LabelSet
+    from metaeval.analysis.comparison import resolve_pairs
 
-    opt = _Options(variant, n_boot, seed, alpha, ci_method, flip_test, top_k, min_topics)
+    options = dict(variant=variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method, flip_test=flip_test,
+                   top_k=top_k, min_topics=min_topics)
+    opt = _options(**options)
     inp = _load(reference, candidates, names, policy)
     common = _common_metrics(inp, metrics)
-    rows = _Rows()
-    blocks, shared_topics, shared_runs = {}, [], []
-    for k, cname in enumerate(inp.names):
-        blocks[cname], al = _candidate_block(inp, k, common, opt, rows)
-        shared_topics.append(set(al.topics))
-        shared_runs.append(set(al.runs))
-    paired_df = _paired(inp, common, opt, rows, blocks, pairs)
-    ref_desc = None
-    if isinstance(inp.ref, LabelSet):  # on the topics and runs every candidate shares with it
-        ref_desc = _describe_shared(inp.ref, set.intersection(*shared_topics), set.intersection(*shared_runs),
-                                    "every candidate" if len(inp.cands) > 1 else "the candidate")
-    desc_rows = ([{"role": "reference", **ref_desc}] if ref_desc is not None else []) + [
-        {"role": "candidate", **b["descriptive"]} for b in blocks.values() if b["descriptive"] is not None]
-    agreements = {n: b["labels"] for n, b in blocks.items() if b["labels"] is not None}
-    doc: dict[str, Any] = {
-        "reference": inp.ref_name, "candidates": blocks, "metrics_analysed": common, "variant": variant,
-        "n_boot": n_boot, "seed": seed, "alpha": alpha, "ci_method": ci_method, "flip_test": flip_test,
-        "scoring_policy": policy.as_dict() if hasattr(policy, "as_dict") else None,
-        "reference_descriptive": ref_desc,
-        "paired": paired_df.to_dict(orient="records") if len(paired_df) else [],
-    }
-    doc["warnings"] = [f"{n}: {w}" for n, b in blocks.items() for w in b["warnings"]]
-    if len(blocks) == 1:  # the single-candidate layout: the block's keys at the top level too
-        only = next(iter(blocks.values()))
-        doc.update({k: only[k] for k in ("metrics", "cells", "labels")})
-        doc["descriptive"] = {"reference": doc["reference_descriptive"], "candidate": only["descriptive"]}
-
-    def frames(parts: list) -> pd.DataFrame:
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-    return AnalysisResult(
-        tau=pd.DataFrame(rows.tau), cells=pd.DataFrame(rows.cells), flips=pd.DataFrame(rows.flips),
-        flip_pairs=frames(rows.flip_pairs), paired=paired_df,
-        agreement=pd.DataFrame([_agreement_row(n, a) for n, a in agreements.items()]),
-        confusion=frames([confusion_frame(a, n) for n, a in agreements.items()]),
-        descriptive=pd.DataFrame(desc_rows), top_heavy=pd.DataFrame(rows.top_heavy),
-        rankings=frames(rows.rankings), json=to_jsonable(doc),
-    )
+    in_pairs = {k for pair in resolve_pairs(pairs, inp.names) for k in pair} if n_boot > 0 else set()
+    parts = [_part(inp.one(k), common, opt, k in in_pairs) for k in range(len(inp.names))]
+    return combine(inp, parts, policy=policy, pairs=pairs, **options)

@@ -40,9 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metaeval.analysis.meta_evaluation import analyze
     from metaeval.errors import ConfigError
-    from metaeval.scoring import ScoringPolicy
 
     if args.bootstrap < 0:
         raise ConfigError("--bootstrap must be >= 0")
@@ -51,72 +49,15 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.io.outputs import check_output
 
     out = check_output(args.out, kind="dir")  # before any work: '' / a file / /proc / read-only are one line
-    policy = ScoringPolicy(no_vital=args.no_vital, failed_support=args.failed_support, failed_importance=args.failed_importance)
-    candidates, names = candidate_inputs(args.candidate)
-    reference = args.reference
-    if args.run_map:
-        reference, candidates = _renamed(args.reference, candidates, args.run_map)
-    res = analyze(reference, candidates, names=names, metrics=args.metrics, variant=args.tau, n_boot=args.bootstrap,
-                  seed=args.seed, alpha=args.alpha, ci_method=args.ci, flip_test=args.flip_test, policy=policy)
-    from metaeval.io.outputs import output_errors
+    from metaeval.workflow.analyze import analyze_files
 
-    with output_errors(out):
-        paths = res.write(out)
-    print(format_summary(res))
-    print(f"\nwrote {', '.join(str(p) for p in paths)}")
+    done = analyze_files(args.reference, args.candidate, out_dir=out, run_map=args.run_map, no_vital=args.no_vital,
+                         failed_support=args.failed_support, failed_importance=args.failed_importance,
+                         metrics=args.metrics, variant=args.tau, n_boot=args.bootstrap, seed=args.seed,
+                         alpha=args.alpha, ci_method=args.ci, flip_test=args.flip_test)
+    print(format_summary(done.result))
+    print(f"\nwrote {', '.join(str(p) for p in done.paths)}")
     return 0
-
-
-def candidate_inputs(specs) -> tuple[list, list[str]]:
-    """``--candidate`` values -> (inputs, names).  ``NAME=PATH`` names a candidate (when ``NAME=PATH`` is not itself
-    an existing path); a sweep cell folder (holding ``labels.jsonl``, as the Python API and ``plan`` accept) is read
-    as its label set and named by its folder (the cell id); a file is named by its stem, or by its folder when the
-    stem is the generic ``labels``.  Names still shared get ``#k``."""
-    from pathlib import Path
-
-    from metaeval.errors import ConfigError
-    from metaeval.io import load_labels
-
-    inputs, names = [], []
-    for spec in specs:
-        name, path = None, str(spec)
-        if "=" in path and not Path(path).exists():
-            name, path = path.split("=", 1)
-            if not name.strip() or not path:
-                raise ConfigError(f"--candidate {spec}: expected NAME=PATH or PATH")
-        p = Path(path)
-        if p.is_dir() and (p / "labels.jsonl").exists():  # a sweep cell folder
-            auto = p.resolve().name
-            inputs.append(load_labels(p, name=name or auto))
-        else:
-            from metaeval.paths import label_file_name
-
-            auto = label_file_name(p)
-            inputs.append(path)
-        names.append(name or auto)
-    seen = {n: names.count(n) for n in names}
-    if any(v > 1 for v in seen.values()):
-        names = [f"{n}#{k + 1}" if seen[n] > 1 else n for k, n in enumerate(names)]
-    return inputs, names
-
-
-def _renamed(reference, candidates, run_map):
-    """Load every input and rename its runs by ``--run-map`` (names stay as ``candidate_inputs`` gave them)."""
-    import logging
-    from pathlib import Path
-
-    from metaeval.analysis.meta_evaluation import load_input
-    from metaeval.io.runmap import parse_run_map, rename_runs, unused_keys
-
-    mapping = parse_run_map(run_map)
-    ref = load_input(reference)
-    cands = [load_input(c) if isinstance(c, str) else c for c in candidates]
-    unused = unused_keys(mapping, ref, *cands)
-    if unused:
-        logging.getLogger(__name__).warning("--run-map: no input has run(s) %s", ", ".join(unused))
-    if hasattr(ref, "name"):
-        ref.name = Path(reference).name.split(".")[0]
-    return rename_runs(ref, mapping), [rename_runs(c, mapping) for c in cands]
 
 
 def _sm(ag: dict) -> str:

@@ -36,50 +36,30 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _export_nuggets(args: argparse.Namespace) -> str:
-    from metaeval.assess import created_nuggets_from_results, export_nuggets
-    from metaeval.errors import ConfigError
-    from metaeval.layout import ResultsLayout
-    from metaeval.study.records import read_summary
+    from metaeval.workflow.assess import export_cell_nuggets
 
-    lay = ResultsLayout.open(args.results)
-    summary = read_summary(lay)
-    c = summary.cell(args.cell)
-    if c is None:
-        raise ConfigError(f"no cell {args.cell!r} in {lay.root}; cells: {', '.join(x.cell for x in summary.cells)}")
-    created, topics = created_nuggets_from_results(args.results, c.cell, c.judge_id, c.prompt_id, bool(c.skipped))
-    n = export_nuggets(created, topics, args.out)
-    return f"wrote {n} nuggets for {len(created)} topics to {args.out}"
+    done = export_cell_nuggets(args.results, args.cell, args.out)
+    return f"wrote {done.rows} nuggets for {done.topics} topics to {args.out}"
 
 
 def _import_nuggets(args: argparse.Namespace) -> str:
-    from metaeval.assess import import_nuggets
+    from metaeval.workflow.assess import import_nugget_sheet
 
-    r = import_nuggets(args.sheet, args.out)
+    r = import_nugget_sheet(args.sheet, args.out)
     return f"wrote {r['nuggets']} nuggets for {r['topics']} topics to {args.out}" + _kept(r, "unknown importance values")
 
 
 def _export_assignments(args: argparse.Namespace) -> str:
-    from metaeval.assess import export_assignments
-    from metaeval.data.dataset import load_dataset
-    from metaeval.errors import ConfigError
+    from metaeval.workflow.assess import export_assignment_sheet
 
-    ds = load_dataset(args.dataset)
-    if args.nuggets:
-        from metaeval.io.nuggets import read_nuggets
-
-        nuggets = read_nuggets(args.nuggets)
-    elif ds.nuggets is not None:
-        nuggets = ds.nuggets
-    else:
-        raise ConfigError(f"dataset {ds.name!r} has no nuggets; pass --nuggets")
-    n = export_assignments(nuggets, ds.answers, args.out)
-    return f"wrote {n} (answer, nugget) rows to {args.out}"
+    done = export_assignment_sheet(args.dataset, args.out, nuggets=args.nuggets)
+    return f"wrote {done.rows} (answer, nugget) rows to {args.out}"
 
 
 def _import_assignments(args: argparse.Namespace) -> str:
-    from metaeval.assess import import_assignments
+    from metaeval.workflow.assess import import_assignment_sheet
 
-    r = import_assignments(args.sheet, args.out)
+    r = import_assignment_sheet(args.sheet, args.out)
     return f"wrote {r['labels']} labels for {r['answers']} answers to {args.out}" + _kept(r, "empty or unknown labels")
 
 

@@ -43,45 +43,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def prepare_judge(args: argparse.Namespace, stages: tuple[str, ...]) -> tuple[Any, Any]:
-    """Resolve, check and build the judge (prompted judges get the prompt version and the cache)."""
-    from metaeval.judges import build_judge, check_available, resolve_judge
-    from metaeval.judges.catalog import PACKAGE_CONF, default_config_dirs
-
-    dirs = default_config_dirs(args.config_dir or ())
-    spec = resolve_judge(args.judge, config_dirs=dirs)
-    check_available(spec, stages)
-    if spec.prompted:
-        options: dict[str, Any] = {}
-        if "prompts" not in spec.config:
-            options["prompts"] = _prompt_config(args.prompt, [*dirs, PACKAGE_CONF])
-        if "cache" not in spec.config:
-            options["cache"] = None if args.no_cache else args.cache
-        if options.get("cache"):
-            Path(options["cache"]).parent.mkdir(parents=True, exist_ok=True)
-        spec = spec.with_options(**options)
-    return spec, build_judge(spec)
-
-
-def _prompt_config(name: str, dirs: list) -> dict[str, str]:
-    from metaeval.errors import ConfigError
-
-    for d in dirs:
-        p = Path(d) / "prompt" / f"{name}.yaml"
-        if p.is_file():
-            from metaeval.io.yamlsafe import load_yaml, read_yaml_text
-
-            cfg = load_yaml(read_yaml_text(p), str(p)) or {}
-            return {k: v for k, v in cfg.items() if k in ("relevance", "create", "importance", "assign") and v}
-    raise ConfigError(f"--prompt {name}: no prompt/{name}.yaml in {', '.join(str(d) for d in dirs)}")
+def judge_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge options shared by ``create`` and ``assign`` (:func:`metaeval.workflow.nuggetize.prepare_judge`)."""
+    return {"config_dirs": args.config_dir or (), "prompt": args.prompt,
+            "cache": None if args.no_cache else args.cache}
 
 
 def transcripts_path(args: argparse.Namespace) -> Path:
-    if args.transcripts:
-        return Path(args.transcripts)
-    out = Path(args.out)
-    stem = out.name[: -len(".jsonl")] if out.name.endswith(".jsonl") else out.name
-    return out.with_name(stem + ".transcripts.jsonl")
+    from metaeval.workflow.nuggetize import transcripts_path as path_of
+
+    return path_of(args.out, args.transcripts)
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -101,84 +72,37 @@ def check_outputs(args: argparse.Namespace) -> None:
         check_not_input(path, inputs, option=option, input_option="an input")
 
 
-def progress_callback(stage: str, total: int):
-    from metaeval.workflow.progress import stage_progress
-
-    bar = stage_progress(stage, total)
-    state = {"done": 0}
-
-    def update(done: int, _total: int) -> None:
-        bar.update(done - state["done"])
-        state["done"] = done
-
-    return bar, update
-
-
-def answer_files(items: list[str]) -> list[Path]:
-    """Files as given; a folder contributes its ``*.jsonl`` / ``*.jsonl.gz`` files (sorted)."""
-    from metaeval.errors import FormatError
-
-    out: list[Path] = []
-    for it in items:
-        p = Path(it)
-        if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.name.endswith((".jsonl", ".jsonl.gz", ".jl")))
-            if not found:
-                raise FormatError(str(p), 0, "", "folder holds no .jsonl answer runs")
-            out.extend(found)
-        elif p.exists():
-            out.append(p)
-        else:
-            raise FormatError(str(p), 0, "", "no such file or folder")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
-    from metaeval.io.answers import read_answers
-    from metaeval.io.jsonl import write_jsonl
-    from metaeval.io.nuggets import read_nuggets
-    from metaeval.pipeline.nuggetize import assign_records
-    from metaeval.pipeline.stages import StageSettings
 
     if args.batch < 1:
         raise ConfigError("--batch must be >= 1")
     check_outputs(args)
-    table = read_nuggets(args.nuggets)
-    topics = table.attrs.get("topics", {})
-    nuggets: dict[str, tuple[str, list[tuple[str, str]]]] = {}
-    for qid, g in table.groupby("qid", sort=False):
-        items = [(r.nugget, r.importance_raw if isinstance(r.importance_raw, str) else "vital")
-                 for r in g.sort_values("nugget_id").itertuples(index=False)]
-        nuggets[str(qid)] = (topics.get(qid, ""), items)
-    answers = [a for f in answer_files(args.answers) for a in read_answers(f)]
-    spec, judge = prepare_judge(args, ("assign",))
-    n_todo = sum(1 for a in answers if a.qid in nuggets)
-    bar, update = progress_callback("assign", n_todo)
-    try:
-        records, transcripts, skipped = assign_records(judge, nuggets, answers, StageSettings(assign_batch=args.batch),
-                                                       concurrency=args.concurrency or spec.concurrency, progress=update)
-    finally:
-        bar.close()
-    write_jsonl(args.out, records)
-    tpath = transcripts_path(args)
-    write_jsonl(tpath, transcripts)
+    from metaeval.workflow.nuggetize import assign_files
+
+    done = assign_files(args.nuggets, args.answers, args.judge, out=args.out, transcripts=args.transcripts,
+                        batch=args.batch, concurrency=args.concurrency, **judge_options(args))
+    records = done.records
     n_failed = sum(1 for r in records for n in r["nuggets"] if n["assignment"] == "FAILED")
     n_labels = sum(len(r["nuggets"]) for r in records)
-    calls = sum(len(t["calls"]) for t in transcripts)
     print(f"{len(records)} answers ({len({r['run_id'] for r in records})} runs, {len({r['qid'] for r in records})} topics), "
-          f"{n_labels} labels ({n_failed} FAILED) by judge {spec.name}; {len(transcripts)} judge units, {calls} model calls")
-    if skipped:
-        print(f"{len(skipped)} answers skipped: their topics have no nuggets in {args.nuggets} "
-              f"(e.g. {', '.join(sorted({a.qid for a in skipped})[:3])})")
-    print(f"wrote {args.out} and {tpath}")
-    from metaeval.pipeline.health import EXIT_FAILED_RATE, unusable_stage
+          f"{n_labels} labels ({n_failed} FAILED) by judge {done.judge}; {len(done.transcripts)} judge units, "
+          f"{done.calls} model calls")
+    if done.skipped:
+        print(f"{len(done.skipped)} answers skipped: their topics have no nuggets in {args.nuggets} "
+              f"(e.g. {', '.join(sorted({a.qid for a in done.skipped})[:3])})")
+    print(f"wrote {args.out} and {done.transcripts_path}")
+    return failed_stage("assign", done.problem)
 
-    problem = unusable_stage("assignment", usable=n_labels - n_failed, total=n_labels, calls=calls,
-                             errors=[c.get("error") for t in transcripts for c in t["calls"]])
-    if problem:  # written (nothing is lost), but a run where every label FAILED is not a success
-        import sys
 
-        print(f"metaeval assign: {problem}", file=sys.stderr)
-        return EXIT_FAILED_RATE
-    return 0
+def failed_stage(command: str, problem: str | None) -> int:
+    """Exit status of a stage that wrote everything: 0, or (its labels unusable) the failed-rate status with the
+    problem on stderr."""
+    if not problem:
+        return 0
+    import sys
+
+    from metaeval.workflow.exit_status import EXIT_FAILED_RATE
+
+    print(f"metaeval {command}: {problem}", file=sys.stderr)  # written (nothing is lost), but not a success
+    return EXIT_FAILED_RATE

@@ -23,35 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _import_runner():
-    """``benchmarks.runner`` from the current directory / sys.path, else from the checkout this package lives in."""
-    import importlib
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("benchmarks.runner") if importlib.util.find_spec("benchmarks") else None
-    if spec is None:
-        checkout = Path(__file__).resolve().parents[2]
-        if (checkout / "benchmarks" / "runner.py").is_file():
-            sys.path.insert(0, str(checkout))
-            spec = importlib.util.find_spec("benchmarks.runner")
-    if spec is None:
-        from metaeval.errors import MetaevalError
-
-        raise MetaevalError(
-            "the benchmark suite is not part of the installed package: it lives in the repository's benchmarks/ "
-            "folder (benchmarks/runner.py). Clone the repository and run `metaeval bench` or "
-            "`python -m benchmarks` from its root.")
-    return importlib.import_module("benchmarks.runner")
-
-
 def run(args: argparse.Namespace) -> int:
     if not args.list:  # vetted before any benchmark runs (a folder, /proc, read-only...: one line)
         from metaeval.io.outputs import check_output
 
         check_output(args.out, kind="file")
-    runner = _import_runner()
     argv = ["--reps", str(args.reps), "--out", args.out, "--timeout", str(args.timeout)]
     if args.quick:
         argv.append("--quick")
@@ -59,4 +35,6 @@ def run(args: argparse.Namespace) -> int:
         argv += ["--only", args.only]
     if args.list:
         argv.append("--list")
-    return runner.main(argv, prog="metaeval bench")
+    from metaeval.workflow.bench import run_benchmarks
+
+    return run_benchmarks(argv, prog="metaeval bench")

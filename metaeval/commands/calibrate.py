@@ -11,7 +11,8 @@ applies M instead (its own interval).
     metaeval calibrate apply --model DIR/calibration-model.json --judge J [--method M] --out DIR [--allow-mismatch]
 
 Everything is computed by :func:`metaeval.study.calibration_workflow.calibrate_study` (the same function the sweep's
-study calls); this command prints and writes.  The last printed line is the recommendation.
+study calls), through :mod:`metaeval.workflow.calibrate` (which reads and writes the files); this command prints.
+The last printed line is the recommendation.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from metaeval.formatting import fixed, interval, mean_se
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from metaeval.study.calibration_workflow.defaults import DEFAULTS as D, SEED_DEFAULT  # numpy-free
+    from metaeval.workflow.calibrate import DEFAULTS as D, SEED_DEFAULT  # numpy-free
 
     p = command_parser(sub, "calibrate", __doc__,
                        help="correct a judge against human labels: held-out validation, fitted model, corrected leaderboard")
@@ -106,9 +107,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.level < 1:
         raise ConfigError(f"--level {args.level}: expected a value between 0 and 1")
     if args.method:
-        from metaeval.calibration.methods import check_names
+        from metaeval.workflow.calibrate import check_methods
 
-        check_names(args.method, "--method")
+        check_methods(args.method, "--method")
     from metaeval.io.outputs import check_output
 
     check_output(args.out, kind="dir")  # before any work: '' / a file / /proc / read-only / too long are one line

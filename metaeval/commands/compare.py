@@ -9,7 +9,7 @@ also get the difference of their held-out errors.  Prints one plain-language lin
 DIR`` writes compare.json, compare.csv, compare.html, compare.md and compare.tex.
 
     metaeval compare results/prompts/cells/testserver__v1__human_auto results/prompts/cells/testserver__v2_json__human_auto
-    metaeval compare results/demo --pairs neighbours --out results/demo/compare
+    metaeval compare results/demo --pairs neighbours --metrics V_strict A_strict --out results/demo/compare
     metaeval compare judge_a.jsonl judge_b.jsonl --reference nugget_assignment.20241108.jl
 
 The reference of sweep cells is their sweep's dataset's human labels (``--reference FILE`` for label files).
@@ -33,8 +33,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference", metavar="FILE", help="reference (human) labels; default: the sweep's dataset")
     p.add_argument("--pairs", choices=["all", "neighbours"], default="all",
                    help="all (default): every two candidates; neighbours: same judge, another prompt or strategy")
-    p.add_argument("--metric", action="append", type=str.lower, dest="metrics",
-                   help="metric (repeat; the first is the one the lines and the table speak of; default all six)")
+    p.add_argument("--metrics", nargs="+", action="extend", type=str.lower, metavar="M",
+                   help="metrics, any case (the first is the one the lines and the table speak of; default all six); "
+                        "the name of analyze, calibrate and plan --metrics and metaeval.compare(metrics=)")
+    p.add_argument("--metric", action="append", type=str.lower, metavar="M",
+                   help="deprecated spelling of --metrics (repeat; still works, with a warning)")
     p.add_argument("--bootstrap", type=int, default=1000, help="topic-bootstrap replicates (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="analysis seed: the topic resamples (default 0)")
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise level of the Holm adjustment (default 0.05)")
@@ -45,18 +48,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
-    from metaeval.scoring import METRICS, normalize_metric
+    from metaeval.measures import METRICS, normalize_metric
 
     if args.bootstrap < 1:
         raise ConfigError(f"--bootstrap {args.bootstrap}: the comparison needs topic-bootstrap replicates (>= 1)")
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha {args.alpha}: must be between 0 and 1")
+    if args.metric:  # the spelling before --metrics: still works, says so once on stderr
+        import sys
+
+        print(f"warning: compare --metric is deprecated; use --metrics {' '.join(args.metric)} (the name analyze, "
+              "calibrate and plan use)", file=sys.stderr)
+    chosen = [*(args.metrics or []), *(args.metric or [])]
     metrics = None
-    if args.metrics:
-        metrics = [normalize_metric(m) for m in args.metrics]
+    if chosen:
+        metrics = [normalize_metric(m) for m in chosen]
         bad = [m for m in metrics if m not in METRICS]
         if bad:
-            raise ConfigError(f"--metric {', '.join(bad)}: expected one of {', '.join(METRICS)}")
+            option = "--metrics" if args.metrics else "--metric"
+            raise ConfigError(f"{option} {', '.join(bad)}: expected one of {', '.join(METRICS)}")
     if args.out:
         from metaeval.io.outputs import check_output
 
@@ -87,6 +97,10 @@ def format_comparison(doc: dict) -> str:
                          f"{doc['pairs']}; tau-{doc['variant']}, {doc['n_boot']} paired topic resamples (seed "
                          f"{doc['seed']}), Holm-adjusted at alpha {doc['alpha']:g}.", width, **KEEP_WHOLE), ""]
     out += pair_lines(doc, width)
+    out += ["", textwrap.fill(f"The tables: paired differences A - B on {metric} (Kendall tau at three levels, "
+                              "calibrated error) and on the support labels (agreement); each 95% interval is per "
+                              "comparison (not adjusted for multiplicity), the p-values are Holm-adjusted over the "
+                              "pairs.", width, **KEEP_WHOLE)]
     rows = rows_for(doc, metric)
     for a, b in dict.fromkeys((r["candidate_a"], r["candidate_b"]) for r in rows):
         t = _table([r for r in rows if (r["candidate_a"], r["candidate_b"]) == (a, b)], "")

@@ -29,46 +29,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metaeval.commands.assign import check_outputs, prepare_judge, progress_callback, transcripts_path
+    from metaeval.commands.assign import check_outputs, failed_stage, judge_options
     from metaeval.errors import ConfigError
-    from metaeval.io.jsonl import write_jsonl
-    from metaeval.io.pool import read_pool
-    from metaeval.pipeline.nuggetize import create_records
-    from metaeval.pipeline.stages import StageSettings
 
     if min(args.window, args.max_nuggets, args.keep_top) < 1:
         raise ConfigError("--window, --max-nuggets and --keep-top must be >= 1")
     if args.window > 10:
         raise ConfigError("--window: at most 10 documents per call (the judges' batch limit)")
     check_outputs(args)
-    pool = read_pool(args.pool)
-    spec, judge = prepare_judge(args, ("create", "importance"))
-    settings = StageSettings(creation_window=args.window, max_nuggets=args.max_nuggets, keep_top=args.keep_top)
-    bar, update = progress_callback("create", len(pool))
-    try:
-        records, transcripts = create_records(judge, pool, settings, concurrency=args.concurrency or spec.concurrency,
-                                              progress=update)
-    finally:
-        bar.close()
-    write_jsonl(args.out, records)
-    tpath = transcripts_path(args)
-    write_jsonl(tpath, transcripts)
+    from metaeval.workflow.nuggetize import create_files
+
+    done = create_files(args.pool, args.judge, out=args.out, transcripts=args.transcripts, window=args.window,
+                        max_nuggets=args.max_nuggets, keep_top=args.keep_top, concurrency=args.concurrency,
+                        **judge_options(args))
+    records = done.records
     n = sum(len(r["nuggets"]) for r in records)
     vital = sum(1 for r in records for x in r["nuggets"] if x["importance"] == "vital")
     empty = [r["qid"] for r in records if not r["nuggets"]]
-    print(f"{len(records)} topics, {n} nuggets ({vital} vital, {100 * vital / n if n else 0:.0f}%) by judge {spec.name}; "
-          f"{len(transcripts)} judge units, {sum(len(t['calls']) for t in transcripts)} model calls")
+    print(f"{len(records)} topics, {n} nuggets ({vital} vital, {100 * vital / n if n else 0:.0f}%) by judge {done.judge}; "
+          f"{len(done.transcripts)} judge units, {done.calls} model calls")
     if empty:
         print(f"{len(empty)} topics got no nugget: {', '.join(empty[:5])}")
-    print(f"wrote {args.out} and {tpath}")
-    from metaeval.pipeline.health import EXIT_FAILED_RATE, unusable_stage
-
-    problem = unusable_stage("creation", usable=n, total=n if n else len(records),
-                             calls=sum(len(t["calls"]) for t in transcripts),
-                             errors=[c.get("error") for t in transcripts for c in t["calls"]])
-    if problem:  # written (nothing is lost), but a run that created no nugget at all is not a success
-        import sys
-
-        print(f"metaeval create: {problem}", file=sys.stderr)
-        return EXIT_FAILED_RATE
-    return 0
+    print(f"wrote {args.out} and {done.transcripts_path}")
+    return failed_stage("create", done.problem)

@@ -38,50 +38,20 @@ def add_parser(subparsers) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from metaeval.data.fetch import _human, status
-    from metaeval.data.registry import REGISTRY
+    from metaeval.workflow.datasets import dataset_rows
 
     rows = [("NAME", "FILES", "CACHED", "CHECKSUMS", "SOURCE")]
-    for name, entry in REGISTRY.items():
-        st = status(name)
-        n_have = sum(f.action != "missing" for f in st.files)
-        size = sum(f.size for f in st.files)
-        if entry.bundled:
-            cached = f"bundled ({_human(size)})"
-        elif n_have == 0:
-            cached = "-"
-        elif n_have < len(entry.files):
-            cached = f"partial {n_have}/{len(entry.files)} ({_human(size)})"
-        else:
-            cached = _human(size)
-        rows.append((name, str(len(entry.files)), cached, _checksum_status(entry, st), entry.source))
+    rows += [(r.name, r.files, r.cached, r.checksums, r.source) for r in dataset_rows()]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
     return 0
 
 
-def _checksum_status(entry, st) -> str:
-    if entry.bundled:
-        return "n/a (bundled)"
-    n = len(entry.files)
-    recorded = sum(f.has_checksum for f in entry.files)
-    bad = sum(f.action == "corrupt" for f in st.files)
-    if bad:
-        return f"MISMATCH ({bad} cached file(s))"
-    if recorded == 0:
-        return "NOT RECORDED"
-    text = "recorded" if recorded == n else f"recorded {recorded}/{n}"
-    have = [f for f in st.files if f.action != "missing"]
-    if have and all(f.verified for f in have):
-        text += ", cache verified"
-    return text
-
-
 def run_fetch(args: argparse.Namespace) -> int:
-    from metaeval.data.fetch import fetch
+    from metaeval.workflow.datasets import fetch_dataset
 
-    report = fetch(args.name, source=args.source, force=args.force)
+    report = fetch_dataset(args.name, source=args.source, force=args.force)
     print(f"{report.name} -> {report.directory}")
     for f in report.files:
         print("  " + f.describe())
@@ -92,31 +62,26 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def run_path(args: argparse.Namespace) -> int:
-    from metaeval.data.fetch import status
-    from metaeval.errors import ConfigError
+    from metaeval.workflow.datasets import dataset_path
 
-    st = status(args.name)
-    if not any(f.action != "missing" for f in st.files):
-        raise ConfigError(f"dataset {args.name} is not in the cache ({st.directory}); run: metaeval data fetch {args.name}")
-    print(st.directory)
+    print(dataset_path(args.name))
     return 0
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from metaeval.data.dataset import load_dataset
+    from metaeval.workflow.datasets import dataset_info
 
-    ds = load_dataset(args.name)
+    ds = dataset_info(args.name)
     if ds.description:
         print(ds.description)
-    for k, v in ds.summary().items():
+    for k, v in ds.summary.items():
         print(f"{k}: {v}")
-    for f in ds.provenance.get("files", []):
+    for f in ds.files:
         ver = {True: "verified", False: "NOT verified (no checksum recorded)", None: "not checked: bundled or loaded by path"}[f.get("verified")]
         print(f"file {f['filename']}: md5 {f['md5']} sha256 {f['sha256']} ({ver})")
-    note = ds.coverage_note()
-    if note:
-        print(f"note: {note}")
-    problems = ds.check(coverage=False)  # the runs that skip topics are the one note line above
+    if ds.note:
+        print(f"note: {ds.note}")
+    problems = ds.problems
     for p in problems[:20]:
         print(f"problem: {p}")
     if len(problems) > 20:

@@ -26,36 +26,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
-_EXAMPLE = {
-    "qid": "check-1",
-    "query": "why do cats purr",
-    "answer": "Cats purr by twitching the muscles of the larynx. They purr when content, and also when hurt.",
-    "nuggets": ["Cats purr using muscles of the larynx", "Cats also purr when injured", "Purring lowers blood pressure in owners"],
-}
-
-
 def run_check(args: argparse.Namespace) -> int:
-    import time
+    from metaeval.workflow.judge_check import build_for_check, round_trip
 
-    from metaeval.judges import SyncJudge, build_judge, check_available, resolve_judge
-    from metaeval.judges.catalog import default_config_dirs
-    from metaeval.types import Answer, Topic
-
-    spec = resolve_judge(args.name, config_dirs=default_config_dirs(args.config_dir or ()))
-    check_available(spec, ("assign",))  # stage, extra and API-key variable: one line before anything is built
-    options = {}
-    if "cache" in spec.config:
-        options["cache"] = None  # a check must reach the model
-    if args.prompt:
-        options["prompts"] = {**spec.prompts, "assign": args.prompt}
-    spec = spec.with_options(**options)
-    if args.base_url:
-        spec = spec.with_deployment(base_url=args.base_url)
-    if spec.deployment is not None and spec.deployment.base_url:
-        reachable(spec.deployment.base_url, spec.name)  # a refused connection: one line now, not retries
-    t0 = time.perf_counter()
-    judge = build_judge(spec)
-    setup_s = time.perf_counter() - t0
+    built = build_for_check(args.name, config_dirs=args.config_dir or (), prompt=args.prompt, base_url=args.base_url)
+    judge = built.judge
     info = judge.describe()
     print(f"judge:    {info.get('judge')} ({judge.name})")
     dep = info.get("deployment")
@@ -69,64 +44,34 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         extra = {k: v for k, v in info.items() if k not in ("judge", "name")}
         print(f"model:    {extra.pop('model', info.get('judge'))}  {extra if extra else ''}".rstrip())
-    print(f"setup:    {setup_s * 1000:.0f} ms")
-    with SyncJudge(judge) as sj:
-        t1 = time.perf_counter()
-        res = sj.assign(Topic(_EXAMPLE["qid"], _EXAMPLE["query"]), Answer("check", _EXAMPLE["qid"], _EXAMPLE["answer"]), _EXAMPLE["nuggets"])
-        wall = time.perf_counter() - t1
-    print(f"round trip: assign {len(_EXAMPLE['nuggets'])} nuggets -> {[x.value for x in res.labels]} ({res.status}"
+    print(f"setup:    {built.setup_s * 1000:.0f} ms")
+    trip = round_trip(judge)
+    res = trip.result
+    print(f"round trip: assign {trip.n_nuggets} nuggets -> {[x.value for x in res.labels]} ({res.status}"
           f"{', ' + res.reason if res.reason else ''})")
-    print(f"latency:  {wall * 1000:.0f} ms")
+    print(f"latency:  {trip.wall_s * 1000:.0f} ms")
     for tr in res.traces:
         print(f"  call: model={tr.model} latency={tr.latency_s * 1000:.0f} ms retries={tr.retries} reask={tr.reask} "
               f"tokens={tr.input_tokens}/{tr.output_tokens} cost=${tr.cost_usd:.6f}" + (f" error={tr.error}" if tr.error else ""))
     return 0 if res.status != "failed" else 1
 
 
-def reachable(url: str, judge: str, timeout_s: float = 3.0) -> None:
-    """One TCP connection to ``url``'s host and port: a refused or unresolvable address, or nothing answering within
-    ``timeout_s``, is one ``ConfigError`` line naming the URL (the client would spend its retries and backoff on
-    it, about 10 s for ``max_retries: 4``, and end with the SDK's bare "Connection error.")."""
-    import socket
-    from urllib.parse import urlsplit
-
-    from metaeval.errors import ConfigError
-
-    parts = urlsplit(url)
-    if not parts.hostname:
-        raise ConfigError(f"judge {judge!r}: deployment.base_url {url!r} is not a URL (expected http://HOST:PORT/...)")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
-            pass
-    except OSError as exc:
-        why = ("connection refused: is the server running?" if isinstance(exc, ConnectionRefusedError)
-               else f"{type(exc).__name__}: {exc.strerror or exc}")
-        raise ConfigError(f"judge {judge!r}: cannot connect to {url} ({parts.hostname}:{port}): {why} (start it, or "
-                          "point the judge elsewhere: judge check NAME --base-url URL; in a sweep "
-                          f"judge.{judge}.deployment.base_url=URL)") from None
-
-
 def run_list(args: argparse.Namespace) -> int:
-    from metaeval.judges import JUDGES, resolve_judge
-    from metaeval.judges.catalog import default_config_dirs, judge_names
-    from metaeval.prompts import list_templates, load_template
+    from metaeval.workflow.judge_check import list_judges
 
-    dirs = default_config_dirs(args.config_dir or ())
+    listing = list_judges(args.config_dir or ())
     print("judge configs (use as judge=NAME, judge check NAME, probe --judge NAME):")
-    for name, path in judge_names(dirs).items():
-        try:
-            spec = resolve_judge(name, config_dirs=dirs)
-            what = f"{spec.kind}" + (f" {spec.deployment.backend}:{spec.deployment.model}" if spec.deployment else "")
-            key = f" key ${spec.key_env}" if spec.key_env else ""
-            print(f"  {name:16s} {what}{key}  stages={','.join(spec.capabilities)}  ({path})")
-        except Exception as exc:  # a broken user file is listed with its error, not a traceback
+    for name, path, spec, exc in listing.configs:
+        if exc is not None:
             print(f"  {name:16s} error: {exc}  ({path})")
+            continue
+        what = f"{spec.kind}" + (f" {spec.deployment.backend}:{spec.deployment.model}" if spec.deployment else "")
+        key = f" key ${spec.key_env}" if spec.key_env else ""
+        print(f"  {name:16s} {what}{key}  stages={','.join(spec.capabilities)}  ({path})")
     print("registry (judge kinds):")
-    for name, target in JUDGES.items():
+    for name, target in listing.kinds.items():
         print(f"  {name:16s} {target}")
     print("prompts:")
-    for name in list_templates():
-        t = load_template(name)
+    for name, t in listing.prompts:
         print(f"  {name:20s} task={t.task:10s} output={t.output:6s} sha={t.sha}")
     return 0

@@ -7,10 +7,12 @@ self-consistency.
 
     metaeval plan --reference HUMAN.jl --judge JUDGE.jl [--judge JUDGE_SAMPLE2.jl ...] --out DIR
     metaeval plan --reference HUMAN.jl --simulate-judge paper-fig6-edits [--samples 5] --out DIR
+    metaeval plan --reference HUMAN.jl --judge JUDGE.jl --metrics V_strict A_strict --out DIR
 
-Everything is computed by :func:`metaeval.study.assessor_plan.plan_study`; this command prints and writes
-``plan.json``, ``plan.md`` and ``plan_curves.svg`` to ``--out`` and/or a sweep's ``RESULTS_DIR/study/`` (``--results``),
-where ``metaeval report`` finds the plan.  The terminal summary fits 100 columns; it ends with the recommendation.
+Everything is computed by :func:`metaeval.study.assessor_plan.plan_study`, run by :mod:`metaeval.workflow.plan`
+(which reads the labels and writes ``plan.json``, ``plan.md`` and ``plan_curves.svg`` to ``--out`` and/or a sweep's
+``RESULTS_DIR/study/`` (``--results``), where ``metaeval report`` finds the plan); this command prints.  The
+terminal summary fits 100 columns; it ends with the recommendation.
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "sampling judge (small = self-consistent; default 2)")
     p.add_argument("--pilot", type=int, help="use only this many (random) reference topics as the pilot, the rest as "
                    "judge-only topics (to try the plan on a fully labelled set)")
-    p.add_argument("--metric", action="append", type=str.lower, help="metric (repeat; first = primary; default V_strict, A_strict)")
+    p.add_argument("--metrics", nargs="+", action="extend", type=str.lower, metavar="M",
+                   help="metrics, any case (the first is the primary; default V_strict A_strict); the name of "
+                        "analyze, calibrate and compare --metrics")
+    p.add_argument("--metric", action="append", type=str.lower, metavar="M",
+                   help="deprecated spelling of --metrics (repeat; still works, with a warning)")
     p.add_argument("--target", type=float, default=0.02, help="half-width target for run means (default 0.02)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--total-topics", type=int, help="topics in the track the judge will score (default: the judge's topics)")
@@ -54,62 +60,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _load(args: argparse.Namespace):
-    from metaeval.errors import ConfigError
-    from metaeval.io import load_labels
+def chosen_metrics(args: argparse.Namespace) -> list[str]:
+    """The metrics of ``--metrics`` and the deprecated ``--metric`` (which still works, with one warning line on
+    stderr), in the order given; [] when neither was given."""
+    if args.metric:
+        import sys
 
-    reference = load_labels(args.reference)
-    if bool(args.judge) == bool(args.simulate_judge):
-        raise ConfigError("plan needs exactly one of --judge FILE (repeatable) and --simulate-judge CONFUSION")
-    sampler = None
-    if args.simulate_judge:
-        from metaeval.planning.consistency import simulate_sampling_judge
-        from metaeval.simulation import simulate_judge
-
-        if args.samples > 1:
-            judges = simulate_sampling_judge(reference, args.samples, args.simulate_judge, alpha=args.alpha, seed=args.seed,
-                                             name=f"simulated:{args.simulate_judge}")
-        else:
-            judges = [simulate_judge(reference, args.simulate_judge, seed=args.seed, name=f"simulated:{args.simulate_judge}")]
-        conf, k, alpha = args.simulate_judge, args.samples, args.alpha
-        sampler = ((lambda rng: simulate_sampling_judge(reference, k, conf, alpha=alpha, seed=rng)) if k > 1
-                   else (lambda rng: simulate_judge(reference, conf, seed=rng)))
-    else:
-        from pathlib import Path
-
-        # a sweep cell folder is named by its cell id (its file is always labels.jsonl); a sampled cell's folder
-        # (sweep.samples) gives all k draws: the judge's votes then shape the plan and its consistency section
-        judges = []
-        for j in args.judge:
-            draws = _cell_draws(Path(j)) if Path(j).is_dir() and len(args.judge) == 1 else []
-            judges += draws or [load_labels(j, name=Path(j).name if Path(j).is_dir() else None)]
-    if args.pilot:
-        qids = reference.qids
-        if not 3 <= args.pilot <= len(qids):
-            raise ConfigError(f"--pilot {args.pilot}: expected 3..{len(qids)} (reference topics)")
-        from metaeval.random_streams import stream
-
-        pick = sorted(stream(args.seed, "planning.pilot").choice(qids, size=args.pilot, replace=False).tolist())
-        reference = reference.subset(qids=pick, name=f"{reference.name}[pilot {args.pilot}]")
-        sampler = None  # a redrawn judge would need the held-back human labels
-    return reference, judges, sampler
-
-
-def _cell_draws(cell_dir):
-    """The k draws of a sampled sweep cell folder (``results/<name>/cells/<cell>``), or [] when it has none."""
-    from metaeval.layout import ResultsLayout
-
-    if not (cell_dir / "samples").is_dir() or cell_dir.parent.name != "cells":
-        return []
-    return ResultsLayout.open(cell_dir.parent.parent).read_samples(cell_dir.name)
+        print(f"warning: plan --metric is deprecated; use --metrics {' '.join(args.metric)} (the name analyze, "
+              "calibrate and compare use)", file=sys.stderr)
+    return [*(args.metrics or []), *(args.metric or [])]
 
 
 def run(args: argparse.Namespace) -> int:
     from metaeval.errors import ConfigError
     from metaeval.measures import canonical_metrics
-    from metaeval.study.assessor_plan import plan_study
 
-    metrics = canonical_metrics(args.metric or ["v_strict", "a_strict"], "--metric")  # unknown: the nearest name
+    chosen = chosen_metrics(args)
+    option = "--metrics" if args.metrics else "--metric"
+    metrics = canonical_metrics(chosen or ["v_strict", "a_strict"], option)  # unknown: the nearest name
     if not 0 < args.level < 1 or args.target <= 0:
         raise ConfigError("--level must be in (0, 1) and --target positive")
     nh = args.nugget_hours
@@ -127,36 +95,16 @@ def run(args: argparse.Namespace) -> int:
 
         check_output(args.out, kind="dir")  # before any work: '' / a file / /proc / read-only / too long are one line
     if args.after:
-        return _after(args)
+        return _after(args, (chosen or [None])[0])
     if not args.out and not args.results:
         raise ConfigError("plan needs --out DIR and/or --results RESULTS_DIR")
-    reference, judges, sampler = _load(args)
-    plan = plan_study(reference, judges if len(judges) > 1 else judges[0], settings, seed=args.seed, judge_sampler=sampler)
-    outs = []
-    if args.results:
-        from metaeval.layout import ResultsLayout
+    from metaeval.workflow.plan import plan
 
-        outs.append(str(ResultsLayout.open(args.results).study_dir))
-    if args.out:
-        outs.insert(0, args.out)
-    for out in outs:
-        _write(plan, out, args.plot)
-    _print(plan, outs, args.plot)
+    done = plan(args.reference, settings, seed=args.seed, out=args.out, results=args.results, plot_format=args.plot,
+                judges=args.judge, simulate_judge=args.simulate_judge, samples=args.samples, alpha=args.alpha,
+                pilot=args.pilot)
+    _print(done.plan, done.folders, args.plot)
     return 0
-
-
-def _write(plan: dict, out: str, plot_format: str) -> None:
-    import json
-    import os
-
-    from metaeval.io.atomic import atomic_write_text
-    from metaeval.report.plan_section import render_markdown, write_plot
-
-    os.makedirs(out, exist_ok=True)
-    atomic_write_text(os.path.join(out, "plan.json"), json.dumps(plan, indent=2, allow_nan=False) + "\n")
-    atomic_write_text(os.path.join(out, "plan.md"),
-                      render_markdown(plan, heading=True, plot=f"plan_curves.{plot_format}") + "\n")
-    write_plot(plan, os.path.join(out, f"plan_curves.{plot_format}"))
 
 
 WIDTH = 100  # every line ``metaeval plan`` prints fits this many columns
@@ -257,31 +205,18 @@ def _print(plan: dict, outs: list[str], plot_format: str = "svg") -> None:
     print("\n".join(lines))
 
 
-def _after(args: argparse.Namespace) -> int:
-    import json
-    import os
-
+def _after(args: argparse.Namespace, metric: str | None) -> int:
     from metaeval.errors import ConfigError
-    from metaeval.io import load_labels
-    from metaeval.study.assessor_plan import calibrated_after_plan
 
     if not args.judge or len(args.judge) != 1:
         raise ConfigError("plan --after needs exactly one --judge FILE (the judge's labels on all topics)")
-    try:
-        with open(args.after, encoding="utf-8") as fh:
-            plan = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{args.after}: cannot read the plan ({exc})") from exc
-    if plan.get("schema") != "metaeval.plan/1":
-        raise ConfigError(f"{args.after}: field 'schema' is {plan.get('schema')!r}, expected 'metaeval.plan/1'")
-    res = calibrated_after_plan(plan, load_labels(args.reference), load_labels(args.judge[0]),
-                                (args.metric or [None])[0])
+    from metaeval.workflow.plan import after_plan, write_after_plan
+
+    res = after_plan(args.after, args.reference, args.judge[0], metric)
     print("\n".join(_wrap(f"{res['metric']}: {res['pilot_topics']} pilot + {res['new_topics']} new human-labelled topics; "
                          f"{res['note']}", indent="  ")))
     for i, r in enumerate(res["rows"][:20], start=1):
         print(f"{i:3d}  {r['run_id']:<40s} calibrated {r['calibrated']:.4f}  judge {r['judge']:.4f}")
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "calibrated_after_plan.json"), "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2)
+        write_after_plan(res, args.out)
     return 0

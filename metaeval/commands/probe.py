@@ -36,28 +36,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from metaeval.errors import ConfigError
-    from metaeval.judges.catalog import check_available, default_config_dirs, resolve_judge
-    from metaeval.security.injection import format_table, run_probe
-
     if args.out is not None:  # vetted before any call ('' / a folder / /proc / read-only: one line)
         from metaeval.io.outputs import check_output
 
         check_output(args.out, kind="file")
-    judge = resolve_judge(args.judge, config_dirs=default_config_dirs(args.config_dir or ()))
-    if args.base_url:
-        if judge.deployment is None:
-            raise ConfigError(f"--base-url: judge {args.judge!r} has no deployment")
-        judge = judge.with_deployment(base_url=args.base_url)
-    check_available(judge, ("assign",))
-    if args.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
-    result = run_probe(judge, dataset=args.dataset, prompt=args.prompt, n_answers=args.answers, seed=args.seed,
-                       probes=args.probe, concurrency=args.concurrency)
-    pairs = result.get("pairs") or []
-    usable = sum(p["original"] != "FAILED" for p in pairs) + sum(p["injected"] != "FAILED" for p in pairs)
+    from metaeval.commands.assign import failed_stage
+    from metaeval.security.injection import format_table  # a text formatter of the probe's document: printing only
+    from metaeval.workflow.probe import probe, write_probe
+
+    done = probe(args.judge, config_dirs=args.config_dir or (), base_url=args.base_url, concurrency=args.concurrency,
+                 dataset=args.dataset, prompt=args.prompt, n_answers=args.answers,
+                 seed=args.seed, probes=args.probe)
+    result = done.result
     prompt = result["prompt"]["name"] if result["prompt"] else "none (judge uses no prompt)"
     print(f"judge {result['judge'].get('name', result['judge_kind'])} ({result['judge_kind']}), prompt {prompt}, "
           f"dataset {result['dataset']}, {result['n_answers']} answers")
@@ -65,18 +55,6 @@ def run(args: argparse.Namespace) -> int:
     if result["judge_kind"] in ("simulated", "replay"):
         print("note: this judge ignores the answer text, so its flip rate is 0 by construction")
     if args.out:
-        if not args.pairs:
-            result = {k: v for k, v in result.items() if k != "pairs"}
-        from metaeval.io.atomic import atomic_write_text
-
-        atomic_write_text(args.out, json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+        write_probe(result, args.out, keep_pairs=args.pairs)
         print(f"wrote {args.out}")
-    from metaeval.pipeline.health import EXIT_FAILED_RATE, unusable_stage
-
-    problem = unusable_stage("assignment", usable=usable, total=2 * len(pairs))
-    if problem:  # every label of the probe FAILED (server down, wrong key): no flip rate was measured
-        import sys
-
-        print(f"metaeval probe: {problem}", file=sys.stderr)
-        return EXIT_FAILED_RATE
-    return 0
+    return failed_stage("probe", done.problem)

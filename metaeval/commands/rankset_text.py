@@ -42,6 +42,9 @@ def rank_set_lines(block: dict[str, Any] | None, metric_name: str, top: int = 10
             lines += textwrap.wrap(f"tau-b of {label}{by} with the human leaderboard on all {block['topics']} "
                                    f"topics: {t['estimate']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] ({t['level']:.0%})",
                                    100, initial_indent="  ", subsequent_indent="    ")
+            if str(t.get("treated_as") or "").startswith("fixed"):  # its interval's known limit
+                lines += textwrap.wrap(f"caveat: {t['treated_as']}", 100, initial_indent="    ",
+                                       subsequent_indent="    ")
     return lines
 
 

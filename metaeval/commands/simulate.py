@@ -42,19 +42,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    import os
-
-    from metaeval.calibration.harness import run_study
-    from metaeval.calibration.methods import check_names
     from metaeval.errors import ConfigError
-    from metaeval.io import load_labels
-    from metaeval.io.jsonl import to_jsonable
     from metaeval.measures import measure
 
     if args.reps < 2:
         raise ConfigError(f"--reps {args.reps}: need at least 2")
-    methods = check_names(args.method, "--method") if args.method else None
+    if args.method:
+        from metaeval.workflow.calibrate import check_methods
+
+        methods = check_methods(args.method, "--method")
+    else:
+        methods = None
     metric = measure(args.metric, "--metric").name  # unknown: one line naming the nearest measure
     kinds = list(args.kind or JUDGE_KINDS)
     if "resampled" in kinds and not args.real_judge:
@@ -65,17 +63,13 @@ def run(args: argparse.Namespace) -> int:
     from metaeval.io.outputs import check_output
 
     check_output(args.out, kind="dir")  # before the replications: '', a file, /proc, read-only -> one line
-    human = load_labels(args.human)
-    real = load_labels(args.real_judge) if args.real_judge else None
-    res = run_study(human, kinds=kinds, reps=args.reps, seed=args.seed, methods=methods,
-                    metric=metric, holdout=args.holdout, level=args.level, confusion=args.confusion, real_judge=real)
-    res["human"] = human.name
-    from metaeval.io.atomic import atomic_write_text
+    from metaeval.workflow.simulate import simulate_files
 
-    path = os.path.join(args.out, "simulation.json")
-    atomic_write_text(path, json.dumps(to_jsonable(res), indent=1) + "\n")
-    print(format_table(res))
-    print(f"\nwrote {path}")
+    done = simulate_files(args.human, kinds=kinds, out_dir=args.out, real_judge=args.real_judge, reps=args.reps,
+                          seed=args.seed, methods=methods, metric=metric, holdout=args.holdout, level=args.level,
+                          confusion=args.confusion)
+    print(format_table(done.result))
+    print(f"\nwrote {done.path}")
     return 0
 
 

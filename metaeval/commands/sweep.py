@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     if summary.stopped:
         return 3
-    from metaeval.pipeline.health import EXIT_FAILED_RATE
+    from metaeval.workflow.exit_status import EXIT_FAILED_RATE
 
     problems = run.failed
     for line in problems:  # everything is stored; the run still must not look like a success
@@ -131,20 +131,11 @@ def _fold(line: str, width: int) -> str:
 
 def info_text(config_dir=None) -> str:
     """The config search path (first wins) and the options of each group."""
-    from pathlib import Path
+    from metaeval.workflow.config_info import config_info
 
-    from metaeval.workflow.hydra_config import overlay_dirs
-    from metaeval.judges.catalog import PACKAGE_CONF
-
-    dirs = [*overlay_dirs(config_dir), PACKAGE_CONF]
-    lines = ["config search path (first match wins):", *[f"  {d}" for d in dirs], "groups:"]
-    groups = sorted({p.name for d in dirs for p in Path(d).iterdir() if p.is_dir()})
-    for g in groups:
-        opts: dict[str, str] = {}
-        for d in dirs:
-            for f in sorted(Path(d, g).glob("*.yaml")):
-                opts.setdefault(f.stem, str(d))
-        lines.append(f"  {g}: {', '.join(opts)}")
+    info = config_info(config_dir)
+    lines = ["config search path (first match wins):", *[f"  {d}" for d in info.search_path], "groups:"]
+    lines += [f"  {g}: {', '.join(opts)}" for g, opts in info.groups.items()]
     return "\n".join(lines)
 
 

@@ -203,7 +203,8 @@ def read_evaluable(path: str | os.PathLike, format: str | None = None) -> Any:
 
 
 def load_labels(path: str | os.PathLike, format: str | None = None, name: str | None = None):
-    """Load a label set (``LabelSet``) from an assignment file; ``name`` defaults to the file name.
+    """Load a label set (``LabelSet``) from an assignment file; ``name`` defaults to the name the file goes by
+    everywhere (:func:`metaeval.paths.label_file_name`: its stem, or the cell id for a sweep cell's ``labels.jsonl``).
 
     A directory is read as a metaeval results folder when it holds ``labels.jsonl`` (written by sweeps).
     """
@@ -218,7 +219,9 @@ def load_labels(path: str | os.PathLike, format: str | None = None, name: str | 
         raise FormatError(str(p), 0, "", f"holds {fmt}, not nugget assignment labels (expected the NIST/nuggetizer assignment format)")
     from metaeval.io.assignments import read_assignments
 
-    ls = read_assignments(p, name=name)
+    from metaeval.paths import label_file_name
+
+    ls = read_assignments(p, name=name or label_file_name(p))
     side = provenance_sidecar(p)
     if side.is_file():  # a sweep cell's labels: the judge spec and prompt hashes they were made with
         try:

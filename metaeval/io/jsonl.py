@@ -195,6 +195,8 @@ def to_jsonable(obj: Any) -> Any:
         return obj if _isfinite(obj) else None
     if isinstance(obj, (str, int, bool)):
         return obj
+    if hasattr(obj, "__json__"):  # a results record (metaeval.study.records) as the JSON it writes
+        return to_jsonable(obj.__json__())
     if hasattr(obj, "tolist"):  # numpy scalars and arrays
         return to_jsonable(obj.tolist())
     if isinstance(obj, os.PathLike):

@@ -29,12 +29,16 @@ How sure is "about N topics"?  The point N uses the pilot's ``s^2_Delta`` as it 
 are constant, ``s^2 = 0``, get the moderated pooled variance instead, and the statement warns) - the same variance
 as the ``+/-`` table (``analytic_half``), so the point N and the table agree.  The N the statement leads with is the
 upper end of the ``confidence`` range of the *median run's* variance (:func:`need_statement`): ``s^2 df /
-chi^2_{(1-c)/2, df}`` with the effective degrees of freedom ``df = 2 / Var*(log median_r s^2_r)``, the variance of
-the log median-run variance over a topic bootstrap of the pilot (for a chi-square variance ``Var(log s^2) ~ 2 /
-df``; Satterthwaite 1946's effective df, here from the bootstrap), bounded to ``[n_p - 1, R (n_p - 1)]``
-(:func:`effective_df`).  The runs share the pilot topics, so the median run's variance is far more certain than
-one run's (``n_p - 1`` df, the former rule, which led with about twice the N really needed) but less than ``R``
-independent runs would make it.  Validation against real subsampling of NIST topics (pilots drawn without
+chi^2_{(1-c)/2, df}`` with the effective degrees of freedom ``df`` solving ``psi'(df / 2) = Var*(log median_r
+s^2_r)``, the variance of the log median-run variance over a topic bootstrap of the pilot (Satterthwaite 1946's
+effective df, here from the bootstrap; for a variance on ``df`` degrees of freedom, ``s^2 ~ sigma^2 chi^2_df / df``,
+``Var(log s^2) = psi'(df / 2)`` exactly, the trigamma function: Bartlett & Kendall 1946, "The statistical analysis
+of variance-heterogeneity and the logarithmic transformation", JRSS Suppl. 8:128-138), bounded to ``[n_p - 1,
+R (n_p - 1)]`` (:func:`effective_df`, :func:`df_from_log_variance`).  The large-df form ``df = 2 / Var(log s^2)``
+(``psi'(x) ~ 1/x``), used before, understates ``df`` where it matters: 2.1 instead of 3 at ``Var = psi'(1.5)``,
+which at a 4-topic pilot led with 1.67x the N real subsampling needs (issue 30).  The runs share the pilot topics,
+so the median run's variance is far more certain than one run's (``n_p - 1`` df, the first rule, which led with
+about twice the N really needed) but less than ``R`` independent runs would make it.  Validation against real subsampling of NIST topics (pilots drawn without
 replacement, the justified N against the N that 4,000 subsamples per N show is needed) is in
 ``experiments/ranksets/planner.py``; the bootstrap check below only checks the implementation.
 
@@ -285,18 +289,37 @@ def planning_s2(s2_delta: Any, pilot_topics: int) -> tuple[np.ndarray, np.ndarra
     return np.where(const, g, s2), const
 
 
-def effective_df(deltas: np.ndarray, n_boot: int = 400, seed: int | np.random.Generator = 0) -> float:
-    """Effective degrees of freedom of the median-run variance of pilot differences ``deltas`` (topics x runs):
-    ``2 / Var*(log median_r s^2_r)`` over ``n_boot`` topic-bootstrap resamples of the pilot (stream
-    ``planning.need``), bounded to ``[p - 1, R (p - 1)]`` (module docstring); ``p - 1`` when fewer than half the
-    resamples have a positive median variance."""
+def df_from_log_variance(v: float, lo: float, hi: float) -> float:
+    """The degrees of freedom ``df`` in ``[lo, hi]`` with ``psi'(df / 2) = v`` (``psi'`` = trigamma): the variance of
+    ``log s^2`` for a variance on ``df`` degrees of freedom (Bartlett & Kendall 1946; module docstring).  ``psi'`` is
+    decreasing, so ``v >= psi'(lo / 2)`` gives ``lo`` and ``v <= psi'(hi / 2)`` gives ``hi``."""
+    from scipy.optimize import brentq
+    from scipy.special import polygamma
+
+    if not 0 < lo <= hi:
+        raise ConfigError(f"df bounds [{lo}, {hi}] must satisfy 0 < lo <= hi")
+    if not v > 0:
+        return float(hi)
+    g = lambda df: float(polygamma(1, df / 2.0)) - v  # noqa: E731
+    if g(lo) <= 0:
+        return float(lo)
+    if g(hi) >= 0:
+        return float(hi)
+    return float(brentq(g, lo, hi, xtol=1e-10))
+
+
+def log_variance_of_median(deltas: np.ndarray, n_boot: int = 400,
+                           seed: int | np.random.Generator = 0) -> float | None:
+    """``Var*(log median_r s^2_r)`` of pilot differences ``deltas`` (topics x runs) over ``n_boot`` topic-bootstrap
+    resamples of the pilot (stream ``planning.need``; ``s^2_r`` the ``ddof = 1`` variance of run ``r`` in the
+    resample); ``None`` with fewer than 3 pilot topics or when fewer than half the resamples have a positive median
+    variance."""
     from metaeval.analysis.resample import topic_weights
 
     D = np.asarray(deltas, dtype=float)
-    p, r = D.shape
-    lo, hi = float(p - 1), float(r * (p - 1))
+    p = D.shape[0]
     if p < 3:
-        return lo
+        return None
     w = topic_weights(p, n_boot, seed, "planning.need")
     tot = w.sum(axis=1, keepdims=True)
     mean = (w @ D) / tot
@@ -304,9 +327,19 @@ def effective_df(deltas: np.ndarray, n_boot: int = 400, seed: int | np.random.Ge
     med = np.median(var, axis=1)
     ok = med > 1e-12
     if ok.sum() < n_boot / 2:
-        return lo
-    v = float(np.var(np.log(med[ok]), ddof=1))
-    return float(np.clip(2.0 / v, lo, hi)) if v > 0 else hi
+        return None
+    return float(np.var(np.log(med[ok]), ddof=1))
+
+
+def effective_df(deltas: np.ndarray, n_boot: int = 400, seed: int | np.random.Generator = 0) -> float:
+    """Effective degrees of freedom of the median-run variance of pilot differences ``deltas`` (topics x runs): the
+    ``df`` with ``psi'(df / 2) = Var*(log median_r s^2_r)`` (:func:`log_variance_of_median`,
+    :func:`df_from_log_variance`), bounded to ``[p - 1, R (p - 1)]`` (module docstring); ``p - 1`` when that
+    variance is undefined (fewer than 3 pilot topics, or most resamples with a zero median variance)."""
+    p, r = np.shape(deltas)
+    lo, hi = float(p - 1), float(r * (p - 1))
+    v = log_variance_of_median(deltas, n_boot, seed)
+    return lo if v is None else df_from_log_variance(v, lo, hi)
 
 
 def _upper_factor(df: float, confidence: float) -> tuple[float, float]:

@@ -36,13 +36,15 @@ def agreement(ctx: Context) -> Section:
                                        "support; Stuart-Maxwell: marginal homogeneity of the two label distributions"),
     ]
     blocks += _by_importance(ctx)
+    labs = {c.cell: c.label_agreement for c in ctx.active if c.label_agreement is not None}
     for r in rows:
         shifts = [[s["reference"], s["candidate"], str(s["count"]), f"{s['pct_of_all']:.1f}%",
                    f"{s['pct_of_reference_label']:.1f}%", s["direction"]] for s in r["shifts"]]
-        failed = r.get("failed") or {}
+        lab = labs[r["cell"]]
         blocks.append(Detail(f"label shifts: {r['cell']}", [
             Table(["reference", "judge", "count", "% of all", "% of reference label", "judge is"], shifts,
-                  f"changed labels, largest first (FAILED: reference {failed.get('reference', 0)}, judge {failed.get('candidate', 0)})",
+                  f"changed labels, largest first (FAILED: reference {lab.failed_count('reference')}, judge "
+                  f"{lab.failed_count('candidate')})",
                   [False, False, True, True, True, False])], open=False))
     return Section("agreement", "Label agreement and strictness", blocks)
 

@@ -1,5 +1,6 @@
-"""The report's calibration section, rendered from the ``calibration.json`` dicts the study wrote
-(:func:`metaeval.study.calibration_workflow.calibrate_study`).  Nothing here fits or resamples: it formats.
+"""The report's calibration section, rendered from each cell's calibration as the study wrote it
+(:func:`metaeval.study.calibration_workflow.calibrate_study`), read as the results schema's records
+(:class:`~metaeval.study.records.CellCalibration`).  Nothing here fits or resamples: it formats.
 
 * :func:`calibration_section` - one :class:`~metaeval.report.model.Section` for all cells;
 * :func:`cell_blocks` - the blocks of one cell (pairing line, held-out table with raw first, refusals, the
@@ -10,44 +11,44 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from metaeval.io.latex import latex_text
 from metaeval.measures import display_name
 from metaeval.report.model import Block, Cell, Detail, Est, Ident, Method, Num, Paper, PlusMinus, Section, Table, Text
+from metaeval.study.records import Calibration, CalibrationFailure, CellCalibration, encode
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
     from metaeval.report.render_latex import Names
 
 
-def summary_row(cal: Mapping[str, Any] | None) -> dict[str, str]:
-    """Overview cells for one calibration dict (``-`` where there is none)."""
-    if not cal or "selection" not in cal:
+def summary_row(cal: Calibration | None) -> dict[str, str]:
+    """Overview cells for one cell's calibration (``-`` where it has none or it failed)."""
+    if not isinstance(cal, CellCalibration):
         return {"calibration": "-", "held_out_mae": "-", "raw_mae": "-", "beats_raw": "-"}
-    sel = cal["selection"]
-    name = f"leaderboard by {sel['method']}" + (f" ({sel['verdict']})" if sel.get("verdict") else "")
-    return {"calibration": name, "held_out_mae": PlusMinus(sel.get("nested_mae") or sel["held_out_mae"]),
-            "raw_mae": PlusMinus(sel["raw_mae"]),
-            "beats_raw": "yes" if sel["beats_raw"] else "no"}
+    sel = cal.selection
+    name = f"leaderboard by {sel.method}" + (f" ({sel.verdict})" if sel.verdict else "")
+    return {"calibration": name, "held_out_mae": PlusMinus(sel.nested_mae),  # the procedure's own (nested) error
+            "raw_mae": PlusMinus(sel.raw_mae),
+            "beats_raw": "yes" if sel.beats_raw else "no"}
 
 
-def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
-    pr, st = cal["pairing"], cal["settings"]
-    metric = display_name(cal["metric"])
-    n_lab, n_only = len(cal["topics"]["human_labelled"]), len(cal["topics"]["judge_only"])
+def cell_blocks(cal: CellCalibration, top: int = 15) -> list[Block]:
+    pr, st = cal.pairing, cal.settings
+    n_lab, n_only = len(cal.topics.human_labelled), len(cal.topics.judge_only)
     blocks: list[Block] = [
-        Text(f"Labels paired by {pr['key']}: {pr['matched']} of {max(pr['judge_pairs'], pr['reference_pairs'])} "
-             f"pairs match ({100 * pr['coverage']:.1f}%). {n_lab} human-labelled topics, {n_only} judge-only. "
-             + (f"Held-out figures: {st.get('splits', st.get('repeats'))} random splits of the human-labelled topics, "
-                f"fitted on {st.get('fit_topics')} and scored on {st.get('held_out_topics')} (the sizes mimic "
+        Text(f"Labels paired by {pr.key}: {pr.matched} of {max(pr.judge_pairs, pr.reference_pairs)} "
+             f"pairs match ({100 * pr.coverage:.1f}%). {n_lab} human-labelled topics, {n_only} judge-only. "
+             + (f"Held-out figures: {st.splits} random splits of the human-labelled topics, "
+                f"fitted on {st.fit_topics} and scored on {st.held_out_topics} (the sizes mimic "
                 "human-labelled : judge-only), whole-track scores; raw and composite are candidates; the nested error "
                 "re-runs the same procedure inside each split's fit topics."
-                if st.get("fit_topics") else "Nothing evaluated (no choice can be made on this cell).")),
-        Text(f"Recommendation: {cal['recommendation']}", kind="note"),
+                if st.fit_topics else "Nothing evaluated (no choice can be made on this cell).")),
+        Text(f"Recommendation: {cal.recommendation}", kind="note"),
     ]
-    refused = [(name, str(c["reason"])) for name, c in cal["candidates"].items()
-               if c["status"] not in ("ok", "not evaluated")]
+    refused = [(name, str(c.reason)) for name, c in cal.candidates.items()
+               if c.status not in ("ok", "not evaluated")]
     blocks.append(candidates_table(cal))
     by_reason: dict[str, list[str]] = {}  # one note per reason: the label-level methods share theirs
     for name, reason in refused:
@@ -58,12 +59,12 @@ def cell_blocks(cal: Mapping[str, Any], top: int = 15) -> list[Block]:
     return blocks
 
 
-def calibration_section(cals: Mapping[str, Mapping[str, Any] | None]) -> Section:
-    """One section: a detail block per cell, or a note for cells without calibration."""
+def calibration_section(cals: Mapping[str, Calibration | None]) -> Section:
+    """One section: a detail block per cell, or a note for cells without calibration (the error when it failed)."""
     blocks: list[Block] = []
     for cid, cal in cals.items():
-        if not cal or "selection" not in cal:
-            reason = (cal or {}).get("error") if isinstance(cal, Mapping) else None
+        if not isinstance(cal, CellCalibration):
+            reason = cal.error if isinstance(cal, CalibrationFailure) else None
             blocks.append(Text(f"{cid}: no calibration" + (f" ({reason})" if reason else ""), kind="note"))
             continue
         blocks.append(Detail(cid, cell_blocks(cal)))
@@ -76,7 +77,7 @@ def section(ctx: "Context") -> Section:
     """The report's calibration section from each cell's ``calibration.json`` as the study stored it in the
     summary; one closed block per cell (the page stays short)."""
     cals = {c.cell: c.calibration for c in ctx.active if c.calibration is not None}
-    ctx.data["calibration"] = cals
+    ctx.data["calibration"] = {cid: encode(cal) for cid, cal in cals.items()}  # report.json: as summary.json has it
     if not cals:
         return Section("calibration", "Calibration on held-out topics",
                        [Text("No calibration: it needs cells whose judge labels the reference's nuggets (human_* "
@@ -89,44 +90,43 @@ def section(ctx: "Context") -> Section:
 
 
 # ------------------------------------------------------------------ the tables, defined once (report and paper)
-def candidates_table(cal: Mapping[str, Any], cell: str = "", names: "Names | None" = None) -> Table:
+def candidates_table(cal: CellCalibration, cell: str = "", names: "Names | None" = None) -> Table:
     """Every candidate (raw, composite, the corrections) on the procedure's held-out splits: the report shows the
     evaluated ones (raw first), the paper every one (raw, composite, the corrections; a refused one with its status)
     with the shown point method in bold and the interval method (PPI++) marked when it is another."""
-    from metaeval.report.render_latex import method_name
-
-    cands, sel, st = cal.get("candidates") or {}, cal.get("selection") or {}, cal.get("settings") or {}
-    shown, ib = sel.get("method"), sel.get("intervals_by")
+    cands, sel, st = cal.candidates, cal.selection, cal.settings
+    shown, ib = sel.method, sel.intervals_by
     order = [k for k in ("raw", "composite") if k in cands] + [k for k in cands if k not in ("raw", "composite")]
     body, ok, refusals = [], {}, []
     for m in order:
         c = cands[m]
-        name = Method(method_name(cal, m), m, shown=m == shown, intervals=m == ib and ib != shown,
+        name = Method(cal.method_name(m), m, shown=m == shown, intervals=m == ib and ib != shown,
                       text=m + (" (shown)" if m == shown else ""))
-        h = c.get("held_out")
-        if c.get("status") != "ok" or not h:
-            if c.get("status") not in ("ok", "not evaluated"):
-                refusals.append(str(c.get("reason") or c.get("status")))
-            body.append([name, "", "", str(c.get("status") or "n/a")] + [""] * 7)
+        h = c.held_out
+        if c.status != "ok" or h is None:
+            if c.status not in ("ok", "not evaluated"):
+                refusals.append(str(c.reason or c.status))
+            body.append([name, "", "", str(c.status or "n/a")] + [""] * 7)
             continue
         ok[m] = len(body)
-        tau = h.get("tau") or {}
-        body.append([name, str(c.get("level", "")), str((sel.get("wins") or {}).get(m, 0)),
-                     PlusMinus(h.get("mae"), tex_digits=3),
-                     Cell("-", tex="--") if m == "raw" else PlusMinus(h.get("diff_vs_raw"), signed=True, tex_digits=3),
-                     Num(h.get("bias"), 4, signed=True), Num(h.get("coverage"), 2), Num(h.get("coverage_worst_run"), 2),
-                     Num(h.get("mean_ci_width"), 3, tex_digits=2),
-                     "/".join(Num(tau.get(k)) for k in ("run", "topic_avg", "pooled")), Num(tau.get("run"), 2)])
-    level = float(st.get("level", 0.95))
-    n_lab = len((cal.get("topics") or {}).get("human_labelled") or [])
+        tau = h.tau
+        body.append([name, str(c.level), str(sel.wins.get(m, 0)),
+                     PlusMinus(h.mae, tex_digits=3),
+                     Cell("-", tex="--") if m == "raw" else PlusMinus(h.diff_vs_raw, signed=True, tex_digits=3),
+                     Num(h.bias, 4, signed=True), Num(h.coverage, 2), Num(h.coverage_worst_run, 2),
+                     Num(h.mean_ci_width, 3, tex_digits=2),
+                     "/".join(Num(x) for x in (tau.run, tau.topic_avg, tau.pooled)), Num(tau.run, 2)])
+    level = float(st.level)
+    n_lab = len(cal.topics.human_labelled)
     paper = _candidates_paper(cal, cell, names, refusals) if names is not None else None
     return Table(["method", "level", "wins", "held-out MAE ± SE", "vs raw ± SE", "bias", "coverage", "worst run",
                   "mean CI width", "held-out tau run/topic/pooled", "held-out run tau"], body,
-                 caption=f"{display_name(cal.get('metric') or '')}: held-out errors (± = standard error over the "
+                 caption=f"{display_name(cal.metric)}: held-out errors (± = standard error over the "
                          f"splits); coverage of {int(100 * level)}% intervals for the human run score beside their width "
-                         "('-': point estimates only); held-out tau = Kendall's tau with the human run scores on each "
-                         "split's held-out topics, averaged over the splits (lower than the headline tau over all "
-                         f"{n_lab} topics)",
+                         "('-': point estimates only); held-out tau: run = Kendall's tau of the whole-track run scores "
+                         f"with the human ones over all {n_lab} topics, averaged over the splits (raw's is the headline "
+                         "run-level tau when every topic is human-labelled), topic/pooled on the held-out topics of the "
+                         "first three splits",
                  numeric=[False, False] + [True] * 9,
                  tex_columns=["", "", "", "MAE", "vs raw", "", "cover", "", "width", "", "$\\tau$"],
                  where=["", "report", "report", "", "", "report", "", "report", "", "report", "paper"],
@@ -134,24 +134,22 @@ def candidates_table(cal: Mapping[str, Any], cell: str = "", names: "Names | Non
                  paper=paper)
 
 
-def _candidates_paper(cal: Mapping[str, Any], cell: str, names: "Names", refusals: list[str]) -> Paper:
+def _candidates_paper(cal: CellCalibration, cell: str, names: "Names", refusals: list[str]) -> Paper:
     """The candidates table's caption and README description."""
-    from metaeval.report.render_latex import method_name
-
-    sel, st = cal.get("selection") or {}, cal.get("settings") or {}
-    shown, ib = sel.get("method"), sel.get("intervals_by")
-    level = 100 * float(st.get("level", 0.95))
-    splits = sel.get("splits", st.get("splits"))
-    fit, held = sel.get("fit_topics", st.get("fit_topics")), sel.get("held_out_topics", st.get("held_out_topics"))
+    sel, st = cal.selection, cal.settings
+    shown, ib = sel.method, sel.intervals_by
+    level = 100 * float(st.level)
+    splits = sel.splits
+    fit, held = sel.fit_topics, sel.held_out_topics
     marks = "bold: shown point" + ("" if ib in (None, shown) else ", $^\\dagger$: interval method")
     cap = (f"Calibration, {names.phrase(cell)}, {names.metric_tex}: held-out MAE $\\pm$ s.e. over "
            f"{splits} splits; {marks}.") if splits else \
         f"Calibration, {names.phrase(cell)}, {names.metric_tex}: nothing evaluated; {marks}."
     why = " Refused: " + "; ".join(dict.fromkeys(refusals)) + "." if refusals else ""
-    shown_plain, ib_plain = method_name(cal, shown or ""), method_name(cal, ib or "")
+    shown_plain, ib_plain = cal.method_name(shown or ""), cal.method_name(ib or "")
     intervals = (f"the intervals are {ib_plain}'s for the human score (dagger), widened to contain each point"
                  if ib not in (None, shown) else f"points and intervals by {shown_plain}")
-    decision = (f"Shown (bold): {shown_plain}, verdict '{sel.get('verdict')}': {sel.get('why')}; {intervals}. "
+    decision = (f"Shown (bold): {shown_plain}, verdict '{sel.verdict}': {sel.why}; {intervals}. "
                 "Rule: composite (human labels where they exist, the raw judge elsewhere) replaces raw when its "
                 "error is lower and its tau is not below raw's by more than one standard error; a correction "
                 "replaces that only when it beats it by more than one corrected standard error, with a tau not "
@@ -160,12 +158,12 @@ def _candidates_paper(cal: Mapping[str, Any], cell: str, names: "Names", refusal
     if not splits:
         det = head + ": nothing evaluated (too few human-labelled topics or runs for a choice). " + decision + why
         return Paper(f"calibration_{cell}", cap, det, order=[0, 3, 4, 10, 6, 8])
-    nested, nd = sel.get("nested_mae") or {}, sel.get("nested_diff_vs_raw") or {}
-    nested_txt = (f" Nested: the same procedure re-run inside {sel['nested_splits']} splits' fit topics and "
-                  f"scored on their held-out ones has MAE {Num(nested.get('mean'), missing='n/a')} +- "
-                  f"{Num(nested.get('se'), missing='n/a')}, {Num(nd.get('mean'), missing='n/a')} +- {Num(nd.get('se'), missing='n/a')} vs raw "
-                  "(chose " + ", ".join(f"{k} {v}" for k, v in (sel.get("nested_choices") or {}).items()) + ")."
-                  if sel.get("nested_splits") else "")
+    nested, nd = sel.nested_mae, sel.nested_diff_vs_raw
+    nested_txt = (f" Nested: the same procedure re-run inside {sel.nested_splits} splits' fit topics and "
+                  f"scored on their held-out ones has MAE {Num(nested.mean, missing='n/a')} +- "
+                  f"{Num(nested.se, missing='n/a')}, {Num(nd.mean, missing='n/a')} +- {Num(nd.se, missing='n/a')} vs raw "
+                  "(chose " + ", ".join(f"{k} {v}" for k, v in sel.nested_choices.items()) + ")."
+                  if sel.nested_splits else "")
     det = (head + f", scored on {splits} random splits of the human-labelled topics into {fit} fit and {held} "
            "held-out topics (the sizes mimic human-labelled : judge-only); every figure is on the whole-track run "
            "score (human labels on the fit topics where the method uses them, its estimate on the held-out ones) "
@@ -177,38 +175,38 @@ def _candidates_paper(cal: Mapping[str, Any], cell: str, names: "Names", refusal
     return Paper(f"calibration_{cell}", cap, det, order=[0, 3, 4, 10, 6, 8])
 
 
-def leaderboard_table(cal: Mapping[str, Any], cell: str = "", names: "Names | None" = None,
+def leaderboard_table(cal: CellCalibration, cell: str = "", names: "Names | None" = None,
                       top: int | None = None) -> Table:
     """The calibrated leaderboard: per run the estimated human score over every topic with its interval, the human
     score on the human-labelled topics and the judge's; the report shows the ``top`` runs by the estimate, the paper
     every run ordered by the human score, each interval below its estimate, and no estimate column when every topic
     is human-labelled (the estimate is the human score itself)."""
-    from metaeval.report.render_latex import CITE_METHOD, STACK_MAX_ROWS, method_name
+    from metaeval.report.render_latex import CITE_METHOD, STACK_MAX_ROWS
 
-    lb = cal["leaderboard"]
-    rows = list(lb["rows"])
-    n_lab, n_only = lb.get("human_labelled_topics"), lb.get("judge_only_topics") or 0
+    lb = cal.leaderboard
+    rows = list(lb.rows)
+    n_lab, n_only = lb.human_labelled_topics, lb.judge_only_topics
     estimate = n_only > 0  # with every topic labelled the estimate is the human score itself
     stacked = len(rows) <= STACK_MAX_ROWS or estimate
     body = []
     for r in rows:
-        ci = r.get("human_estimate_ci")
-        body.append([str(r.get("human_estimate_rank", "-")), Ident(r["run_id"]), Num(r.get("human_estimate"), 4),
-                     f"[{Num(ci[0], 4)}, {Num(ci[1], 4)}]" if ci else "(all labelled)", Num(r.get("human_labelled"), 4,
+        ci = r.human_estimate_ci
+        body.append([str(r.human_estimate_rank), Ident(r.run_id), Num(r.human_estimate, 4),
+                     f"[{Num(ci[0], 4)}, {Num(ci[1], 4)}]" if ci else "(all labelled)", Num(r.human_labelled, 4,
                                                                                     tex_digits=3),
-                     Num(r.get("judge_score"), 4), Est(r.get("judge_score"), r.get("judge_score_ci")),
-                     Est(r.get("human_estimate"), r.get("human_estimate_ci"))])
+                     Num(r.judge_score, 4), Est(r.judge_score, r.judge_score_ci),
+                     Est(r.human_estimate, r.human_estimate_ci)])
     paper = None
     if names is not None:
-        m = lb.get("estimated_by") or "?"
-        by = method_name(cal, m)
+        m = lb.estimated_by or "?"
+        by = cal.method_name(m)
         where = "below" if stacked else "beside"
         if estimate:
             cited = f" \\citep{{{CITE_METHOD[m]}}}" if m in CITE_METHOD else ""
             what = f", calibrated: {latex_text(by)}{cited}, all {n_lab + n_only} topics"
             more = (f"calibrated = the estimated human score over all {n_lab + n_only} topics: human labels on the "
                     f"{n_lab} labelled ones, {by} on the {n_only} judge-only ones, with {by}'s 95% interval "
-                    f"({lb.get('intervals_why') or ''}).")
+                    f"({lb.intervals_why or ''}).")
         else:
             what = ""
             more = ("Every topic is human-labelled, so the calibrated estimate of the human leaderboard is the "
@@ -220,12 +218,12 @@ def leaderboard_table(cal: Mapping[str, Any], cell: str = "", names: "Names | No
                       f"ordered by the reference: human = mean human score over the {n_lab} human-labelled topics; "
                       f"judge = the judge's mean score with its 95% topic-bootstrap interval {where} it (an interval "
                       "for the judge's score, not the human one). " + more, layout="board", stacked=stacked,
-                      rows=sorted(range(len(rows)), key=lambda i: (rows[i].get("human_labelled") is None,
-                                                                   -(rows[i].get("human_labelled") or 0))))
-    metric = display_name(cal.get("metric") or "")
+                      rows=sorted(range(len(rows)), key=lambda i: (rows[i].human_labelled is None,
+                                                                   -(rows[i].human_labelled or 0))))
+    metric = display_name(cal.metric)
     cap = (f"{metric}: estimated human run score over all {(n_lab or 0) + n_only} topics "
-           f"(human labels on {n_lab}, {lb.get('estimated_by')} on {n_only} judge-only); "
-           f"{lb.get('intervals_why')}; judge score = the judge's own run score")
+           f"(human labels on {n_lab}, {lb.estimated_by} on {n_only} judge-only); "
+           f"{lb.intervals_why}; judge score = the judge's own run score")
     keep = 8 if estimate else 7  # no calibrated column when it would repeat the human one
     return Table(["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score",
                   "judge score [95% CI]", "calibrated [95% CI]"][:keep], [r[:keep] for r in body], caption=cap,

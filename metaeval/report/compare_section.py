@@ -63,8 +63,8 @@ def compare_blocks(doc: Mapping[str, Any], metric: str) -> tuple[list, dict[str,
     differs = {(d["candidate_a"], d["candidate_b"]): d["text"] for d in doc.get("differs") or []}
     blocks: list = [Text(
         f"Pairs compared: {doc.get('pairs')}; reference: {doc.get('reference')}. Each difference is A minus B on "
-        f"the same {dash(n_boot)} topic resamples (paired topic bootstrap, 95% percentile interval); p-values are "
-        f"Holm-adjusted over the pairs, per statistic; 'better' names a side only where the adjusted p is below "
+        f"the same {dash(n_boot)} topic resamples (paired topic bootstrap, 95% percentile interval per comparison, not "
+        f"adjusted for multiplicity); p-values are Holm-adjusted over the pairs, per statistic; 'better' names a side only where the adjusted p is below "
         f"{doc.get('alpha', 0.05):g}. Calibrated error: held-out run-level MAE of each cell's calibration study, "
         "the interval from the folds' standard errors treated as independent (conservative).", "p")]
     if lines:
@@ -106,14 +106,14 @@ def compare_table(cmp: Mapping[str, Any], names: Any = None) -> Table:
     does, and adds the README's description."""
     metric = names.metric_tex if names is not None else latex_text(cmp.get("metric") or "")
     cap = (f"Paired differences between configurations on {metric}: $A-B$ with its 95\\% paired topic-bootstrap "
-           "interval (MAE: normal interval from fold SEs) and Holm-adjusted $p$.")
+           "interval, unadjusted (MAE: normal, from fold SEs), and Holm-adjusted $p$.")
     det = ""
     if names is not None:
         det = (f"Paired differences A - B between judge configurations on {names.metric_plain}, {names.data_plain}: "
                f"run-level, per-topic and pooled Kendall tau with the human labels, label agreement and held-out "
                f"calibrated error, each on the same {cmp.get('n_boot')} topic resamples (paired topic bootstrap, 95% "
-               "percentile interval; the MAE's interval is normal, from the folds' standard errors treated as "
-               f"independent); p-values Holm-adjusted over the pairs, per statistic (alpha {cmp.get('alpha')}).")
+               "percentile interval per comparison, not adjusted for multiplicity; the MAE's interval is normal, from "
+               f"the folds' standard errors treated as independent); p-values Holm-adjusted over the pairs, per statistic (alpha {cmp.get('alpha')}).")
     return _table(cmp.get("rows") or [], "", Paper("compare", cap, det, stacked=False), names)
 
 
@@ -121,5 +121,5 @@ def compare_latex(data: Mapping[str, Any]) -> dict[str, str]:
     """``{"compare": LaTeX}`` of a report's comparison (``report.json``'s ``compare``), or ``{}``."""
     from metaeval.report.render_latex import render
 
-    cmp = data.get("compare") or {}
-    return {"compare": render(compare_table(cmp))} if cmp.get("rows") else {}
+    cmp = data.get("compare")
+    return {"compare": render(compare_table(cmp))} if cmp and cmp.get("rows") else {}

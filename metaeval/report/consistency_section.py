@@ -7,18 +7,26 @@ after the tau section: the judge's own spread of tau over draws beside the topic
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from metaeval.formatting import fixed
+from metaeval.study.records import CellConsistency, Consistency, decode, encode
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.context import Context
     from metaeval.report.model import Section
 
 
-def consistency_rows(cons: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def as_consistency(cons: Consistency | Mapping[str, Any], where: str = "consistency") -> Consistency:
+    """A self-consistency block as its record (a plan's ``consistency`` is read as written: decoded here)."""
+    if isinstance(cons, Mapping):
+        return decode(Consistency, dict(cons), where)
+    return cons
+
+
+def consistency_rows(cons: CellConsistency) -> tuple[list[str], list[list[str]]]:
     """Header and rows: one row per judge-score variant (hard, majority, soft), one column per method."""
-    variants = (cons.get("calibration") or {}).get("variants") or {}
+    variants = cons.calibration.variants if cons.calibration is not None else {}
     if not variants:
         return [], []
     methods = [m for m in next(iter(variants.values())) if m != "s_delta"]
@@ -28,26 +36,28 @@ def consistency_rows(cons: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def calibration_caption(cons: dict[str, Any]) -> str:
-    cal = cons.get("calibration") or {}
-    return (f"score-level calibration on {cons.get('metric_name', cons.get('metric'))}, out of fold by topic: MAE of run "
-            f"means vs the reference's on held-out topics ({cal.get('folds')} folds x {cal.get('repeats')} repeats, SE "
+def calibration_caption(cons: CellConsistency) -> str:
+    cal = cons.calibration
+    folds, repeats = (cal.folds, cal.repeats) if cal is not None else (None, None)
+    name = cons.metric_name if cons.metric_name is not None else cons.metric
+    return (f"score-level calibration on {name}, out of fold by topic: MAE of run "
+            f"means vs the reference's on held-out topics ({folds} folds x {repeats} repeats, SE "
             "over repeats); none = the raw judge; hard = draw 0, majority = per-label majority vote, soft = mean over "
             "draws (credit = vote share)")
 
 
-def consistency_blocks(cells: dict[str, dict[str, Any]]) -> list[Any]:
-    """Blocks of the report section for ``cells`` (cell -> its ``consistency.json`` dict)."""
+def consistency_blocks(cells: Mapping[str, Consistency]) -> list[Any]:
+    """Blocks of the report section for ``cells`` (cell -> its self-consistency record)."""
     from metaeval.report.model import Table, Text
 
     blocks: list[Any] = [Text("k draws of every assignment call (sweep.samples): the flip rate is the chance that two "
                               "draws of one label disagree; the sd of run-level tau over draws is the judge's own "
                               "uncertainty with the topics held fixed, beside the topic-bootstrap sd behind the tau CIs above.")]
     for cid, cons in cells.items():
-        if "error" in cons:
-            blocks.append(Text(f"{cid}: self-consistency failed: {cons['error']}", "note"))
+        if not isinstance(cons, CellConsistency):
+            blocks.append(Text(f"{cid}: self-consistency failed: {cons.error}", "note"))
             continue
-        blocks.append(Text(f"{cid}: {cons['line']}.", "p"))
+        blocks.append(Text(f"{cid}: {cons.line}.", "p"))
         head, rows = consistency_rows(cons)
         if rows:
             blocks.append(Table(head, rows, f"{cid}: " + calibration_caption(cons), [False] + [True] * (len(head) - 1)))
@@ -62,5 +72,5 @@ def section(ctx: "Context") -> "Section | None":
     cells = {c.cell: c.consistency for c in ctx.active if c.consistency}
     if not cells:
         return None
-    ctx.data["consistency"] = cells
+    ctx.data["consistency"] = {cid: encode(cons) for cid, cons in cells.items()}
     return Section("consistency", "Judge self-consistency (k samples)", consistency_blocks(cells))

@@ -1,6 +1,7 @@
 """The report's "where judge and reference disagree most" section: per cell the study's worst topics (lowest
 per-topic tau), the answers whose rank moves most, the nugget labels behind it with what the judge said, and links
-into the cell's transcript viewer (``metaeval.report.viewer``, rendered here into ``ctx.pages``)."""
+into the cell's transcript viewer (``metaeval.report.viewer``, rendered here into ``ctx.pages``).  The study's
+figures are read as records (:class:`~metaeval.study.records.Disagreements`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from metaeval.report.context import Context
 from metaeval.report.model import Detail, Section, Table, Text, fmt
 from metaeval.report.viewer import unit_link
+from metaeval.study.records import DisagreementTopic, encode
 
 
 def disagreements(ctx: Context) -> Section:
@@ -22,46 +24,46 @@ def disagreements(ctx: Context) -> Section:
         if ctx.metric not in stored and stored:
             blocks.append(Text(f"{cid}: the study lists disagreements on {', '.join(stored)} only "
                                f"(the first of analysis.metrics), not on {ctx.metric_name}.", "note"))
-        d = dict(stored.get(ctx.metric) or {"topics": []})
-        d["topics"] = list(d.get("topics") or [])[: ctx.worst]
-        d["cell"] = cid
+        rec = stored.get(ctx.metric)
+        worst = list(rec.topics[: ctx.worst]) if rec is not None else []
         page = _viewer(ctx, cid)
-        d["viewer"] = page
-        out.append(d)
-        inner = [b for t in d["topics"] for b in _topic_blocks(t, page)]
+        # report.json: the study's block with the topics shown, the cell and its viewer
+        out.append({**(encode(rec) if rec is not None else {}), "topics": [encode(t) for t in worst], "cell": cid,
+                    "viewer": page})
+        inner = [b for t in worst for b in _topic_blocks(t, page)]
         if not inner:
             inner.append(Text("no topic with a defined per-topic tau", "note"))
-        elif d.get("n_topics_undefined"):
-            inner.append(Text(f"{d['n_topics_undefined']} topic(s) have undefined tau (constant scores) and are not ranked here.", "note"))
+        elif rec is not None and rec.n_topics_undefined:
+            inner.append(Text(f"{rec.n_topics_undefined} topic(s) have undefined tau (constant scores) and are not ranked here.", "note"))
         blocks.append(Detail(f"{cid}", inner, open=False))
     ctx.data["disagreements"] = out
     return Section("disagreements", "Where judge and reference disagree most", blocks)
 
 
-def _topic_blocks(t: dict[str, Any], page: str) -> list:
+def _topic_blocks(t: DisagreementTopic, page: str) -> list:
     """One worst topic: its answers whose within-topic rank moves most, the nugget labels that differ (or, for a
     judge with its own nuggets, the two nugget lists), each row linked to the transcript viewer ``page``."""
-    qid = t["qid"]
+    qid = t.qid
 
     def link(run: str, dis: bool = False) -> str:
         return unit_link(page, qid, run, disagree=dis) if page else ""
 
-    blocks: list = [Text(f"Topic {qid} (tau {fmt(t['tau'])}, {t['n_runs']} runs): {t['query']}", "p"),
+    blocks: list = [Text(f"Topic {qid} (tau {fmt(t.tau)}, {t.n_runs} runs): {t.query}", "p"),
                     Table(["run", "reference", "judge", "ref. rank", "judge rank", "transcript"],
-                          [[a["run_id"], fmt(a["reference"]), fmt(a["judge"]), str(a["reference_rank"]),
-                            str(a["judge_rank"]), "open" if page else "-"] for a in t["answers"]],
+                          [[a.run_id, fmt(a.reference), fmt(a.judge), str(a.reference_rank),
+                            str(a.judge_rank), "open" if page else "-"] for a in t.answers],
                           "answers whose within-topic rank moves most", [False, True, True, True, True, False],
-                          links=[link(a["run_id"]) for a in t["answers"]])]
-    if "pairs" in t:
+                          links=[link(a.run_id) for a in t.answers])]
+    if t.pairs is not None:
         rows = [[p["run_id"], p["nugget"], p["importance"], p["human"],
                  p["judge"] + (f" ({p['judge_raw']})" if p.get("judge_raw") else ""), _reply(p),
-                 p["answer_excerpt"], "open" if page else "-"] for p in t["pairs"]]
+                 p["answer_excerpt"], "open" if page else "-"] for p in t.pairs]
         blocks.append(Table(["run", "nugget", "importance", "human", "judge", "what the judge said",
                              "answer excerpt", "transcript"],
                             rows or [["-", "no label differs on this topic", "", "", "", "", "", "-"]],
                             "nugget labels that differ (answers above first, then largest difference, vital first)",
-                            links=[link(p["run_id"], True) for p in t["pairs"]] if rows else []))
-    for nl in t.get("nugget_lists", []):
+                            links=[link(p["run_id"], True) for p in t.pairs] if rows else []))
+    for nl in t.nugget_lists or ():
         blocks += nugget_lists(nl, link(nl["run_id"]))
     return blocks
 

@@ -38,7 +38,7 @@ def injection_rows(folder: Path) -> list[list[str]]:
             continue
         controls = r.get("controls") or []
         ctrl = r["per_probe"].get(controls[0], {}) if controls else {}
-        prompt = (r.get("prompt") or {}).get("name") or "-"
+        prompt = (r["prompt"].get("name") if r.get("prompt") else None) or "-"
         rows.append([path.stem, str(r.get("judge_kind", "")), prompt, str(r.get("n_answers", "")), str(o.get("n_pairs", "")),
                      pct(o.get("flip_rate")), pct(o.get("upward_rate")), pct(o.get("downward_rate")),
                      pct(ctrl.get("flip_rate")) if ctrl else "-"])

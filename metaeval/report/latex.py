@@ -49,11 +49,23 @@ CITE_PREAMBLE = "\\usepackage{natbib}\n"
 
 class _Paper:
     """The tables of one report (:meth:`tables`: ``{file stem: Table}``, in paper order), their LaTeX and the
-    folder's README (each table's full description; the verdict, which no paper prints)."""
+    folder's README (each table's full description; the verdict, which no paper prints).
+
+    ``report.json``'s parts that are records of the results schema - each cell's calibration (with its rank-sets)
+    and its per-run bias, as the study wrote them - are decoded into those records (:mod:`metaeval.study.records`;
+    a value that does not fit names the field); records given as they are stay as they are."""
 
     def __init__(self, data: Mapping[str, Any]):
+        from metaeval.study.records import Calibration, MetricBias, decode
+
         self.d = data
         self.names = Names(data)
+        self.calibration: dict[str, Calibration | None] = {
+            cid: decode(Calibration | None, cal, "report.json", f"calibration.{cid}") if isinstance(cal, Mapping) else cal
+            for cid, cal in data.get("calibration", {}).items()}
+        self.bias: dict[str, MetricBias] = {
+            cid: decode(MetricBias, b, "report.json", f"bias.{cid}") if isinstance(b, Mapping) else b
+            for cid, b in data.get("bias", {}).items()}
 
     def tables(self) -> dict[str, Table]:
         """Every paper table, built by the sections' own table functions from ``report.json``'s records: tau, the
@@ -61,25 +73,25 @@ class _Paper:
         the assessor plan, the paired comparisons."""
         from metaeval.report import agreement_section, calibration_section, compare_section, plan_section
         from metaeval.report import ranking_section, rankset_section
+        from metaeval.study.records import CellCalibration, RankSets
 
         d, names, metric = self.d, self.names, self.names.metric
         out: list[Table] = []
         tau = ranking_section.tau_table(d.get("tau") or [], metric, list(names.cells), names)
         out += [tau] if tau.rows else []
-        cals = d.get("calibration") or {}
-        out += [calibration_section.candidates_table(x, c, names) for c, x in cals.items() if x and x.get("selection")]
+        cals = {c: x for c, x in self.calibration.items() if isinstance(x, CellCalibration)}  # the ones that ran
+        out += [calibration_section.candidates_table(x, c, names) for c, x in cals.items()]
         for lb in d.get("leaderboards") or []:
-            cal = cals.get(lb["cell"]) or {}
-            clb = cal.get("leaderboard") if cal.get("metric", metric) == metric else None
-            if clb and clb.get("rows"):
+            cal = cals.get(lb["cell"])
+            if cal is not None and cal.metric == metric and cal.leaderboard.rows:
                 out.append(calibration_section.leaderboard_table(cal, lb["cell"], names))
             elif lb.get("rows"):
                 out.append(ranking_section.board_table(lb, names))
         for cell, cal in cals.items():
-            rs = (cal or {}).get("rank_sets") or {}
-            if rs.get("status") == "ok" and rs.get("metric", metric) == metric:
+            rs = cal.rank_sets
+            if isinstance(rs, RankSets) and rs.ok and rs.metric == metric:
                 out.append(rankset_section.rankset_table(cell, rs, names))
-        for t in (ranking_section.bias_table(d.get("bias") or {}, names),
+        for t in (ranking_section.bias_table(self.bias, names),
                   agreement_section.strictness_table(d.get("strictness") or [], names),
                   agreement_section.descriptive_table(d.get("descriptive") or [], names)):
             out += [t] if t.rows else []
@@ -88,8 +100,8 @@ class _Paper:
             out.append(plan_section.plan_table(plan, plan["metric"], names))
         except (KeyError, TypeError, IndexError):
             pass
-        cmp = d.get("compare") or {}
-        if cmp.get("rows"):
+        cmp = d.get("compare")
+        if cmp and cmp.get("rows"):
             out.append(compare_section.compare_table(cmp, names))
         return {t.paper.name: t for t in out if t.paper is not None}
 
@@ -102,9 +114,11 @@ class _Paper:
         """The pass/fail verdict per configuration as Markdown lines for the README (no paper prints it)."""
         from metaeval.report.verdict import CHECKS
 
-        v = self.d.get("verdict") or {}
-        th = {k: x for k, x in (v.get("thresholds") or {}).items() if k != "metric" and x is not None}
-        cells = [c for c in v.get("cells") or [] if c["status"] not in ("skipped", "withheld")]
+        v = self.d.get("verdict")
+        if not v:  # a report without a verdict (the Python API's partial data)
+            return []
+        th = {k: x for k, x in v["thresholds"].items() if k != "metric" and x is not None}
+        cells = [c for c in v["cells"] if c["status"] not in ("skipped", "withheld")]
         if not cells:
             return []
         keys = list(th)
@@ -116,7 +130,7 @@ class _Paper:
                "|---|---|" + "---:|" * len(keys)]
         for c in cells:
             by = {x["check"]: x for x in c["checks"]}
-            vals = [("undefined" if (by.get(k) or {}).get("value") is None else str(Num(by[k]["value"]))) for k in keys]
+            vals = [("undefined" if k not in by or by[k].get("value") is None else str(Num(by[k]["value"]))) for k in keys]
             out.append(f"| {self.names.plain(c['cell'])} | {c['status'].upper()} | " + " | ".join(vals) + " |")
         return out + [""]
 

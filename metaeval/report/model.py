@@ -9,6 +9,7 @@ from typing import Any, Union
 # under the report's short names)
 from metaeval.formatting import cell as fmt, estimate_interval as fmt_ci, p_text  # noqa: F401
 from metaeval.formatting import NA, fixed, interval, is_missing, mean_se
+from metaeval.study.records import MeanSE
 
 
 class Cell(str):
@@ -67,10 +68,12 @@ class Est(Cell):
 
 
 class PlusMinus(Cell):
-    """A mean with its standard error, ``0.1067 ± 0.0235`` (``-`` without a mean); the ``tex_`` digits are the
+    """A mean with its standard error (a :class:`~metaeval.study.records.MeanSE` or a ``{mean, se}`` mapping), ``0.1067 ± 0.0235`` (``-`` without a mean); the ``tex_`` digits are the
     paper's."""
 
     def __new__(cls, d: Any, digits: int = 4, *, signed: bool = False, tex_digits: int | None = None):
+        if isinstance(d, MeanSE):  # the results schema's record
+            d = {"mean": d.mean, "se": d.se}
         mean, se = (d.get("mean"), d.get("se")) if d else (None, None)
         self = super().__new__(cls, mean_se(d, digits, signed=signed))
         self.mean, self.se, self.digits, self.signed = mean, se, digits, signed

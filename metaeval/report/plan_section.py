@@ -88,7 +88,9 @@ PLOT = "study/plan_curves.svg"  # where ``metaeval plan --results`` draws it, re
 
 def _separate(plan: dict[str, Any]) -> str:
     """The line on how many topics tell the best pilot runs apart ('' for a plan written before it existed)."""
-    return str((plan.get("need") or {}).get(plan.get("metric"), {}).get("separate_line") or "")
+    by_metric = plan.get("need")  # a plan written before it has none
+    need = by_metric.get(plan.get("metric")) if by_metric else None
+    return str(need.get("separate_line") or "") if need else ""
 
 
 def render_markdown(plan: dict[str, Any], heading: bool = False, plot: str | None = PLOT) -> str:
@@ -119,11 +121,11 @@ def render_markdown(plan: dict[str, Any], heading: bool = False, plot: str | Non
                 f"held back; judge redrawn per replay: {'yes' if rp['judge_redrawn'] else 'no'}):", ""]
         out += [f"- {line}" for line in rp["lines"]]
         out.append("")
-    cons = plan.get("consistency")
-    if cons:
-        from metaeval.report.consistency_section import calibration_caption, consistency_rows
+    if plan.get("consistency"):
+        from metaeval.report.consistency_section import as_consistency, calibration_caption, consistency_rows
 
-        out += ["### Judge self-consistency", "", cons["line"] + ".", ""]
+        cons = as_consistency(plan["consistency"], "study/plan.json: consistency")
+        out += ["### Judge self-consistency", "", cons.line + ".", ""]
         head, rows = consistency_rows(cons)
         if rows:
             out += [calibration_caption(cons) + ":", "", "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
@@ -154,10 +156,10 @@ def render_html(plan: dict[str, Any], heading: bool = False, plot: str | None = 
     if plan.get("replay"):
         parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in plan["replay"]["lines"]) + "</ul>")
     if plan.get("consistency"):
-        from metaeval.report.consistency_section import calibration_caption, consistency_rows
+        from metaeval.report.consistency_section import as_consistency, calibration_caption, consistency_rows
 
-        cons = plan["consistency"]
-        parts.append(f"<h3>Judge self-consistency</h3><p>{e(cons['line'])}</p>")
+        cons = as_consistency(plan["consistency"], "study/plan.json: consistency")
+        parts.append(f"<h3>Judge self-consistency</h3><p>{e(cons.line)}</p>")
         head, rows = consistency_rows(cons)
         if rows:
             parts.append(f"<table><caption>{e(calibration_caption(cons))}</caption><thead><tr>"

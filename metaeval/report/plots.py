@@ -256,7 +256,7 @@ def bias(per_cell: dict[str, dict[str, Any]], metric: str) -> str:
         for col, pts in groups.items():
             _errorbars(ax, pts, col, ms=4, capsize=2)
         ax.axvline(0, color="black", lw=0.8)
-        m = b.get("mean") or {}
+        m = b["mean"]  # the study's MetricBias as report.json holds it (mean and its ci always written)
         mt = "undefined" if m.get("bias") is None else f"{m['bias']:+.3f}" + (
             f" [{m['ci'][0]:+.2f}, {m['ci'][1]:+.2f}]" if m.get("ci") and m["ci"][0] is not None else "")
         ax.set_title(f"{_short(cid)}\nmean bias {mt}", fontsize=9)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from metaeval.report import plots, tables
 from metaeval.report.context import Context, dash
 from metaeval.report.model import Config, Detail, Est, Figure, Ident, Num, Paper, Section, Table, Text, fmt, fmt_ci
-from metaeval.study.records import TopicTau, encode
+from metaeval.study.records import MetricBias, TopicTau, encode
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.render_latex import Names
@@ -110,7 +110,7 @@ def bias(ctx: Context) -> Section | None:
                f"Judge minus reference run score on {ctx.metric_name} (mean over the topics both scored), runs ordered by "
                f"the reference's score; bars: 95% paired topic-bootstrap CI ({dash(ctx.n_boot)} resamples; both sides "
                "resampled on the same topics).", svg=plots.later(plots.bias, ctx.data["bias"], ctx.metric)),
-        bias_table(ctx.data["bias"], caption=f"mean per-run bias on {ctx.metric_name}; 'judged lower/higher': runs whose CI "
+        bias_table(per, caption=f"mean per-run bias on {ctx.metric_name}; 'judged lower/higher': runs whose CI "
                                 "excludes 0"),
         Detail("per-run bias tables", detail, open=False)])
 
@@ -177,16 +177,15 @@ def tau_table(rows: list[dict[str, Any]], metric: str, ids: list[str], names: "N
                  tex_columns=["", "run", "topic", "pooled"], paper=paper)
 
 
-def bias_table(per: Mapping[str, Any], names: "Names | None" = None, caption: str = "") -> Table:
+def bias_table(per: Mapping[str, MetricBias], names: "Names | None" = None, caption: str = "") -> Table:
     """Mean per-run bias (judge minus human) per configuration with its CI, and the runs significantly lower or
-    higher (their own paired topic-bootstrap CI excludes 0)."""
+    higher (their own paired topic-bootstrap CI excludes 0); ``per``: cell -> the study's bias on the metric."""
     body, n_runs = [], []
     for cid, b in per.items():
-        m = b.get("mean") or {}
-        runs = b.get("runs") or []
-        low = sum(1 for r in runs if (r.get("ci") or [None, None])[1] is not None and r["ci"][1] < 0)
-        high = sum(1 for r in runs if (r.get("ci") or [None, None])[0] is not None and r["ci"][0] > 0)
-        body.append([Config(cid), Est(m.get("bias"), m.get("ci"), signed=True), str(len(runs)), str(low), str(high)])
+        m, runs = b.mean, b.runs
+        low = sum(1 for r in runs if r.ci[1] is not None and r.ci[1] < 0)
+        high = sum(1 for r in runs if r.ci[0] is not None and r.ci[0] > 0)
+        body.append([Config(cid), Est(m.bias, m.ci, signed=True), str(len(runs)), str(low), str(high)])
         n_runs.append(f"{names.plain(cid) if names else cid}: {len(runs)}")
     paper = None
     if names is not None:

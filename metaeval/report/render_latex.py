@@ -52,12 +52,6 @@ def interval(lo: Any, hi: Any, digits: int = 2, signed: bool = False) -> str:
     return fmt_interval([lo, hi], digits, signed=signed).replace("-", "$-$")
 
 
-def method_name(cal: Mapping[str, Any], method: str) -> str:
-    """A calibration method as tables print it (``PPI++``): the display name the calibration recorded from the method
-    registry (``method_names``), else the name itself."""
-    return str((cal.get("method_names") or {}).get(method, method))
-
-
 def tex_cell(c: Any, stacked: bool = True) -> str:
     """One cell as LaTeX: a :class:`~metaeval.report.model.Cell` from its figures, plain text escaped."""
     if isinstance(c, Cell) and c.tex:
@@ -100,12 +94,18 @@ class Names:
         self.metric_plain = getattr(known, "display", None) or self.metric
         self.cells = {r["cell"]: r for r in data.get("usage") or []}
         self.prompts = any((r.get("prompt") or "none") != "none" for r in self.cells.values())
-        prov = data.get("provenance") or {}
-        ds = prov.get("dataset") or {}
-        name = ((prov.get("config") or {}).get("dataset") or {}).get("name") or ds.get("name") or "the dataset"
+        prov = data.get("provenance")  # the report's provenance section (absent from a partial report's data)
+        ds: Mapping[str, Any] = prov["dataset"] if prov else {}
+        config = prov.get("config") if prov else None  # the composed configuration, as the study echoed it
+        composed = config.get("dataset") if isinstance(config, Mapping) else None  # its dataset group
+        name = (composed.get("name") if isinstance(composed, Mapping) else None) or ds.get("name") or "the dataset"
         self.data_plain = f"{name} ({ds.get('topics', '?')} topics, {ds.get('runs', '?')} runs"
         self.data_plain += "; synthetic data)" if data.get("synthetic") else ")"
         self.data_phrase = latex_text(self.data_plain)
+
+    def _usage(self, cell: str) -> Mapping[str, Any]:
+        """The cell's row of the report's usage table (none for a cell it does not list: named by its id)."""
+        return self.cells[cell] if cell in self.cells else {}
 
     def head(self) -> list[str]:
         """The header of a configuration's name columns."""
@@ -115,7 +115,7 @@ class Names:
         """judge, [prompt,] nuggets - the readable parts of a cell id (the reference: ``human (reference)``)."""
         if c.reference:
             return ["human (reference)"] + [""] * (len(self.head()) - 1)
-        r = self.cells.get(str(c)) or {}
+        r = self._usage(str(c))
         cols = [latex_text(r.get("judge") or str(c), breakable=True)]
         if self.prompts:
             p = r.get("prompt") or "none"
@@ -125,7 +125,7 @@ class Names:
 
     def plain(self, cell: str) -> str:
         """A configuration in words: ``judge lexical, prompt v1, human nuggets``."""
-        r = self.cells.get(cell) or {}
+        r = self._usage(cell)
         s = NUGGET_SOURCE.get(r.get("strategy") or "", r.get("strategy") or "")
         p = r.get("prompt") or "none"
         return f"judge {r.get('judge') or cell}" + ("" if p == "none" else f", prompt {p}") + f", {s} nuggets"

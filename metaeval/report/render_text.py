@@ -35,18 +35,40 @@ def terminal_width(default: int = 100) -> int:
     return max(40, shutil.get_terminal_size((default, 24)).columns)
 
 
+def _differ_at(names: list[str]) -> int:
+    """Where the names start to differ, moved back to the start of that word (after the last ``_ . - /`` of
+    their common prefix): ``testserver__v1__x`` and ``testserver__v2_json__x`` -> 12 (``v1`` / ``v2_json``).  A
+    column of one name (compare's ``A`` column) keeps all but its first word: ``testserver__v1__x`` -> 12."""
+    import os
+    import re
+
+    if len(names) == 1:
+        first = re.match(r"[^_.\-/]+[_.\-/]+", names[0])
+        return first.end() if first else 0
+    prefix = os.path.commonprefix(names)
+    return max((prefix.rfind(c) for c in "_.-/"), default=-1) + 1
+
+
 def shorten(names: list[str], width: int) -> dict[str, str]:
-    """``{name: short}`` for the names longer than ``width``: head and tail joined by an ellipsis, unique."""
+    """``{name: short}`` for the names longer than ``width``, unique.  The cut goes into the part every name shares
+    just before the word where they differ (a lone name: into its first word), so that part stays readable
+    (``testserver…v1__human_auto`` and ``tests…v2_json__human_auto``, not ``testserver__…__human_auto``); when that
+    leaves no head, head and tail are joined by an ellipsis in the middle."""
     out: dict[str, str] = {}
     taken: set[str] = set(n for n in names if len(n) <= width)
-    for n in dict.fromkeys(names):
+    distinct = list(dict.fromkeys(names))
+    differ = _differ_at(distinct) if distinct else 0
+    for n in distinct:
         if len(n) <= width:
             continue
-        head = (width - 1 + 1) // 2
-        for h in range(head, width - 1):  # move the cut until the short form is unique
-            s = n[:h] + ELLIPSIS + n[len(n) - (width - 1 - h):]
-            if s not in taken:
-                break
+        cut = differ - (len(n) - (width - 1))  # the removed span ends where the names start to differ
+        s = n[:cut] + ELLIPSIS + n[differ:] if cut >= 1 else ""
+        if not s or s in taken:
+            head = (width - 1 + 1) // 2
+            for h in range(head, width - 1):  # move the cut until the short form is unique
+                s = n[:h] + ELLIPSIS + n[len(n) - (width - 1 - h):]
+                if s not in taken:
+                    break
         out[n] = s
         taken.add(s)
     return out
@@ -68,7 +90,7 @@ def fit_table(columns: list[str], rows: list[list[str]], numeric: list[bool], wi
 
     Numbers are never cut: a numeric column is as wide as its widest cell (its header wraps at spaces).  Text
     columns wrap at spaces, never inside a word.  The first column names the rows: when the table is still too wide
-    its names are shortened with an ellipsis in the middle and a legend under the table gives each in full.  If the
+    its names are shortened with an ellipsis (:func:`shorten`) and a legend under the table gives each in full.  If the
     columns do not fit even then, they are printed in several blocks (each repeating the name column), as pandas
     does.  A row whose cells after the second are all empty (``skipped: ...``) is printed as a line under the table.
     """

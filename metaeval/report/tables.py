@@ -99,23 +99,23 @@ def strictness(cells: Sequence[CellSummary]) -> list[dict[str, Any]]:
     rows = []
     for c in cells:
         lab = c.label_agreement
-        if not lab:
+        if lab is None:
             continue
         # the topic-clustered interval where the analysis has it (pairs of one topic are not independent)
-        ci = (lab.get("clustered") or {}).get("strictness_ci_topic") or lab.get("strictness_ci") or [None, None]
-        shifts = [s for s in lab.get("shifts", []) if s.get("changed") and s.get("count")]
+        ci = list(lab.strictness_interval or (None, None))
+        shifts = [s for s in lab.shifts if s.get("changed") and s.get("count")]
         shifts.sort(key=lambda s: -s["count"])
-        rows.append({"cell": c.cell, "n": lab.get("n"), "exact_agreement": lab.get("exact_agreement"),
-                     "cohen_kappa": lab.get("cohen_kappa"), "weighted_kappa": lab.get("weighted_kappa"),
-                     "krippendorff_alpha": lab.get("krippendorff_alpha"),
-                     "strictness_index": lab.get("strictness_index"), "strictness_ci": ci,
-                     "p_lower": lab.get("p_lower"), "p_higher": lab.get("p_higher"),
-                     "stuart_maxwell_stat": lab.get("stuart_maxwell_stat"), "stuart_maxwell_df": lab.get("stuart_maxwell_df"),
-                     "stuart_maxwell_p": lab.get("stuart_maxwell_p"),
-                     **{k: v for k, v in lab.items() if k.startswith("stuart_maxwell_clustered")},
-                     "reference_mix": lab.get("reference_mix"),
-                     "candidate_mix": lab.get("candidate_mix"), "shifts": shifts, "failed": lab.get("failed"),
-                     "order": lab.get("order"), "confusion": lab.get("confusion")})
+        rows.append({"cell": c.cell, "n": lab.n, "exact_agreement": lab.exact_agreement,
+                     "cohen_kappa": lab.cohen_kappa, "weighted_kappa": lab.weighted_kappa,
+                     "krippendorff_alpha": lab.krippendorff_alpha,
+                     "strictness_index": lab.strictness_index, "strictness_ci": ci,
+                     "p_lower": lab.p_lower, "p_higher": lab.p_higher,
+                     "stuart_maxwell_stat": lab.stuart_maxwell_stat, "stuart_maxwell_df": lab.stuart_maxwell_df,
+                     "stuart_maxwell_p": lab.stuart_maxwell_p,
+                     **lab.clustered_stuart_maxwell(),
+                     "reference_mix": lab.reference_mix,
+                     "candidate_mix": lab.candidate_mix, "shifts": shifts, "failed": lab.failed,
+                     "order": None if lab.order is None else list(lab.order), "confusion": lab.confusion})
     return rows
 
 

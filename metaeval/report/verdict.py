@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 from metaeval.errors import ConfigError, FormatError
 from metaeval.formatting import interval
 from metaeval.measures import DEFAULT_PRIMARY, display_name, measure
-from metaeval.study.records import CellSummary, Stratum, StudyCell, TauEstimate
+from metaeval.study.records import CellSummary, LabelAgreement, Stratum, StudyCell, TauEstimate
 
 #: the built-in thresholds; ``metric`` None: the study's primary metric (``build_report`` fills it in)
 DEFAULTS: dict[str, Any] = {"metric": None, "min_run_tau_low": 0.8, "max_failure_rate": 0.01}
@@ -39,7 +39,8 @@ def _tau(level: str, part: str) -> Callable[[CellSummary, str], Any]:
 
 def _labels(key: str) -> Callable[[CellSummary, str], Any]:
     def get(cell: CellSummary, metric: str) -> Any:
-        return (cell.label_agreement or {}).get(key)  # the analysis' label agreement block
+        lab = cell.label_agreement  # the analysis' label agreement block
+        return None if lab is None else getattr(lab, key)
     return get
 
 
@@ -165,18 +166,19 @@ def headline(v: dict[str, Any]) -> str:
     return head + (" " + " ".join(r.rstrip(".") + "." for r in why) if why else "")
 
 
-def _labels_strictness(lab: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _labels_strictness(lab: LabelAgreement | None) -> dict[str, Any] | None:
     """The same figures from the analysis' label agreement (for a study written before ``strictness_by_importance``):
     the strictness index with its topic-bootstrap CI and the support -> partial / not shares of the label shifts."""
-    if not lab or lab.get("strictness_index") is None:
+    if lab is None or lab.strictness_index is None:
         return None
-    ci = (lab.get("clustered") or {}).get("strictness_ci_topic") or lab.get("strictness_ci")
-    share = {s.get("candidate"): s.get("pct_of_reference_label") for s in lab.get("shifts") or []
+    ci = lab.strictness_interval
+    ci = None if ci is None else list(ci)
+    share = {s.get("candidate"): s.get("pct_of_reference_label") for s in lab.shifts
              if s.get("reference") == "support"}
     pct = share.get("partial_support")
-    raised = [s.get("pct_of_reference_label") or 0.0 for s in lab.get("shifts") or []
+    raised = [s.get("pct_of_reference_label") or 0.0 for s in lab.shifts
               if s.get("reference") == "not_support" and s.get("candidate") in ("partial_support", "support")]
-    return {"index": lab["strictness_index"], "ci": ci, "support_to_partial": None if pct is None else pct / 100,
+    return {"index": lab.strictness_index, "ci": ci, "support_to_partial": None if pct is None else pct / 100,
             "support_to_not": None if share.get("not_support") is None else share["not_support"] / 100,
             "not_raised": sum(raised) / 100 if raised else None}
 

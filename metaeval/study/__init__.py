@@ -12,6 +12,10 @@ reference label set, into files under the results folder (paths from ``metaeval.
   ``study/reference_scores.csv`` / ``reference_runs.csv`` - the reference's scores;
 * ``summary.json`` / ``summary.md``.
 
+Each cell's own share of these figures is computed as one task (``metaeval.study.fanout``; ``study.workers``: in
+this process, in forked workers, or as Ray tasks when the sweep's Ray runtime is up); the driver writes the files
+and compares the cells' natural neighbours from the replicates the tasks returned.
+
 The report (``metaeval.report``) only renders these files.  One bootstrap setting (``analysis.bootstrap``) and one
 seed (``analysis.seed``) drive every resampled figure.  When nothing the study reads has changed (content hash of
 the label sets, the reference and the settings), the previous study is reused as it is.

@@ -184,14 +184,16 @@ def sweep_reference(candidates: Sequence[Candidate]) -> tuple[Any, str]:
         files = ", ".join(str(c.labels) for c in candidates if c.sweep is None)
         raise ConfigError(f"{files}: not a sweep cell, so there is no sweep dataset to compare against; give the "
                           "reference labels with --reference FILE")
-    datasets = {}
+    datasets, names = {}, set()
     for s in sweeps:
         ds = read_summary(ResultsLayout.open(s)).config_group("dataset")  # the dataset as composed
         datasets[s] = (ds.get("source") or ds.get("name"), ds.get("nuggets"))
+        names.add(ds.get("name"))
     if len(set(datasets.values())) > 1:
         raise ConfigError("the sweeps judged different datasets (" + "; ".join(f"{s}: {d[0]}" for s, d in datasets.items())
                           + "); compare cells of one dataset, or give --reference FILE")
     (source, nuggets), = set(datasets.values())
+    name = names.pop() if len(names) == 1 else None
     if not source:
         raise ConfigError(f"{next(iter(sweeps))}/summary.json names no dataset; give --reference FILE")
     from metaeval.data.dataset import load_dataset
@@ -199,7 +201,9 @@ def sweep_reference(candidates: Sequence[Candidate]) -> tuple[Any, str]:
     ds = load_dataset(source)
     if ds.labels is None:
         raise ConfigError(f"dataset {source!r} has no human labels to compare against; give --reference FILE")
-    return ds.labels, f"the human labels of dataset {source}"
+    # by its name, as the sweep's summary says it ("dataset trec-rag-2024"), and where the labels were read from
+    where = f" ({source})" if name and str(source) != str(name) else ""
+    return ds.labels, f"the human labels of dataset {name or source}{where}"
 
 
 def compare_candidates(reference: Any, candidates: Sequence[Candidate], *, reference_name: str,

@@ -23,8 +23,9 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
                     n_boot: int = N_BOOT, seed: int = 0) -> dict[str, Any]:
     """JSON-ready rank-sets block for ``metric`` (module docstring); ``{"status": "n/a", "reason"}`` when it
     cannot be computed (fewer than 2 labelled topics or runs)."""
-    from metaeval.calibration.ranksets import (TrackSample, bootstrap_rank_intervals, compact_letters,
-                                               letter_columns, pairwise_intervals, rank_sets, track_tau)
+    from metaeval.calibration.ranksets import (FIXED_RANKING_CAVEAT, TrackSample, bootstrap_rank_intervals,
+                                               compact_letters, letter_columns, pairwise_intervals, rank_sets,
+                                               track_tau)
     from metaeval.errors import ConfigError
 
     H, J = data.H[metric], data.J[metric]
@@ -53,15 +54,17 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
               "decision": ">" if pw.lo[k] > 0 else ("<" if pw.hi[k] < 0 else "~")}
              for k, (a, b) in enumerate(zip(pw.pair_i.tolist(), pw.pair_j.tolist()))]
     decided = sum(p["decision"] != "~" for p in pairs)
-    tau = {"ppi_pp": track_tau(pw, "estimate"), "raw_judge": track_tau(pw, J[np.ix_(topics, complete)].mean(axis=0))}
+    tau = {"ppi_pp": track_tau(pw, "estimate"),
+           "raw_judge": {**track_tau(pw, J[np.ix_(topics, complete)].mean(axis=0)),
+                         "treated_as": f"fixed: {FIXED_RANKING_CAVEAT}"}}
     shown = _shown(leaderboard, runs)
     if shown is not None and leaderboard is not None:
         # the PPI++ leaderboard is this estimator (its lambda pools every run, these only the complete ones)
         same = leaderboard.get("estimated_by") == "ppi_pp" or np.allclose(shown, pw.estimate, atol=1e-9)
         tau["shown"] = {**(track_tau(pw, "estimate") if same else track_tau(pw, shown)),
                         "by": leaderboard.get("estimated_by"),
-                        "treated_as": "the PPI++ estimate" if same else "fixed (its dependence on the labelled topics "
-                                                                         "is not resampled)"}
+                        "treated_as": "the PPI++ estimate" if same else (
+                            f"fixed (its dependence on the labelled topics is not resampled): {FIXED_RANKING_CAVEAT}")}
     return {"status": "ok", "metric": metric, "method": "ppi_pp", "lambda": pw.lam, "level": level, "n_boot": n_boot,
             "seed": seed, "critical_value": pw.critical, "human_labelled_topics": pw.n_labelled, "topics": pw.n_topics,
             "runs": len(runs), "runs_left_out": left_out,

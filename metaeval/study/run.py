@@ -3,8 +3,15 @@
 ``run_study(StudyInput(...))`` is the library entry point; ``study_sweep(outcome)`` adapts what
 ``metaeval.pipeline.sweep.run_sweep`` returns.  Settings are the typed ``metaeval.study.settings.StudySettings``
 (``analysis``: ``metrics``, ``tau``, ``bootstrap``, ``seed``; ``calibration``: ``enabled``, ``methods``, ``folds``,
-``seed``, ``workers``), checked before any judge was called.  ``analysis.bootstrap`` replicates with ``analysis.seed`` drive every topic-bootstrap interval: the
-analysis' tau CIs, the raw leaderboards and calibration's raw-candidate CIs.
+``seed``, ``workers``; ``study``: ``workers``), checked before any judge was called.  ``analysis.bootstrap``
+replicates with ``analysis.seed`` drive every topic-bootstrap interval: the analysis' tau CIs, the raw leaderboards
+and calibration's raw-candidate CIs.
+
+Steps: the cells' label and score files (``write_cell_files``, ``write_reference``); every cell's own work as one
+task each on the sweep's executor (``study_cells``: ``metaeval.study.fanout``, ``study.workers``); then, in this
+process, the files of what the tasks computed and what needs several cells: ``analyse`` (the cells' analysis parts
+combined, their paired neighbour comparisons from the stored replicate vectors), ``calibrate``, the comparison
+document, ``self_consistency``, ``write_study_json``.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from metaeval.study.settings import StudySettings
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from metaeval.study.fanout import CellWork, StudyContext
     from metaeval.study.records import Provenance, StudyDoc, Summary
 
     from metaeval.types import LabelSet
@@ -102,15 +110,16 @@ def _run_study(inp: StudyInput, t0: float | None) -> "Summary":
         ref_scores = write_reference(lay, inp.reference)
         fig = replace(inp, label_sets={c: ls for c, ls in inp.label_sets.items() if c not in withheld},
                       samples={c: d for c, d in inp.samples.items() if c not in withheld})
-        analysis, paired = analyse(lay, fig)
-        calibration = calibrate(lay, fig)
+        ctx, works = study_cells(fig, scores, ref_scores)  # every cell's own work, fanned out (study.fanout)
+        t_fig = time.perf_counter()
+        analysis, paired = analyse(lay, fig, works, ctx.ref_side)
+        calibration = calibrate(lay, fig, works)
         from metaeval.study.compare import study_comparison  # the cells' natural neighbours compared
 
         study_comparison(lay, fig, paired, calibration)
-        consistency = self_consistency(lay, fig)
-        t_fig = time.perf_counter()
-        write_study_json(lay, fig, scores, ref_scores, calibration, prov)
-        log.debug("study of %d cell(s): %.2f s (per-topic tau, leaderboards, disagreements %.2f s)",
+        consistency = self_consistency(lay, fig, works)
+        write_study_json(lay, fig, works, prov)
+        log.debug("study of %d cell(s): %.2f s (files and pairs after the cells' tasks %.2f s)",
                   len(inp.label_sets), time.perf_counter() - t, time.perf_counter() - t_fig)
     path = str(lay.summary_json)
     cells = []
@@ -209,19 +218,49 @@ def write_reference(lay: ResultsLayout, reference: "LabelSet | None") -> "pd.Dat
     return per
 
 
-def analyse(lay: ResultsLayout, inp: StudyInput) -> tuple[dict[str, Any], Any]:
-    """Every cell against the reference (``metaeval.analysis.analyze``), written to ``analysis/``; the cells are
-    compared with their natural neighbours (``metaeval.study.compare.study_pairs``).  Returns (the cells' analysis
-    blocks, the paired comparison table or None)."""
-    from metaeval.analysis import analyze
+def study_cells(inp: StudyInput, scores: dict[str, "pd.DataFrame"], ref_scores: "pd.DataFrame | None"
+                ) -> "tuple[StudyContext, dict[str, CellWork]]":
+    """Every cell's own work (:func:`metaeval.study.fanout.cell_study`: analysis part, calibration, study.json
+    figures, self-consistency) as tasks on the sweep's executor (``study.workers``: in this process, forked
+    workers, or Ray tasks when the sweep's Ray runtime is up).  Returns the tasks' shared context (the reference's
+    analysis side, reused by :func:`analyse`) and cell -> its results, in the cells' order.  Writes nothing: the
+    steps below do."""
+    from metaeval.study.compare import study_pairs
+    from metaeval.study.fanout import CellTask, StudyContext, fans_out, make_context, run_cells
+
+    names = list(inp.label_sets)
+    if not names:
+        return StudyContext(inp.reference, inp.settings), {}
+    workers = inp.settings.fanout.workers
+    in_pairs = {c for pair in study_pairs(inp) for c in pair} if inp.settings.analysis.bootstrap > 0 else set()
+    ctx = make_context(inp.reference, inp.settings, ref_scores, inp.topics, fans_out(workers, len(names)))
+    tasks = [CellTask(cid, inp.label_sets[cid], scores[cid], calibratable=cid in inp.calibratable,
+                      paired=cid in in_pairs, draws=tuple(inp.samples.get(cid) or ()))
+             for cid in names]
+    t = time.perf_counter()
+    ran = run_cells(ctx, tasks, workers)
+    log.info("the cells' studies: %s, %.1f s", ran.describe(), time.perf_counter() - t)
+    works = dict(zip(names, ran.results))
+    for w in works.values():
+        for line in w.warnings:
+            log.warning("%s", line)
+    return ctx, works
+
+
+def analyse(lay: ResultsLayout, inp: StudyInput, works: "dict[str, CellWork]",
+            ref_side: Any) -> tuple[dict[str, Any], Any]:
+    """Every cell against the reference (``metaeval.analysis``: the cells' parts, computed by their tasks, combined
+    on the reference's side ``ref_side`` with their paired comparisons), written to ``analysis/``; the cells are
+    compared with their natural neighbours (``metaeval.study.compare.study_pairs``).  Returns (the cells'
+    analysis blocks, the paired comparison table or None)."""
+    from metaeval.analysis.meta_evaluation import combine
     from metaeval.study.compare import study_pairs
 
-    if inp.reference is None or not inp.label_sets:
+    parts = [w.analysis for w in works.values() if w.analysis is not None]
+    if inp.reference is None or ref_side is None or not parts:
         return {}, None
     a = inp.settings.analysis
-    names = list(inp.label_sets)
-    res = analyze(inp.reference, [inp.label_sets[n] for n in names], names=names, metrics=a.metrics,
-                  variant=a.tau, n_boot=a.bootstrap, seed=a.seed, pairs=study_pairs(inp))
+    res = combine(ref_side, parts, pairs=study_pairs(inp), variant=a.tau, n_boot=a.bootstrap, seed=a.seed)
     res.write(lay.analysis_dir)
     blocks = res.json.get("candidates", res.json)
     if isinstance(blocks, list):
@@ -229,102 +268,59 @@ def analyse(lay: ResultsLayout, inp: StudyInput) -> tuple[dict[str, Any], Any]:
     return (blocks if isinstance(blocks, dict) else {}), res.paired
 
 
-def calibrate(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
-    """``calibrate_study`` for every cell (against the reference), written to ``cells/<cell>/calibration.json`` (and the fitted
-    model, when the workflow returns one, to ``calibration-model.json``).  A failure is recorded, never hidden."""
-    ccfg = inp.settings.calibration
-    if not ccfg.enabled or inp.reference is None:
-        return {}
-    from metaeval.study.calibration_workflow import calibrate_study
-
-    a = inp.settings.analysis  # calibrate the study's metrics, selecting on its primary one
-    settings = {"methods": ccfg.methods, "folds": ccfg.folds, "n_boot": a.bootstrap, "workers": ccfg.workers,
-                "metrics": list(a.metrics), "metric": a.primary_metric}
+def calibrate(lay: ResultsLayout, inp: StudyInput, works: "dict[str, CellWork]") -> dict[str, Any]:
+    """Every cell's calibration (computed by its task, ``calibrate_study`` against the reference), written to
+    ``cells/<cell>/calibration.json`` (and the fitted model, when the workflow returns one, to
+    ``calibration-model.json``).  A failure is recorded, never hidden."""
     out: dict[str, Any] = {}
-    for cid in inp.label_sets:  # every cell: score-level methods need no shared nuggets (label-level ones say so)
-        try:
-            result = calibrate_study(inp.reference, inp.label_sets[cid], settings, seed=ccfg.seed,
-                                     analysis_seed=inp.settings.analysis.seed)
-        except Exception as exc:  # report, never hide: the cell's summary says why calibration is missing
-            log.warning("calibration of %s failed: %s", cid, exc)
-            out[cid] = {"error": f"{type(exc).__name__}: {exc}"}
+    for cid, w in works.items():
+        if w.calibration is None:
             continue
-        model = result.pop("model", None) if isinstance(result, dict) else None
-        lay.write_calibration(cid, result)
-        if model is not None:
-            lay.write_json(lay.calibration_model(cid), model)
-        out[cid] = result
+        if "calibration" not in w.failed:
+            lay.write_calibration(cid, w.calibration)
+            if w.model is not None:
+                lay.write_json(lay.calibration_model(cid), w.model)
+        out[cid] = w.calibration
     return out
 
 
-def self_consistency(lay: ResultsLayout, inp: StudyInput) -> dict[str, Any]:
+def self_consistency(lay: ResultsLayout, inp: StudyInput, works: "dict[str, CellWork]") -> dict[str, Any]:
     """For every sampled cell: its draws 1..k-1 as ``samples/labels.s<i>.jsonl`` and its self-consistency
-    (``metaeval.study.consistency``) as ``consistency.json``, on the primary metric
-    (``analysis.primary_metric``, the first of ``analysis.metrics``), with ``analysis.bootstrap`` (at most 1000) topic replicates and ``calibration.folds``.
-    A failure is recorded in the cell's row, never hidden."""
-    if not inp.samples:
-        return {}
-    from metaeval.study.consistency import cell_consistency
-
-    a = inp.settings.analysis
-    metric = a.primary_metric
-    folds = inp.settings.calibration.folds
+    (``metaeval.study.consistency``, computed by its task) as ``consistency.json``, on the primary metric
+    (``analysis.primary_metric``, the first of ``analysis.metrics``), with ``analysis.bootstrap`` (at most 1000)
+    topic replicates and ``calibration.folds``.  A failure is recorded in the cell's row, never hidden."""
     out: dict[str, Any] = {}
     for cid, draws in inp.samples.items():
         if cid not in inp.label_sets or len(draws) < 2:
             continue
         for i, ls in enumerate(draws[1:], start=1):
             lay.write_labels(cid, ls, sample=i)
-        try:
-            res = cell_consistency(draws, inp.reference, metric, bootstrap=min(a.bootstrap, 1000), folds=folds,
-                                   seed=a.seed)
-        except Exception as exc:  # report, never hide
-            log.warning("self-consistency of %s failed: %s", cid, exc)
-            out[cid] = {"error": f"{type(exc).__name__}: {exc}", "k": len(draws)}
+        res = works[cid].consistency
+        if res is None:  # pragma: no cover - a sampled cell's task always computes it
             continue
-        lay.write_json(lay.consistency(cid), res)
+        if "consistency" not in works[cid].failed:
+            lay.write_json(lay.consistency(cid), res)
         out[cid] = res
     return out
 
 
-def write_study_json(lay: ResultsLayout, inp: StudyInput, scores: dict[str, "pd.DataFrame"],
-                     ref_scores: "pd.DataFrame | None", calibration: dict[str, Any], provenance: "Provenance") -> "StudyDoc":
-    """``study/study.json`` (:class:`metaeval.study.records.StudyDoc`): per cell and metric, per-topic tau and the raw leaderboard; the disagreements (worst
-    topics with their answers and labels) on the primary metric (``analysis.primary_metric``, the first of
-    ``analysis.metrics``; recorded as ``primary_metric``)."""
+def write_study_json(lay: ResultsLayout, inp: StudyInput, works: "dict[str, CellWork]",
+                     provenance: "Provenance") -> "StudyDoc":
+    """``study/study.json`` (:class:`metaeval.study.records.StudyDoc`): per cell and metric, per-topic tau and the
+    raw leaderboard (the cells' tasks computed them); the disagreements (worst topics with their answers and
+    labels) on the primary metric (``analysis.primary_metric``, the first of ``analysis.metrics``; recorded as
+    ``primary_metric``), with the judge's replies from the cell's transcripts, and the transcript viewer."""
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.study import leaderboard, topics
     from metaeval.study.records import StudyCell, StudyDoc, decode
 
     a = inp.settings.analysis
     metrics = list(a.metrics)
     cells: dict[str, StudyCell] = {}
-    ref_runs = None
-    if ref_scores is not None:
-        from metaeval.scoring import run_scores
-
-        ref_runs = run_scores(ref_scores)
-    for cid, ls in inp.label_sets.items():
-        per = scores[cid]
-        shared = cid in inp.calibratable or _shares_nuggets(inp.reference, ls)
-        cell: dict[str, Any] = {"shares_reference_nuggets": shared, "per_topic_tau": {}, "disagreements": {}}
-        lb = leaderboard.raw_leaderboards(ls, ref_runs, metrics, n_boot=a.bootstrap, seed=a.seed)
-        cell["leaderboard"] = lb
-        if ref_scores is not None:
-            from metaeval.study import bias  # per-run judge-minus-reference bias; strictness by importance (H9)
-
-            cell["bias"] = bias.run_bias(ref_scores, per, metrics, n_boot=a.bootstrap, seed=a.seed)
-            if shared:
-                cell["strictness_by_importance"] = bias.strictness_by_importance(inp.reference, ls, n_boot=a.bootstrap,
-                                                                                 seed=a.seed)
-            taus = topics.per_topic_taus(ref_scores, per, metrics, a.tau)
-            for m in metrics:
-                tt = taus[m]
-                cell["per_topic_tau"][m] = topics.tau_records(tt)
-                if m == a.primary_metric:  # label-level detail costs time: the primary metric only
-                    cell["disagreements"][m] = topics.disagreements(tt, ref_scores, per, inp.reference, ls, m,
-                                                                    shared=shared, queries=inp.topics)
-                    _attach_replies(lay, cid, cell["disagreements"][m])
+    for cid, w in works.items():
+        cell = dict(w.figures)
+        dis = (cell.get("disagreements") or {}).get(a.primary_metric)
+        if dis is not None:
+            _attach_replies(lay, cid, dis)
         cell["transcript_view"] = _write_transcript_view(lay, inp, cid)
         cells[cid] = decode(StudyCell, to_jsonable(cell), str(lay.study_json), f"cells.{cid}")
     doc = StudyDoc(metrics=tuple(metrics), primary_metric=a.primary_metric, variant=a.tau, bootstrap=a.bootstrap,
@@ -375,16 +371,6 @@ def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str) -> str
     out = lay.transcript_view(cid)
     lay.write_json(out, view, indent=None)
     return out.relative_to(lay.root).as_posix()
-
-
-def _shares_nuggets(ref: "LabelSet | None", ls: "LabelSet") -> bool:
-    """True when the judge labelled the reference's own nuggets (same (qid, nugget_id) -> same text)."""
-    if ref is None:
-        return False
-    r = ref.labels.drop_duplicates(["qid", "nugget_id"]).set_index(["qid", "nugget_id"])["nugget"]
-    j = ls.labels.drop_duplicates(["qid", "nugget_id"]).set_index(["qid", "nugget_id"])["nugget"]
-    common = r.index.intersection(j.index)
-    return bool(len(common)) and bool((r.loc[common] == j.loc[common]).mean() > 0.9)
 
 
 def _public_config(config: dict[str, Any]) -> dict[str, Any]:

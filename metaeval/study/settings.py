@@ -1,6 +1,6 @@
-"""The study's typed settings: ``analysis`` and ``calibration`` sections (``StudySettings``), checked when the
-configuration is composed, before any judge is called (``metaeval.workflow.settings`` builds them once and the
-sweep driver passes them to ``metaeval.study.run``).
+"""The study's typed settings: ``analysis``, ``calibration`` and ``study`` sections (``StudySettings``), checked
+when the configuration is composed, before any judge is called (``metaeval.workflow.settings`` builds them once and
+the sweep driver passes them to ``metaeval.study.run``).
 
 Bounds on the sizes (``analysis.bootstrap``, ``calibration.folds``) are what the machine can hold: the topic
 bootstrap keeps ``bootstrap`` replicates of every run's mean per metric (about 240 bytes per replicate on the NIST
@@ -60,13 +60,28 @@ class CalibrationSettings:
 
 
 @dataclass(frozen=True)
+class FanoutSettings:
+    """``study.*``: where the cells' studies run (``metaeval.study.fanout``); no number depends on it.
+
+    ``workers``: at most this many cells' studies at once - as Ray tasks when the sweep's Ray runtime is up
+    (``runtime=ray_local`` / ``ray_cluster``; ``auto``: up to twice the cluster's CPUs in flight, Ray placing one per
+    CPU), else in forked worker processes (``auto``: the available CPUs); never more than the cells.  ``1``, or a
+    single cell: in this process, one cell after the other, each cell's calibration repeats forked over
+    ``calibration.workers`` (in a fanned-out cell they run one after the other: the CPUs are busy with cells)."""
+
+    workers: int | str = setting("auto", "auto_int", ge=1)
+
+
+@dataclass(frozen=True)
 class StudySettings:
     """Everything the study reads from the configuration.  ``report`` is the composed ``report`` section as given
-    (None when absent): part of the study's reuse key only."""
+    (None when absent): part of the study's reuse key only.  ``fanout``: the ``study`` section (where the cells'
+    studies run; not in the reuse key, it moves no number)."""
 
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
     calibration: CalibrationSettings = field(default_factory=CalibrationSettings)
     report: Mapping[str, Any] | None = None
+    fanout: FanoutSettings = field(default_factory=FanoutSettings)
 
     def key_parts(self) -> dict[str, Any]:
         """The settings part of the study's reuse key (``metaeval.study.reuse.study_key``)."""
@@ -77,8 +92,10 @@ class StudySettings:
 
 
 def build_study_settings(analysis: Mapping[str, Any] | None = None, calibration: Mapping[str, Any] | None = None,
-                         report: Mapping[str, Any] | None = None) -> StudySettings:
-    """The typed study settings from plain sections; every bad value is one ``ConfigError`` line naming the key."""
+                         report: Mapping[str, Any] | None = None,
+                         study: Mapping[str, Any] | None = None) -> StudySettings:
+    """The typed study settings from plain sections (``study``: the ``study`` section, :class:`FanoutSettings`);
+    every bad value is one ``ConfigError`` line naming the key."""
     from metaeval.measures import measure
 
     analysis = dict(analysis or {})
@@ -96,4 +113,5 @@ def build_study_settings(analysis: Mapping[str, Any] | None = None, calibration:
         bad = [m for m in c.methods if m not in ALL_METHODS and m not in ALIASES]
         if bad:
             raise ConfigError(f"calibration.methods: unknown {', '.join(map(str, bad))}; expected {', '.join(ALL_METHODS)}")
-    return StudySettings(analysis=a, calibration=c, report=None if report is None else dict(report))
+    f = build_section("study", study, FanoutSettings)
+    return StudySettings(analysis=a, calibration=c, report=None if report is None else dict(report), fanout=f)

@@ -7,13 +7,15 @@ exit 0).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable
 
 from metaeval.formatting import fixed, interval
 from metaeval.measures import display_name
+from metaeval.study.records.blocks import ConsistencyFailure
+from metaeval.study.records.calibration import CalibrationFailure
 
 if TYPE_CHECKING:  # pragma: no cover
-    from metaeval.study.records import Summary, TauEstimate
+    from metaeval.study.records import Calibration, Summary, TauEstimate
 
 
 def missing_figures(summary: "Summary") -> list[str]:
@@ -118,41 +120,27 @@ def summary_markdown(summary: "Summary", metric: str | None = None,
                   "above; tau over draws beside the topic-bootstrap sd):", ""]
         for c in sampled:
             cons = c.consistency
-            lines.append(f"- {c.cell}: {cons.get('line') or cons.get('error')}")
-            cal = cons.get("calibration") or {}
-            if cal.get("line"):
-                lines.append(f"  - soft vs hard score-level calibration, {cal['line']}")
+            failed = isinstance(cons, ConsistencyFailure)
+            lines.append(f"- {c.cell}: {cons.error if failed else cons.line}")
+            cal = None if failed else cons.calibration
+            if cal is not None and cal.line:
+                lines.append(f"  - soft vs hard score-level calibration, {cal.line}")
         lines.append("")
     return "\n".join(lines)
 
 
-def _best_calibration(cal: Mapping[str, Any] | None, metric: str) -> str:
-    """The selected method and its outer-fold error vs raw (``calibrate_study``'s ``selection``); for a result
-    without a selection, the lowest held-out MAE of its cross-validation."""
-    if not cal:
+def _best_calibration(cal: "Calibration | None", metric: str) -> str:
+    """The selected method and its held-out error vs raw (``calibrate_study``'s ``selection``, on the primary
+    metric it calibrated); ``error`` when the calibration failed, ``-`` without one."""
+    if cal is None:
         return "-"
-    if "error" in cal:
+    if isinstance(cal, CalibrationFailure):
         return "error"
-    sel = cal.get("selection")
-    if isinstance(sel, dict) and sel.get("method"):
-        err, raw = (sel.get("held_out_mae") or {}).get("mean"), (sel.get("raw_mae") or {}).get("mean")
-        shown = f"leaderboard by {sel['method']}, intervals by {sel.get('intervals_by') or sel['method']}"
-        if not sel.get("splits") and sel.get("verdict") == "cannot decide":
-            return f"{shown} ({sel.get('why')})"
-        if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
-            return f"{shown}: held-out MAE raw {raw:.3f} -> {sel['method']} {err:.3f}"
-        return shown
-    cal = cal.get("validation") or cal
-    if "methods" not in cal:
-        return "-"
-    best = None
-    for name, m in cal["methods"].items():
-        fig = (m or {}).get(metric) or {}
-        mae_after, mae_before = fig.get("mae_after"), fig.get("mae_before")
-        if mae_after is None:
-            continue
-        if best is None or mae_after < best[1]:
-            best = (name, mae_after, mae_before)
-    if best is None:
-        return "-"
-    return f"{best[0]}: {best[2]:.3f} -> {best[1]:.3f}" if best[2] is not None else f"{best[0]}: {best[1]:.3f}"
+    sel = cal.selection
+    err, raw = sel.held_out_mae.mean, sel.raw_mae.mean
+    shown = f"leaderboard by {sel.method}, intervals by {sel.intervals_by or sel.method}"
+    if not sel.splits and sel.verdict == "cannot decide":
+        return f"{shown} ({sel.why})"
+    if isinstance(err, (int, float)) and isinstance(raw, (int, float)):
+        return f"{shown}: held-out MAE raw {raw:.3f} -> {sel.method} {err:.3f}"
+    return shown

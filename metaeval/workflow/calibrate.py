@@ -1,13 +1,20 @@
 """The calibration workflow of ``metaeval calibrate`` (fit) and ``metaeval calibrate apply``: read the label files,
-rename runs, run the calibration study (``metaeval.study.calibration_workflow``) or apply a fitted model, and
-write the documents.  The command checks its options and prints; ``metaeval.calibrate()`` runs the same study
-on objects.
+rename runs, run the calibration study (``metaeval.study.calibration_workflow``: :func:`calibration_study`) or apply a fitted
+model, and write the documents.  The command checks its options and prints; ``metaeval.calibrate()`` runs the same
+:func:`calibration_study` on objects.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any, Mapping
+
+# the calibration study's option defaults (numpy-free): ``metaeval calibrate --help`` shows them, ``metaeval.calibrate()``
+# checks its keywords against them (read as constants: building the parser calls nothing)
+from metaeval.study.calibration_workflow.defaults import DEFAULTS, SEED_DEFAULT
+
+__all__ = ["DEFAULTS", "SEED_DEFAULT", "apply_file", "calibrate_files", "calibration_study", "check_methods",
+           "write_json"]
 
 
 def _labels(path: Any, run_map: Any) -> Any:
@@ -30,16 +37,35 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
         fh.write("\n")
 
 
+def check_methods(names: Any, option: str) -> list[str]:
+    """The calibration method names ``names`` checked against the method registry (an unknown one: one
+    :class:`~metaeval.errors.ConfigError` line naming ``option`` and listing the registered methods)."""
+    from metaeval.calibration.methods import check_names
+
+    return check_names(names, option)
+
+
+def calibration_study(human: Any, judge: Any, settings: Mapping[str, Any], *, seed: int,
+                      analysis_seed: int | None = None) -> dict[str, Any]:
+    """The calibration study's document (leaderboard, candidates, recommendation and the fitted model) of the
+    judge's labels against the human ones: :func:`metaeval.study.calibration_workflow.calibrate_study`, the one call
+    of it for ``metaeval calibrate`` and ``metaeval.calibrate()`` (``analysis_seed`` None: the study's default)."""
+    from metaeval.study.calibration_workflow import calibrate_study
+
+    extra = {} if analysis_seed is None else {"analysis_seed": analysis_seed}
+    return calibrate_study(human, judge, dict(settings), seed=seed, **extra)
+
+
 def calibrate_files(human: Any, judge: Any, settings: Mapping[str, Any], *, out_dir: str | os.PathLike, seed: int,
                     analysis_seed: int = 0, run_map: Any = None, strictness: bool = False):
     """Fit: the calibration study of the judge's labels against the human ones (files; ``run_map`` as
     ``--run-map`` takes it), written as ``calibration.json`` and ``calibration-model.json`` into ``out_dir``
     (``strictness``: the judge's strictness models too).  Returns ``(result, cal_path, model_path)``."""
     from metaeval.io.jsonl import to_jsonable
-    from metaeval.study.calibration_workflow import calibrate_study, split_model
+    from metaeval.study.calibration_workflow import split_model
 
     human, judge = _labels(human, run_map), _labels(judge, run_map)
-    result, model = split_model(calibrate_study(human, judge, dict(settings), seed=seed, analysis_seed=analysis_seed))
+    result, model = split_model(calibration_study(human, judge, settings, seed=seed, analysis_seed=analysis_seed))
     if strictness:
         from metaeval.calibration.strictness import strictness_models
 

@@ -31,7 +31,7 @@ from metaeval.study.settings import StudySettings, build_study_settings
 
 #: top-level keys of a composed configuration (Hydra groups and plain keys); ``judges`` is filled in by compose
 TOP_LEVEL: tuple[str, ...] = ("dataset", "judge", "prompt", "strategy", "runtime", "cache", "analysis",
-                              "calibration", "grid", "report", "name", "results_dir", "sweep", "judges")
+                              "calibration", "grid", "report", "name", "results_dir", "sweep", "study", "judges")
 #: the ``report`` section (``report.enabled: false``: no report at the end of a sweep)
 REPORT_KEYS: tuple[str, ...] = ("enabled",)
 
@@ -91,7 +91,8 @@ def check_sections(config: Mapping[str, Any]) -> dict[str, Any]:
            "cache": build_section("cache", config.get("cache"), CacheSettings),
            "dataset": build_section("dataset", config.get("dataset"), DatasetSettings),
            "grid": build_section("grid", config.get("grid"), GridSettings),
-           "study": build_study_settings(config.get("analysis"), config.get("calibration"), config.get("report")),
+           "study": build_study_settings(config.get("analysis"), config.get("calibration"), config.get("report"),
+                                         config.get("study")),
            "report_enabled": check_report(config.get("report"))}
     return out
 

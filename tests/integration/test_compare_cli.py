@@ -29,6 +29,9 @@ def test_label_files_with_a_reference(files, capsys):
     assert rc == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "judge vs copy: copy agrees better with the reference (copy minus judge): run-level tau on v_strict +" in text
+    # the table names its metric, and says its intervals are per comparison while its p-values are Holm-adjusted
+    assert "paired differences A - B on v_strict (Kendall tau at three levels, calibrated error)" in text
+    assert "each 95% interval is per comparison (not adjusted for multiplicity)" in text
     doc = json.loads((out / "compare.json").read_text())
     assert doc["format"] == "metaeval-compare" and doc["metric"] == "v_strict" and doc["n_boot"] == 200
     kappa = next(r for r in doc["rows"] if r["statistic"] == "cohen_kappa")
@@ -38,8 +41,10 @@ def test_label_files_with_a_reference(files, capsys):
     assert "Which configuration agrees better" in html and "copy agrees better" in html
     md = (out / "compare.md").read_text()
     assert "| A | B | statistic |" in md and "Cohen's kappa (labels)" in md
+    assert "95% percentile interval per comparison, not adjusted for multiplicity" in md
     tex = (out / "compare.tex").read_text()
     assert "\\label{tab:metaeval-compare}" in tex and "Holm $p$" in tex
+    assert "interval, unadjusted" in tex
 
 
 def test_errors_name_what_to_do(files, capsys, tmp_path):

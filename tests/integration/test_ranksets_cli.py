@@ -50,15 +50,24 @@ def test_calibrate_prints_and_writes_rank_sets(calibrated, capsys):
         t = rs["tau"][key]
         assert -1 <= t["ci"][0] <= t["estimate"] <= t["ci"][1] <= 1
     assert rs["tau"]["shown"]["treated_as"] == "the PPI++ estimate"
+    # the raw judge's ranking is held fixed, and its interval can under-cover (issue 30): the block says so
+    raw_note = rs["tau"]["raw_judge"]["treated_as"]
+    assert raw_note.startswith("fixed: ") and "under-cover" in raw_note
+    tail = " ".join(printed.split("tau-b of the raw judge")[1].split())  # ... and the terminal says it under the line
+    assert tail.split(" tau-b of ")[0].count("caveat: fixed: basic-bootstrap interval for a ranking treated as fixed") == 1
 
 
 def test_the_report_renders_the_rank_sets(calibrated):
     from metaeval.report.latex import paper_tables
     from metaeval.report.rankset_section import cell_blocks
 
+    from metaeval.study.records import CellCalibration, decode
+
     cal = json.loads((calibrated / "out" / "calibration.json").read_text())
-    blocks = cell_blocks("simjudge", cal["rank_sets"])
+    blocks = cell_blocks("simjudge", decode(CellCalibration, cal, "calibration.json").rank_sets)
     assert blocks[0].columns[3] == "rank-set" and len(blocks[0].rows) == cal["rank_sets"]["runs"]
+    notes = [b.text for b in blocks[1:] if getattr(b, "text", "").startswith("caveat: ")]
+    assert notes == [f"caveat: {cal['rank_sets']['tau']['raw_judge']['treated_as']}"]  # under the raw judge's tau only
     tex = paper_tables({"metric": "v_strict", "calibration": {"simjudge": cal}})["ranksets_simjudge"]
     assert "simultaneous" in tex and "rank-set" in tex  # the caption's details are in the folder's README
     groups = cal["rank_sets"]["summary"]["groups"]

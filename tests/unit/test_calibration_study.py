@@ -2,6 +2,8 @@
 regression, the one procedure with raw and composite as candidates, the estimated human leaderboard, bounded intervals,
 fitted-model checks."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -332,17 +334,23 @@ def test_outer_fold_predictions_ignore_their_own_human_labels(small):
 def test_report_section_renders_the_estimated_human_leaderboard(small):
     from metaeval.report.calibration_section import cell_blocks, summary_row
     from metaeval.report.model import Detail
+    from metaeval.study.calibration_workflow.workflow import split_model
+    from metaeval.study.records import CellCalibration, decode, encode
 
     reference, judge = _half_labelled(small)
     res = calibrate_study(reference, judge, {"repeats": 2, "nested_splits": 2, "metrics": ["v_strict"],
                                              "n_boot": 50, "methods": ["ppi"], "min_topics": 5}, seed=0)
-    detail = [b for b in cell_blocks(res) if isinstance(b, Detail)][0]
+    cal = decode(CellCalibration, split_model(res)[0], "calibration.json")  # as the summary holds it
+    # the record writes back what the workflow wrote, key order included (judge-only topics: the corrected columns)
+    assert json.dumps(encode(cal)) == json.dumps(split_model(res)[0])
+    assert cal.leaderboard.judge_only_topics > 0 and cal.leaderboard.rows[0].corrected_judge_only_ci is not None
+    detail = [b for b in cell_blocks(cal) if isinstance(b, Detail)][0]
     table = detail.blocks[0].shown()  # the report view (paper-only columns belong to the LaTeX table)
     assert table.columns == ["rank", "run", "human estimate", "interval", "human (labelled topics)", "judge score"]
     assert "estimated human run score over all 10 topics" in table.caption and "judge's own" in table.caption
     first = res["leaderboard"]["rows"][0]
     assert table.rows[0][2] == f"{first['human_estimate']:.4f}"
-    row = summary_row(res)
+    row = summary_row(cal)
     assert row["held_out_mae"].startswith(f"{res['selection']['nested_mae']['mean']:.4f}")  # led by the nested error
 
 

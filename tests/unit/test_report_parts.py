@@ -256,7 +256,7 @@ def _cal(method: str, judge_only: int = 3) -> dict:
              "human_estimate": 0.59, "human_estimate_ci": [0.5, 0.7]}]
     held = {"mae": {"mean": 0.1, "se": 0.02}, "diff_vs_raw": {"mean": 0.0, "se": 0.0}, "coverage": 0.9,
             "mean_ci_width": 0.4, "tau": {"run": 0.81, "topic_avg": 0.5, "pooled": 0.4}}
-    return {"metric": "v_strict", "settings": {"repeats": 10, "splits": 10, "fit_topics": 5, "held_out_topics": 2,
+    return R.calibration_doc({"metric": "v_strict", "settings": {"repeats": 10, "splits": 10, "fit_topics": 5, "held_out_topics": 2,
                                                "level": 0.95},
             "selection": {"method": method, "intervals_by": "ppi_pp", "verdict": "correction beats the baseline",
                           "why": f"{method} beats raw by 0.0200 (> one corrected SE 0.0100)",
@@ -275,7 +275,7 @@ def _cal(method: str, judge_only: int = 3) -> dict:
             "leaderboard": {"estimated_by": method, "intervals_by": "ppi_pp", "human_labelled_topics": 7,
                             "judge_only_topics": judge_only,
                             "intervals_why": "points by ppi, intervals by PPI++ widened to contain the point",
-                            "rows": rows}}
+                            "rows": rows}})
 
 
 def test_paper_tables_from_report_data(tmp_path):

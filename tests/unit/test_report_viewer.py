@@ -104,14 +104,17 @@ def test_identical_refusals_collapse_into_one_note():
     reason = "label-level methods refused: 0 of 872 label pairs match by nugget text"
     held = {"mae": {"mean": 0.1, "se": 0.01}, "diff_vs_raw": {"mean": 0.0, "se": 0.0}, "bias": 0.0, "coverage": 0.9,
             "coverage_worst_run": 0.8, "mean_ci_width": 0.3, "tau": {}}
-    cal = {"metric": "v_strict", "recommendation": "keep raw", "pairing": {"key": "k", "matched": 0, "judge_pairs": 872,
-           "reference_pairs": 496, "coverage": 0.0}, "settings": {"folds_used": 5, "selection": "one_se", "inner_folds": 3,
-           "level": 0.95}, "topics": {"human_labelled": ["q"], "judge_only": []}, "selection": {"method": "none"},
+    from tests.helpers import results as R
+
+    cal = R.calibration({
+           "metric": "v_strict", "recommendation": "keep raw", "pairing": {"key": "k", "matched": 0, "judge_pairs": 872,
+           "reference_pairs": 496, "coverage": 0.0}, "settings": {"folds_used": 5, "level": 0.95},
+           "topics": {"human_labelled": ["q"], "judge_only": []}, "selection": {"method": "none"},
            "candidates": {"none": {"status": "ok", "level": "score", "held_out": held},
                           **{m: {"status": "refused", "level": "label", "reason": reason}
                              for m in ("posterior", "matrix", "matrix_unconstrained", "ordinal")}},
            "leaderboard": {"rows": [], "estimated_by": "ppi_pp", "human_labelled_topics": 1, "judge_only_topics": 0,
-                           "intervals_why": "PPI++ is the fallback"}}
+                           "intervals_why": "PPI++ is the fallback"}})
     notes = [b.text for b in cell_blocks(cal) if isinstance(b, Text) and reason in b.text]
     assert notes == [f"posterior, matrix, matrix_unconstrained, ordinal: {reason}"]
 

@@ -31,10 +31,14 @@ def _full_cell() -> dict:
             "failed_importance": 0, "failure_rate": 0.1, "relevance": {"documents": 4},
             "analysis": {"name": "j__human_auto", "metrics": {"v_strict": {
                 "run": lvl, "topic_avg": {**lvl, "n_topics": 7, "n_topics_skipped": 1}, "pooled": lvl,
-                "cells": {"n_runs": 4}, "flips": {}, "top_heavy": {}, "diagnostics": {"x": [1, None]}}},
+                "cells": {"n_runs": 4}, "flips": {}, "top_heavy": {}, "diagnostics": {
+                    "metric": "v_strict", "n_topics": 7, "n_runs": 4, "n_cells": 28, "min_topics": 10,
+                    "too_few_topics": True, "all_tied_reference": False, "all_tied_candidate": False,
+                    "undefined_topic_taus": 1, "defaulted_reference": None, "defaulted_candidate": 0,
+                    "warnings": ["only 7 common topics"]}}},
                 "cells": {"n_runs": 4}, "warnings": ["w"], "suggested_run_map": {"a": "b"},
                 "labels": {"cohen_kappa": 0.4}, "labels_note": "n", "descriptive": {"topics": 7}},
-            "calibration": {"selection": {"method": "raw"}}, "consistency": {"line": "tau 0.9"}}
+            "calibration": R.calibration_doc({"selection": {"method": "raw"}}), "consistency": {"line": "tau 0.9"}}
 
 
 def _full_summary(cells: list[dict] | None = None, **top) -> dict:
@@ -64,7 +68,7 @@ def test_every_record_round_trips_through_its_json():
     sd = R.study_doc({"c": {"per_topic_tau": {"v_strict": [{"qid": "1", "tau": None, "n_runs": 4}]},
                             "leaderboard": {"level": 0.95, "n_boot": 10, "seed": 0,
                                             "metrics": {"v_strict": [{"run_id": "r", "raw": 0.5}]}},
-                            "disagreements": {"v_strict": {"topics": []}},
+                            "disagreements": {"v_strict": {"metric": "v_strict", "k": 3, "topics": [], "n_topics_undefined": 0}},
                             "bias": {"level": 0.95, "n_boot": 10, "seed": 0, "n_topics": 2, "metrics": {"v_strict": {
                                 "mean": {"bias": 0.1, "ci": [0.0, 0.2]},
                                 "runs": [{"run_id": "r", "bias": 0.1, "ci": [None, None], "n_topics": 2,

@@ -65,3 +65,34 @@ def test_shortened_names_stay_unique():
     names = ["judge_a_prompt_v1__human_auto", "judge_a_prompt_v2__human_auto", "judge_a_prompt_v3__human_auto"]
     got = shorten(names, 16)
     assert len(set(got.values())) == 3 and all(len(s) == 16 and ELLIPSIS in s for s in got.values())
+
+
+def test_a_shortened_name_keeps_the_part_where_the_names_differ():
+    """Issue 32's prompt grid: the two cells differ only in the prompt; shortened at the sweep table's 25 columns the
+    cut went through the middle and both rows read ``testserver__…__human_auto`` / ``testserver__v…_human_auto``."""
+    names = ["testserver__v1__human_auto", "testserver__v2_json__human_auto"]
+    got = shorten(names, 25)
+    assert got == {"testserver__v1__human_auto": "testserver…v1__human_auto",
+                   "testserver__v2_json__human_auto": "tests…v2_json__human_auto"}
+    got = shorten(["judge_a_prompt_v1__human_auto", "judge_a_prompt_v2__human_auto"], 16)
+    assert sorted(got.values()) == ["j…v1__human_auto", "j…v2__human_auto"]
+    # no common word to cut into: the middle, as before
+    assert shorten(["lexical_strict__human_auto", "simulated_fig6__human_auto"], 25) == {
+        "lexical_strict__human_auto": "lexical_stri…__human_auto",
+        "simulated_fig6__human_auto": "simulated_fi…__human_auto"}
+    # a column of one name (compare's A column beside B = testserver__v2_json__human_auto): its first word is cut
+    assert shorten(["testserver__v1__human_auto"] * 3, 25) == {"testserver__v1__human_auto": "testserver…v1__human_auto"}
+    assert shorten(["testserver__v1__human_auto"], 20) == {"testserver__v1__human_auto": "tests…v1__human_auto"}
+    out = fit_table(list(SUMMARY_COLUMNS), [[n] + ROWS[0][1:] for n in names], list(SUMMARY_NUMERIC), 100)
+    rows = [ln.split()[0] for ln in out.splitlines() if ln.startswith("test")]
+    assert any("v1" in r for r in rows) and any("v2_json" in r for r in rows), out
+
+
+def test_the_reports_page_shows_the_short_forms_shorten_gives():
+    """docs/reports.md says where the cut goes and quotes two short forms: they are what :func:`shorten` gives."""
+    from pathlib import Path
+
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text().split())
+    got = shorten(["testserver__v1__human_auto", "testserver__v2_json__human_auto"], 25)
+    assert f"`{got['testserver__v1__human_auto']}`, `{got['testserver__v2_json__human_auto']}`" in page
+    assert "ellipsis in the middle and listed" not in page

@@ -3,6 +3,9 @@ export read back.
 
 * :class:`Summary` (``summary.json``) with its :class:`CellSummary` rows, :class:`CellAnalysis`,
   :class:`TauEstimate`...  (``metaeval.study.records.summary``);
+* a cell's calibration (:class:`CellCalibration`, or :class:`CalibrationFailure`; ``metaeval.study.records.calibration``),
+  its label agreement (:class:`LabelAgreement`) and self-consistency (:class:`CellConsistency`;
+  ``metaeval.study.records.blocks``, open records: the keys read are fields, the rest kept as written);
 * :class:`StudyDoc` (``study/study.json``) with :class:`StudyCell` (``metaeval.study.records.study``);
 * :class:`Provenance`, recorded when the study runs (``metaeval.study.records.provenance``);
 * the codec (``metaeval.study.records.codec``): annotations checked field by field, and a JSON Schema derived from
@@ -18,13 +21,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from metaeval.study.records.blocks import (CellConsistency, ClusteredAgreement, Consistency, ConsistencyCalibration,
+                                           ConsistencyFailure, LabelAgreement)
+from metaeval.study.records.calibration import (NOT_WRITTEN, CalibratedLeaderboard, Calibration, CalibrationFailure,
+                                                CalibrationSettings, CalibrationTopics, Candidate, CellCalibration,
+                                                HeldOut, HeldOutTau, LeaderboardRow, MeanSE, MetricCalibration, Pairing,
+                                                RankPair, RankSetRow, RankSets, RankSetsSummary, RankSetsTau,
+                                                RankSetsUnavailable, Selection, TrackTau)
 from metaeval.study.records.codec import decode, encode, json_schema
 from metaeval.study.records.document import RESULTS_SCHEMA, Document, ResultsSchemaError
 from metaeval.study.records.provenance import PACKAGES, GitState, Provenance, record_provenance
-from metaeval.study.records.study import (Bias, BiasMean, Leaderboard, MetricBias, RunBias, StrictnessByImportance,
-                                          Stratum, StudyCell, StudyDoc, TopicTau)
+from metaeval.study.records.study import (Bias, BiasMean, DisagreementAnswer, Disagreements, DisagreementTopic,
+                                          Leaderboard, MetricBias, RunBias, StrictnessByImportance, Stratum, StudyCell,
+                                          StudyDoc, TopicTau)
 from metaeval.study.records.summary import (LEVELS, NO_ESTIMATE, CellAnalysis, CellStats, CellSummary, DataFile,
-                                            DatasetInfo, DatasetProvenance, MetricAnalysis, Summary, TauEstimate,
+                                            DatasetInfo, Diagnostics, DatasetProvenance, MetricAnalysis, Summary, TauEstimate,
                                             ThisRun)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,7 +101,11 @@ def results_json_schema() -> dict[str, Any]:
     return out
 
 
-__all__ = ["RESULTS_SCHEMA", "Document", "ResultsSchemaError", "PACKAGES", "GitState", "Provenance",
+__all__ = ["Diagnostics", "DisagreementAnswer", "Disagreements", "DisagreementTopic", "CellConsistency", "ClusteredAgreement", "Consistency", "ConsistencyCalibration", "ConsistencyFailure",
+           "LabelAgreement", "NOT_WRITTEN", "CalibratedLeaderboard", "Calibration", "CalibrationFailure",
+           "CalibrationSettings", "CalibrationTopics", "Candidate", "CellCalibration", "HeldOut", "HeldOutTau",
+           "LeaderboardRow", "MeanSE", "MetricCalibration", "Pairing", "RankPair", "RankSetRow", "RankSets",
+           "RankSetsSummary", "RankSetsTau", "RankSetsUnavailable", "Selection", "TrackTau", "RESULTS_SCHEMA", "Document", "ResultsSchemaError", "PACKAGES", "GitState", "Provenance",
            "record_provenance", "Bias", "BiasMean", "MetricBias", "RunBias", "StrictnessByImportance", "Stratum",
            "Leaderboard", "StudyCell", "StudyDoc", "TopicTau", "LEVELS", "NO_ESTIMATE",
            "CellAnalysis", "CellStats", "CellSummary", "DataFile", "DatasetInfo", "DatasetProvenance",

@@ -10,7 +10,14 @@ Annotations understood: ``str``, ``int``, ``float`` (an int is a number too; a b
 (any JSON value, stored as read) and nested records.  An object for a record must carry every field without a
 default and no other key.  A field declared with :func:`absent_when_default` is left out of the file while it
 holds its default (e.g. ``withheld`` on a cell that was not withheld), as the study wrote it before the schema
-was declared.
+was declared; one declared with :func:`only_when_written` is in the file exactly when it was in the file read (or
+set in code), whatever its value, null included (it holds :data:`NOT_WRITTEN` otherwise); :func:`json_key` names a
+field whose JSON key is not a Python name (``lambda``).  A union of records (``A | B``) takes the arm whose fields
+the object's keys fit (so a mismatch inside still names its own field).
+
+An *open* record (:func:`open_record`: an analysis block whose keys depend on what could be computed) declares the
+fields its readers use, checked like any other, and keeps every other key as read in ``extra``; it writes its keys
+back in the order it read them, so the file stays byte-identical.  Its JSON Schema allows other properties.
 
 Every mismatch is ONE :class:`~metaeval.errors.FormatError` naming the file and the field's path
 (``cells[2].stats.cost_usd``) with what was expected and what was found.  :func:`json_schema` derives a JSON
@@ -29,6 +36,69 @@ from typing import Any
 from metaeval.errors import FormatError
 
 _OMIT = "omit_when_default"
+_KEY = "json_key"
+
+
+class _NotWritten:
+    """The value of an :func:`only_when_written` field that the file did not have (falsy; never written)."""
+
+    _it: "_NotWritten | None" = None
+
+    def __new__(cls) -> "_NotWritten":
+        if cls._it is None:
+            cls._it = super().__new__(cls)
+        return cls._it
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "NOT_WRITTEN"
+
+    def __reduce__(self):
+        return (_NotWritten, ())
+
+
+#: the value of a field the file did not carry (:func:`only_when_written`)
+NOT_WRITTEN = _NotWritten()
+
+
+def only_when_written() -> Any:
+    """A field written exactly when it holds a value (``None`` included): :data:`NOT_WRITTEN` while it has none."""
+    return dataclasses.field(default=NOT_WRITTEN)
+
+
+def json_key(name: str) -> Any:
+    """A required field written under the JSON key ``name`` (one that is not a Python name, e.g. ``lambda``)."""
+    return dataclasses.field(metadata={_KEY: name})
+
+
+_OPEN = "__open_record__"
+
+
+def open_record(cls: type) -> type:
+    """Mark a record (a frozen dataclass with the fields ``extra: Mapping[str, Any]`` and ``key_order:
+    tuple[str, ...]``, both defaulted) as open: keys it does not declare are kept in ``extra``, and ``key_order``
+    (the keys as read) orders what it writes."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    if not {"extra", "key_order"} <= names:
+        raise TypeError(f"open record {cls.__name__} needs fields extra and key_order")
+    setattr(cls, _OPEN, True)
+    return cls
+
+
+def _is_open(cls: type) -> bool:
+    return bool(getattr(cls, _OPEN, False))
+
+
+def _own(cls: type) -> list[dataclasses.Field]:
+    """The fields that are JSON keys (an open record's ``extra`` and ``key_order`` are not)."""
+    skip = ("extra", "key_order") if _is_open(cls) else ()
+    return [f for f in dataclasses.fields(cls) if f.init and f.name not in skip]
+
+
+def _key(f: dataclasses.Field) -> str:
+    return f.metadata.get(_KEY, f.name)
 
 
 def absent_when_default(default: Any = None, *, factory: Any = None) -> Any:
@@ -88,6 +158,9 @@ def decode(tp: Any, value: Any, path: str, where: str = "") -> Any:
         if value is None and type(None) in args:
             return None
         arms = [a for a in args if a is not type(None)]
+        records = [a for a in arms if _is_record(a)]
+        if len(records) > 1 and isinstance(value, dict):
+            return decode(_best_record(records, value), value, path, where)
         if len(arms) == 1:
             if _is_record(arms[0]) or typing.get_origin(arms[0]) is not None:
                 return decode(arms[0], value, path, where)  # a mismatch inside names its own field
@@ -133,12 +206,24 @@ def decode(tp: Any, value: Any, path: str, where: str = "") -> Any:
     raise TypeError(f"unsupported annotation {tp!r} at {where}")  # a schema bug, not an input error
 
 
+def _best_record(records: list[type], value: dict) -> type:
+    """The record of a union that an object's keys fit best: every key a field and every required field present,
+    else the most keys that are fields (its decoding then names the field that does not fit)."""
+    def fit(cls: type) -> tuple[bool, int]:
+        fields = {_key(f): f for f in _own(cls)}
+        known = sum(k in fields for k in value)
+        required = all(k in value for k, f in fields.items() if _default(f) is dataclasses.MISSING)
+        return (known == len(value) and required, known)
+
+    return max(records, key=fit)  # the first of equals: declaration order
+
+
 def _decode_record(cls: type, value: Any, path: str, where: str) -> Any:
     if not isinstance(value, dict):
         raise _bad(path, where, cls, value)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = {_key(f): f for f in _own(cls)}
     unknown = [k for k in value if k not in fields]
-    if unknown:
+    if unknown and not _is_open(cls):
         at = f"{where}.{unknown[0]}" if where else str(unknown[0])
         raise FormatError(path, 0, at, f"not a field of {cls.__name__} (known: {', '.join(fields)})")
     hints = _hints(cls)
@@ -149,7 +234,10 @@ def _decode_record(cls: type, value: Any, path: str, where: str) -> Any:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise FormatError(path, 0, at, f"missing (a required field of {cls.__name__})")
             continue
-        kwargs[name] = decode(hints[name], value[name], path, at)
+        kwargs[f.name] = decode(hints[f.name], value[name], path, at)
+    if _is_open(cls):
+        kwargs["extra"] = {k: value[k] for k in unknown}
+        kwargs["key_order"] = tuple(value)
     return cls(**kwargs)
 
 
@@ -165,11 +253,19 @@ def encode(obj: Any) -> Any:
     """A record (or any value inside one) as plain JSON: objects, lists, strings, numbers, booleans, null."""
     if _is_record(type(obj)):
         out = {}
-        for f in dataclasses.fields(obj):
+        is_open = _is_open(type(obj))
+        for f in _own(type(obj)):
             v = getattr(obj, f.name)
-            if f.metadata.get(_OMIT) and _same(v, _default(f)):
+            if v is NOT_WRITTEN or (f.metadata.get(_OMIT) and _same(v, _default(f))):
                 continue
-            out[f.name] = encode(v)
+            if is_open and obj.key_order and _key(f) not in obj.key_order and _same(v, _default(f)):
+                continue  # an open record writes the keys it read (a default it did not read stays out)
+            out[_key(f)] = encode(v)
+        if is_open:
+            extra = {str(k): encode(v) for k, v in obj.extra.items()}
+            order = [k for k in obj.key_order if k in out or k in extra]
+            out = {k: out[k] if k in out else extra[k] for k in order} | \
+                {k: v for k, v in (out | extra).items() if k not in order}
         return out
     if isinstance(obj, (tuple, list)):
         return [encode(v) for v in obj]
@@ -199,11 +295,11 @@ def json_schema(tp: Any, defs: dict[str, Any] | None = None) -> dict[str, Any]:
         if name not in defs:
             defs[name] = {}  # placeholder: recursion-safe
             hints = _hints(tp)
-            props = {f.name: json_schema(hints[f.name], defs) for f in dataclasses.fields(tp) if f.init}
-            required = [f.name for f in dataclasses.fields(tp) if f.init and _default(f) is dataclasses.MISSING]
+            props = {_key(f): json_schema(hints[f.name], defs) for f in _own(tp)}
+            required = [_key(f) for f in _own(tp) if _default(f) is dataclasses.MISSING]
             doc = (tp.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
             defs[name] = {"type": "object", "description": doc, "properties": props, "required": required,
-                          "additionalProperties": False}
+                          "additionalProperties": _is_open(tp) or False}
         out = {"$ref": f"#/$defs/{name}"}
     else:
         origin, args = typing.get_origin(tp), typing.get_args(tp)

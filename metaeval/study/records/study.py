@@ -5,8 +5,9 @@ Per cell: whether the judge labelled the reference's own nuggets, per-topic tau 
 raw leaderboard (:class:`Leaderboard`: the judge's run means with topic-bootstrap CIs beside the reference's, per
 metric), per-run bias (:class:`Bias`) and strictness by nugget importance (:class:`StrictnessByImportance`,
 ``metaeval.study.bias``), the topics where
-judge and reference disagree most on the primary metric (``metaeval.study.topics.disagreements``; open) and the
-transcript viewer's path.
+judge and reference disagree most on the primary metric (:class:`Disagreements`,
+``metaeval.study.topics.disagreements``; the nugget-label pairs and nugget lists of a topic stay open mappings: their
+keys depend on the judge's replies) and the transcript viewer's path.
 """
 
 from __future__ import annotations
@@ -109,13 +110,51 @@ class StrictnessByImportance:
 
 
 @dataclass(frozen=True)
+class DisagreementAnswer:
+    """An answer of a worst topic whose within-topic rank moves most: both sides' scores and ranks."""
+
+    run_id: str
+    reference: float | None
+    judge: float | None
+    reference_rank: int
+    judge_rank: int
+
+
+@dataclass(frozen=True)
+class DisagreementTopic:
+    """One of the worst topics (lowest per-topic tau, over ``n_runs`` runs): its query, the answers whose rank moves
+    most, and the nugget labels that differ (``pairs``: the judge labelled the reference's nuggets) or the two nugget
+    lists (``nugget_lists``: it made its own); neither without a reference."""
+
+    qid: str
+    query: str
+    tau: float | None
+    n_runs: int
+    answers: tuple[DisagreementAnswer, ...]
+    pairs: tuple[Mapping[str, Any], ...] | None = absent()
+    nugget_lists: tuple[Mapping[str, Any], ...] | None = absent()
+
+
+@dataclass(frozen=True)
+class Disagreements:
+    """Where judge and reference disagree most on ``metric``: the ``k`` worst topics, the number of topics whose tau
+    is undefined (not ranked), and why the judge's replies could not be attached (``replies_note``)."""
+
+    metric: str
+    k: int
+    topics: tuple[DisagreementTopic, ...]
+    n_topics_undefined: int
+    replies_note: str | None = absent()
+
+
+@dataclass(frozen=True)
 class StudyCell:
     """One cell's study figures (see the module docstring)."""
 
     shares_reference_nuggets: bool
     leaderboard: Leaderboard
     per_topic_tau: Mapping[str, tuple[TopicTau, ...]] = field(default_factory=dict)
-    disagreements: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    disagreements: Mapping[str, Disagreements] = field(default_factory=dict)
     bias: Bias | None = absent()
     strictness_by_importance: StrictnessByImportance | None = absent()
     transcript_view: str | None = None

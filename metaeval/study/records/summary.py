@@ -4,20 +4,30 @@ cell).
 A cell carries what the sweep measured (``stats``: stored totals; ``this_run``; label counts) and what the study
 computed for it: ``analysis`` (:class:`CellAnalysis`: Kendall's tau of the judge's ranking against the reference's
 per metric and level, :class:`TauEstimate` ``{tau, ci, boot_mean}``), ``calibration`` (the cell's
-``calibration.json``, ``metaeval.study.calibration_workflow``) and ``consistency`` (``metaeval.study.consistency``).  The
-open parts - calibration and consistency blocks, label agreement, diagnostics, the config echo - are declared as
-``Mapping`` and stay as the analysis wrote them; every part the report, the API and the summary table read by name
-is a field.
+``calibration.json``, ``metaeval.study.calibration_workflow``: :class:`~metaeval.study.records.calibration.CellCalibration`)
+and ``consistency`` (``metaeval.study.consistency``: :class:`~metaeval.study.records.blocks.CellConsistency`); the
+support-label agreement is :class:`~metaeval.study.records.blocks.LabelAgreement`.  Every part the report, the LaTeX
+export, the API and the summary table read by name is a field.  Still declared as open ``Mapping``: the echoed
+configuration (``Summary.config``: the user's composed config, recorded, never read for a setting), the analysis'
+per-metric detail (``MetricAnalysis.cells`` / ``flips`` / ``top_heavy``: written for the ``analysis/`` files, read by
+no report section) and ``CellAnalysis.cells`` / ``descriptive``; the per-metric diagnostics are
+:class:`Diagnostics`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
+from metaeval.study.records.blocks import Consistency, LabelAgreement
+from metaeval.study.records.calibration import Calibration
 from metaeval.study.records.codec import absent_when_default as absent
+from metaeval.study.records.codec import decode
 from metaeval.study.records.document import Document
 from metaeval.study.records.provenance import Provenance
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.study.records.calibration import CellCalibration
 
 #: the tau levels of an analysis: the judge's ranking of runs, the mean per-topic tau, and tau over pooled cells
 LEVELS = ("run", "topic_avg", "pooled")
@@ -49,9 +59,31 @@ NO_ESTIMATE = TauEstimate(tau=None, ci=(None, None))
 
 
 @dataclass(frozen=True)
+class Diagnostics:
+    """Flags of one comparison (``metaeval.analysis.diagnostics.comparison_diagnostics``): the common topics, runs
+    and (topic, run) cells; too few topics (< ``min_topics``); every run mean tied on one side (run-level tau
+    undefined); topics whose per-topic tau is undefined; defaulted cells per side (an empty denominator, e.g. no
+    vital nugget; None: not known); and the warnings they raise, in words."""
+
+    metric: str
+    n_topics: int
+    n_runs: int
+    n_cells: int
+    min_topics: int
+    too_few_topics: bool
+    all_tied_reference: bool
+    all_tied_candidate: bool
+    undefined_topic_taus: int
+    defaulted_reference: int | None
+    defaulted_candidate: int | None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class MetricAnalysis:
-    """One metric of a cell's analysis: the three tau levels, and the analysis' open detail (``cells``: the aligned
-    grid; ``flips``: discordant run pairs; ``top_heavy``: top-weighted rank correlations; ``diagnostics``)."""
+    """One metric of a cell's analysis: the three tau levels, the comparison's :class:`Diagnostics`, and the
+    analysis' open detail (``cells``: the aligned grid; ``flips``: discordant run pairs; ``top_heavy``: top-weighted
+    rank correlations), written for the ``analysis/`` tables and read by no report section."""
 
     run: TauEstimate
     topic_avg: TauEstimate
@@ -59,7 +91,7 @@ class MetricAnalysis:
     cells: Mapping[str, Any] = field(default_factory=dict)
     flips: Mapping[str, Any] = field(default_factory=dict)
     top_heavy: Mapping[str, Any] = field(default_factory=dict)
-    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    diagnostics: Diagnostics | None = absent()
 
     def level(self, level: str) -> TauEstimate:
         return getattr(self, level)
@@ -77,7 +109,7 @@ class CellAnalysis:
     cells: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     suggested_run_map: Mapping[str, str] = field(default_factory=dict)
-    labels: Mapping[str, Any] | None = None
+    labels: LabelAgreement | None = None
     labels_note: str | None = absent()
     descriptive: Mapping[str, Any] | None = None
 
@@ -154,8 +186,16 @@ class CellSummary:
     relevance: Mapping[str, int] | None = absent()
     withheld: str | None = absent()
     analysis: CellAnalysis | None = absent()
-    calibration: Mapping[str, Any] | None = absent()
-    consistency: Mapping[str, Any] | None = absent()
+    calibration: Calibration | None = absent()
+    consistency: Consistency | None = absent()
+
+    def __post_init__(self) -> None:
+        # the study hands the blocks over as the JSON it computed: typed here, checked like a file's
+        hints = {"calibration": Calibration | None, "consistency": Consistency | None}
+        for name, tp in hints.items():
+            v = getattr(self, name)
+            if isinstance(v, Mapping):
+                object.__setattr__(self, name, decode(tp, dict(v), "summary.json", f"cells[{self.cell}].{name}"))
 
     @property
     def active(self) -> bool:
@@ -172,7 +212,14 @@ class CellSummary:
         return self.stats if self.stats is not None else CellStats()
 
     @property
-    def label_agreement(self) -> Mapping[str, Any] | None:
+    def calibrated(self) -> "CellCalibration | None":
+        """The calibration when it ran (None: not run, or it failed: ``calibration.error`` says why)."""
+        from metaeval.study.records.calibration import CellCalibration
+
+        return self.calibration if isinstance(self.calibration, CellCalibration) else None
+
+    @property
+    def label_agreement(self) -> LabelAgreement | None:
         """The analysis' support-label agreement (None without one)."""
         return None if self.analysis is None else self.analysis.labels
 
