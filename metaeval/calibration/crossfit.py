@@ -52,6 +52,10 @@ class Candidate:
     #: optional cheaper fit for point predictions only (``apply(model, test, want_ci=False)``), used where no
     #: interval is needed (the inner selection folds); it must give the same point predictions as ``fit``
     fit_point: FitFn | None = None
+    #: optional cheaper apply for run-level point estimates only (``Prediction.answers`` None), used where no
+    #: interval and no per-answer value is read (every split but the first few, whose per-topic taus need the
+    #: answers); it must give the same ``est`` as ``apply(model, test, False)``
+    apply_point: ApplyFn | None = None
     #: False when the caller uses this candidate's point estimates only: the outer folds then skip its intervals
     #: too (``fit_point``, ``want_ci=False``), which moves none of its point estimates
     intervals: bool = True

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 
-from metaeval.calibration.methods.base import ScoreMethod, get_method, method_names, register
+from metaeval.calibration.methods.base import REGISTRY, ScoreMethod, get_method, method_names, register
 
 
 @dataclass
@@ -60,10 +60,21 @@ def _t(level: float, df: np.ndarray) -> np.ndarray:
 
     ``scipy.special.stdtrit`` is what ``scipy.stats.t.ppf`` evaluates (``t._ppf``), without the per-call
     argument checking (~0.2 ms, thousands of calls in cross-fitting) and without importing ``scipy.stats``
-    (~1 s of the first calibration otherwise)."""
-    from scipy.special import stdtrit
+    (~1 s of the first calibration otherwise); the quantiles of a (level, df) seen before are kept (a copy is
+    returned)."""
+    df = np.maximum(np.asarray(df, dtype=float), 1.0)
+    key = (level, df.shape, df.tobytes())
+    q = _T_MEMO.get(key)
+    if q is None:  # cross-fitting asks for the same few (level, df) vectors thousands of times
+        from scipy.special import stdtrit
 
-    return stdtrit(np.maximum(np.asarray(df, dtype=float), 1.0), 0.5 + level / 2.0)
+        if len(_T_MEMO) >= 256:
+            _T_MEMO.clear()
+        q = _T_MEMO[key] = stdtrit(df, 0.5 + level / 2.0)
+    return q.copy()
+
+
+_T_MEMO: dict[tuple, np.ndarray] = {}
 
 
 def bounded(est: np.ndarray, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,9 +147,20 @@ def fit_score_method(method: str, H: np.ndarray, J: np.ndarray) -> dict:
     return _score_method(method).fit_scores(H, J)
 
 
+#: one instance per registered score-level class (the methods keep no state; a class registered anew under a
+#: name gets its own instance)
+_INSTANCES: dict[type, ScoreMethod] = {}
+
+
 def _score_method(name: str) -> ScoreMethod:
     from metaeval.errors import ConfigError
 
+    cls = REGISTRY.get(name)
+    if cls is not None and cls.level == "score":  # the registry's class, without a new instance per call
+        inst = _INSTANCES.get(cls)
+        if inst is None:
+            inst = _INSTANCES[cls] = cls()
+        return inst
     m = get_method(name)
     if m.level != "score":
         raise ConfigError(f"unknown score-level method {name!r}; expected one of {', '.join(method_names('score'))}")
@@ -159,7 +181,7 @@ class _Rectified(ScoreMethod):
         raise NotImplementedError
 
     def apply_scores(self, model: dict, J: np.ndarray, level: float = 0.95) -> RunEstimate:
-        n_u, jmean, jvar = _col_stats(J)
+        n_u = np.isfinite(J).sum(axis=0).astype(float)  # the count of _col_stats (its mean and variance unused here)
         var, n_l, extra = (np.asarray(model[k], dtype=float) for k in ("var", "n_l", "extra"))
         answers = self.corrected(model, J)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -60,6 +60,9 @@ class CalibrationMethod:
     description: str = ""
     #: extra ``fit_pairs`` options for a fit whose point predictions only are used (inner cross-fitting folds)
     point_fit_options: dict[str, Any] = {}
+    #: True when ``apply_pairs`` takes ``answers=False``: run scores only (``ArrayPrediction.answers`` left
+    #: empty), the same numbers, for callers that read no per-answer score
+    answers_optional: bool = False
 
     def fit_pairs(self, judge: Pairs, human: np.ndarray, **options: Any) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError

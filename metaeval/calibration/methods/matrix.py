@@ -171,9 +171,14 @@ class MatrixCorrection(CalibrationMethod):
                                     "p_judge_given_human": f["strata"][k].tolist()} for k, imp in enumerate(IMP_ORDER)},
         }
 
+    #: run scores are corrected on the run's own pairs (not averaged from the answers'): ``answers=False`` skips these
+    answers_optional = True
+
     def apply_pairs(self, model: dict, judge: Pairs, metrics: Sequence[str] = METRICS, level: float = 0.95,
                     rng: np.random.Generator | None = None, draws: int = 100,
-                    point_only: bool = False) -> ArrayPrediction:
+                    point_only: bool = False, answers: bool = True) -> ArrayPrediction:
+        """See :meth:`CalibrationMethod.apply_pairs`; ``answers=False``: run scores only (``answers`` left empty;
+        the answer-level and run-level corrections are separate solves, so the run scores are the same)."""
         Ms = np.array([model["by_importance"][imp]["p_judge_given_human"] for imp in IMP_ORDER])  # (3, 3, 4)
         j = judge_codes4(judge.sup)
         s = judge.imp.astype(np.int64)
@@ -195,19 +200,22 @@ class MatrixCorrection(CalibrationMethod):
         for family in FAMILIES:
             if not any(METRIC_SPEC[m][0] == family for m in metrics):
                 continue
-            f = judge.family_weight(family)
-            d = judge.denominators(family)[judge.ans]
-            w_ans = np.where(d > 0, f / np.where(d > 0, d, 1.0), 0.0)
-            mixes[family] = (self._correct(Ms, judge.ans, w_ans, j, s, na, None, con, pre, want_cov=False)[0],
-                             *self._correct(Ms, prun, judge.run_weights(family), j, s, nr, M_draws, con, pre,
-                                            want_cov=not point_only))
+            p_ans = None
+            if answers:
+                f = judge.family_weight(family)
+                d = judge.denominators(family)[judge.ans]
+                w_ans = np.where(d > 0, f / np.where(d > 0, d, 1.0), 0.0)
+                p_ans = self._correct(Ms, judge.ans, w_ans, j, s, na, None, con, pre, want_cov=False)[0]
+            mixes[family] = (p_ans, *self._correct(Ms, prun, judge.run_weights(family), j, s, nr, M_draws, con, pre,
+                                                   want_cov=not point_only))
         cvec = {True: np.array([0.0, 0.0, 1.0]), False: np.array([0.0, 0.5, 1.0])}
+        has = np.bincount(judge.ans_run, minlength=nr) > 0
         for m in metrics:
             family, strict = METRIC_SPEC[m]
             p_ans, p_run, cov_run = mixes[family]
             c = cvec[strict]
-            pred.answers[m] = p_ans @ c
-            has = np.bincount(judge.ans_run, minlength=nr) > 0
+            if p_ans is not None:
+                pred.answers[m] = p_ans @ c
             est = np.where(has, p_run @ c, np.nan)
             pred.run[m] = est
             if point_only:

@@ -35,6 +35,27 @@ class CalibrationData:
         self.labelled = np.flatnonzero(has_h & has_j)
         self.judge_only = np.flatnonzero(~has_h & has_j)
 
+    def topic_pairs(self, topics: np.ndarray, with_human: bool = False):
+        """(the judge's pairs of ``topics``, the human labels of those pairs when ``with_human``, else None).
+
+        Every label-level candidate of a split fits on the same topics and applies to the same others, so the
+        selections of the last two topic sets are kept (a selection is a function of the topics only)."""
+        topics = np.asarray(topics, dtype=int)
+        key = topics.tobytes()
+        memo = self.__dict__.setdefault("_topic_pairs", {})
+        if key not in memo:
+            jp = self.pairing.judge
+            keep = np.zeros(len(jp.qids), dtype=bool)
+            keep[topics] = True
+            if len(memo) >= 2:
+                memo.pop(next(iter(memo)))
+            memo[key] = [jp.select_answers(keep[jp.ans_topic]), keep, None]
+        got = memo[key]
+        if with_human and got[2] is None:
+            jp = self.pairing.judge
+            got[2] = self.pairing.human[got[1][jp.ans_topic[jp.ans]]]
+        return got[0], (got[2] if with_human else None)
+
     def truth(self, topics: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Reference run means over ``topics`` and the number of topics each run has there, per metric."""
         t, n = {}, {}
@@ -78,12 +99,20 @@ def score_candidate(name: str, data: CalibrationData, metrics: Sequence[str], le
         return {m: fit_score_method(method, data.H[m][train], data.J[m][train]) for m in metrics}
 
     def apply(model, test, want_ci):
+        if method == "none":  # raw and composite apply the same fitless method to the same topics: computed once
+            memo_key = (np.asarray(test).tobytes(), tuple(metrics), level)
+            memo = data.__dict__.get("_none_applied")
+            if memo is not None and memo[0] == memo_key:
+                return memo[1]
         out = {}
-        key = ",".join(map(str, np.sort(np.asarray(test)).tolist()))
+        key = (",".join(map(str, np.sort(np.asarray(test)).tolist()))
+               if want_ci and method == "ppi_pp" else None)
         for m in metrics:
-            rng = stream(seed, "calibration.bootstrap_t", m, key) if want_ci and method == "ppi_pp" else None
+            rng = stream(seed, "calibration.bootstrap_t", m, key) if key is not None else None
             r = apply_score_method(model[m], data.J[m][test], level, rng=rng, n_boot=n_boot)
             out[m] = Prediction(r.est, r.lo, r.hi, r.se, r.answers)
+        if method == "none":
+            data._none_applied = (memo_key, out)
         return out
 
     return Candidate(name, "score", fit, apply, uses_labels=name != "raw")
@@ -96,24 +125,25 @@ def label_candidate(name: str, data: CalibrationData, metrics: Sequence[str], le
     from metaeval.random_streams import stream
 
     method = get_method(name)
-    jp, human = data.pairing.judge, data.pairing.human
-    pair_topic = jp.ans_topic[jp.ans]
+    jp = data.pairing.judge
     rng = stream(seed, "calibration.label_draws", name)
 
     def fit(train, **extra):
-        keep = np.zeros(len(jp.qids), dtype=bool)
-        keep[train] = True
-        return method.fit_pairs(jp.select_topics(train), human[keep[pair_topic]], **{**dict(options.get(name, {})), **extra})
+        sub, human = data.topic_pairs(train, with_human=True)
+        return method.fit_pairs(sub, human, **{**dict(options.get(name, {})), **extra})
 
-    def apply(model, test, want_ci):
-        sub = jp.select_topics(test)
+    def apply(model, test, want_ci, answers=True):
+        sub, _ = data.topic_pairs(test)
+        extra = {} if answers else {"answers": False}
         ap = method.apply_pairs(model, sub, metrics=metrics, level=level, rng=rng if want_ci else None,
-                                point_only=not want_ci)
-        rows = np.searchsorted(np.sort(test), sub.ans_topic)
+                                point_only=not want_ci, **extra)
+        rows = np.searchsorted(np.sort(test), sub.ans_topic) if answers else None
         out = {}
         for m in metrics:
-            grid = np.full((len(test), len(jp.run_ids)), np.nan)
-            grid[rows, sub.ans_run] = ap.answers[m]
+            grid = None
+            if answers:
+                grid = np.full((len(test), len(jp.run_ids)), np.nan)
+                grid[rows, sub.ans_run] = ap.answers[m]
             est = ap.run[m]
             se = ap.se.get(m, np.full_like(est, np.nan))
             lo, hi = bounded(est, (ap.hi[m] - ap.lo[m]) / 2.0) if m in ap.hi else (np.full_like(est, np.nan),) * 2
@@ -127,7 +157,10 @@ def label_candidate(name: str, data: CalibrationData, metrics: Sequence[str], le
     # the workflow reads label-level candidates' point estimates only (their intervals treat label pairs as
     # independent: see .selection), so cross-fitting computes none of their intervals; fits on every topic
     # (the saved model) still use ``fit``
-    return Candidate(name, "label", fit, apply, fit_point, intervals=False)
+    # where no per-answer value is read, a method that can skip them (``answers_optional``) does
+    apply_point = ((lambda model, test, want_ci: apply(model, test, want_ci, answers=False))
+                   if method.answers_optional else None)
+    return Candidate(name, "label", fit, apply, fit_point, intervals=False, apply_point=apply_point)
 
 
 def nanmean(x, axis=None):

@@ -56,10 +56,19 @@ def whole_track(H_lab: np.ndarray, J_lab: np.ndarray, est_u: np.ndarray, n_u: np
     """Per-run score over the labelled topics (human scores, or the judge's for raw) and ``n_u`` applied topics
     scored ``est_u``: ``(sum_L X + n_u est_u) / (n_L + n_u)`` (``X`` = ``H_lab`` or ``J_lab``); ``mean_L X``
     where ``n_u = 0``."""
-    X = H_lab if uses_labels else J_lab
+    return _whole_track(labelled_sums(H_lab if uses_labels else J_lab), est_u, n_u)
+
+
+def labelled_sums(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per run, the number ``n_L`` and the sum ``sum_L X`` of the finite values of ``X`` (labelled topics x runs):
+    the labelled part of :func:`whole_track`, the same for every candidate of a split (computed once there)."""
     ok = np.isfinite(X)
-    n_l = ok.sum(axis=0).astype(float)
-    s_l = np.where(ok, X, 0.0).sum(axis=0)
+    return ok.sum(axis=0).astype(float), np.where(ok, X, 0.0).sum(axis=0)
+
+
+def _whole_track(sums: tuple[np.ndarray, np.ndarray], est_u: np.ndarray, n_u: np.ndarray) -> np.ndarray:
+    """:func:`whole_track` from the labelled part's :func:`labelled_sums`."""
+    n_l, s_l = sums
     n_u = np.asarray(n_u, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         part_u = np.where(n_u > 0, n_u * np.asarray(est_u, dtype=float), 0.0)
@@ -70,8 +79,13 @@ def shown_interval(H_lab: np.ndarray, lo_u: np.ndarray, hi_u: np.ndarray, n_u: n
                    point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The whole-track interval shown beside ``point``: the applied-topic interval carried to the whole track
     (the labelled part is observed) and widened to contain ``point``."""
-    lo = whole_track(H_lab, H_lab, lo_u, n_u, True)
-    hi = whole_track(H_lab, H_lab, hi_u, n_u, True)
+    return _shown_interval(labelled_sums(H_lab), lo_u, hi_u, n_u, point)
+
+
+def _shown_interval(h_sums, lo_u, hi_u, n_u, point) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shown_interval` from the human scores' :func:`labelled_sums`."""
+    lo = _whole_track(h_sums, lo_u, n_u)
+    hi = _whole_track(h_sums, hi_u, n_u)
     with np.errstate(invalid="ignore"):
         return np.fmin(lo, point), np.fmax(hi, point)
 
@@ -103,8 +117,9 @@ def _one_split(cands, data, metrics, split, want_ci: bool, levels: bool) -> dict
     for c in cands:
         ci = want_ci and c.name == INTERVALS
         fit = c.fit if ci or c.fit_point is None else c.fit_point
+        apply = c.apply if ci or levels or c.apply_point is None else c.apply_point  # answers read for levels only
         try:
-            preds[c.name] = c.apply(fit(A), B, ci)
+            preds[c.name] = apply(fit(A), B, ci)
         except Exception as exc:  # a method that cannot fit this split is recorded, never hidden
             if c.name == "raw":
                 raise
@@ -115,7 +130,8 @@ def _one_split(cands, data, metrics, split, want_ci: bool, levels: bool) -> dict
         H, J = data.H[m], data.J[m]
         truth = _nanmean(H[both])
         n_u = np.isfinite(J[B]).sum(axis=0).astype(float)
-        ests = {c.name: whole_track(H[A], J[A], preds[c.name][m].est, n_u, c.uses_labels)
+        sums = {True: labelled_sums(H[A]), False: labelled_sums(J[A])}  # the labelled part, shared by candidates
+        ests = {c.name: _whole_track(sums[bool(c.uses_labels)], preds[c.name][m].est, n_u)
                 for c in cands if c.name in preds}
         fig: dict[str, Any] = {"err": {}, "tau": {}, "bias": {}, "cover": {}, "width": {}, "levels": {}}
         ip = preds.get(INTERVALS, {}).get(m) if want_ci else None
@@ -126,7 +142,7 @@ def _one_split(cands, data, metrics, split, want_ci: bool, levels: bool) -> dict
             fig["tau"][name] = taus[name] if ok.sum() >= MIN_RUNS else np.nan
             fig["bias"][name] = est - truth
             if ip is not None:
-                lo, hi = shown_interval(H[A], ip.lo, ip.hi, n_u, est)
+                lo, hi = _shown_interval(sums[True], ip.lo, ip.hi, n_u, est)
                 has = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(truth) & (n_u > 0)
                 cov = np.full(len(truth), np.nan)
                 cov[has] = (lo[has] <= truth[has]) & (truth[has] <= hi[has])
@@ -156,9 +172,10 @@ def _taus(ests: dict[str, np.ndarray], truth: np.ndarray, tau_b_batch) -> dict[s
 
 
 def evaluate(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: int, *, want_ci: bool,
-             workers: int | str | None = 1, n_levels: int = 3) -> Evaluation:
+             workers: int | str | None = 1, n_levels: int = 3, points_only: bool = False) -> Evaluation:
     """Every candidate on every split (see the module docstring); splits run in ``workers`` forked processes
-    (each split's numbers depend only on its topics: the same in any process)."""
+    (each split's numbers depend only on its topics: the same in any process).  ``points_only``: ``err`` and
+    ``tau`` only (what the rule reads; the sequential stop asks for nothing else)."""
     from metaeval.forked import fork_map
 
     res = fork_map(lambda i: _one_split(cands, data, metrics, splits[i], want_ci, want_ci and i < n_levels),
@@ -172,6 +189,8 @@ def evaluate(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: in
     for m in metrics:
         ev.err[m] = {n: np.array([r["metrics"][m]["err"][n] for r in res]) for n in names}
         ev.tau[m] = {n: np.array([r["metrics"][m]["tau"][n] for r in res]) for n in names}
+        if points_only:
+            continue
         ev.bias[m] = {n: np.stack([r["metrics"][m]["bias"][n] for r in res]) for n in names}
         if want_ci and INTERVALS in names:
             ev.cover[m] = {n: np.stack([r["metrics"][m]["cover"][n] for r in res]) for n in names}
