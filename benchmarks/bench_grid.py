@@ -20,8 +20,9 @@ finished children: the calibration's or the study's forked workers), peak RSS of
 finished child (a forked worker; the two are not added: a fork shares its parent's pages); per study step (the steps of ``benchmarks.phase_times``) wall and CPU seconds (CPU with
 children).  ``--study-workers N`` (``study.workers``) studies N cells at once in forked workers
 (``metaeval.study.fanout``; default 1: one cell after the other in this process, each cell's calibration repeats
-forked over ``--workers``); ``--ray`` starts a local Ray runtime first (not timed) so the cells run as Ray tasks
-(their CPU is the Ray workers', not in the CPU figure).  ``--profile N`` prints the N top functions by cumulative
+forked over ``--workers``); ``--ray`` starts a local Ray runtime first (not timed; ``--address HOST:PORT`` joins a running cluster
+instead) so the cells run as Ray tasks (with ``--study-workers auto``; their CPU is the Ray workers', not in the
+CPU figure).  ``--profile N`` prints the N top functions by cumulative
 CPU (cProfile; forked workers are not in it: use ``--workers 1 --study-workers 1`` with it).  Prints one JSON line
 with the load average before and after; asserts nothing.
 
@@ -134,6 +135,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ray", action="store_true",
                     help="start a local Ray runtime first (runtime.num_cpus 2), so the cells run as Ray tasks; "
                          "its start is not timed")
+    ap.add_argument("--address", default=None,
+                    help="with --ray: join this running Ray cluster (HOST:PORT, e.g. a two-node loopback cluster "
+                         "started with `ray start --head` and `ray start --address`) instead of a local runtime")
     ap.add_argument("--profile", type=int, default=0, help="print the N top functions by cumulative CPU time")
     ap.add_argument("--profile-out", default=None, help="also write the raw cProfile stats to this file")
     ap.add_argument("--keep", default=None, help="write the results folder here (must not hold results) and keep it")
@@ -152,7 +156,7 @@ def main(argv=None) -> int:
     if args.ray:
         from metaeval.pipeline.ray_setup import init_ray
 
-        init_ray(num_cpus=2)
+        init_ray(address=args.address) if args.address else init_ray(num_cpus=2)
     steps: list[dict] = []
     time_steps(STEPS, steps, t, cpu=cpu_with_children)
     with tempfile.TemporaryDirectory() as tmp:

@@ -38,7 +38,8 @@ def test_phase_times_accounts_for_a_sweep_process(tmp_path):
     doc = json.loads(out.read_text())
     rows = {r["step"]: r for r in doc["rows"]}
     for step in ("configuration (Hydra compose, typed settings)", "sweep: dataset, jobs, judging, store",
-                 "study: analysis (tau at three levels, bootstrap)", "study: calibration (repeated cross-fitting)",
+                 "study: the cells' tasks (analysis, calibration, study.json figures)",
+                 "study: analysis files and the cells' pairs", "study: calibration files",
                  "study, all of it", "report (HTML, Markdown, JSON, figures)", "exit (main() returned -> process ended)"):
         assert step in rows and rows[step]["wall_s"] >= 0, step
         assert step in res.stdout

@@ -79,7 +79,9 @@ def test_calibration_interval_columns_are_float_with_nan_for_a_missing_bound():
              "judge_score_ci": [0.3, 0.5]},
             {"run_id": "b", "human_estimate": 0.6, "human_estimate_ci": None, "judge_score": 0.5,
              "judge_score_ci": [0.4, 0.6]}]
-    res = CalibrationResult.from_json({"metric": "v_strict", "leaderboard": {"rows": rows}, "selection": {}})
+    from tests.helpers import results as R
+
+    res = CalibrationResult.from_json(R.calibration_doc({"metric": "v_strict", "leaderboard": {"rows": rows}}))
     lb = res.leaderboard
     assert lb["human_estimate_lo"].dtype == float and lb["human_estimate_hi"].dtype == float
     assert lb["human_estimate_lo"].isna().all() and lb["judge_score_hi"].tolist() == [0.5, 0.6]
