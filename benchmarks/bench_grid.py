@@ -183,8 +183,8 @@ def main(argv=None) -> int:
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
     recs = {}
     for cell in summary.cells:  # the typed summary (metaeval.study.records.Summary)
-        cal = cell.calibration or {}
-        recs[cell.cell] = (cal.get("selection") or {}).get("method")
+        sel = getattr(cell.calibration, "selection", None)  # a CellCalibration (None: not calibrated / failed)
+        recs[cell.cell] = sel.method if sel is not None else None
     out = {"topics": args.topics, "runs": args.runs, "nuggets": args.nuggets, "labels": len(human.labels),
            "labelled": args.labelled, "cells": args.cells, "bootstrap": args.bootstrap, "workers": args.workers,
            "study_workers": args.study_workers, "ray": args.ray,

@@ -24,3 +24,18 @@ def test_growth_exponent_needs_two_positive_points():
 
     assert growth_exponent([1], [2.0]) is None
     assert growth_exponent([1, 2], [0.0, 3.0]) is None
+
+
+def test_bench_grid_runs_end_to_end_on_a_tiny_track(tmp_path, capsys):
+    """bench_grid reads the typed summary at its end (it crashed there twice after the results records changed)."""
+    import json
+
+    from benchmarks.bench_grid import main
+
+    out = tmp_path / "grid.json"
+    assert main(["--cells", "2", "--topics", "12", "--runs", "4", "--nuggets", "3", "--labelled", "10",
+                 "--bootstrap", "20", "--workers", "1", "--json", str(out)]) == 0
+    fig = json.loads(out.read_text())
+    assert fig["cells"] == 2 and fig["labels"] == 12 * 4 * 3 and set(fig["recommendations"]) == {
+        "j0__v1__human_auto", "j0__v1__auto_auto"}
+    assert fig["study_cpu_s"] > 0 and [s["step"] for s in fig["steps"]][0] == "cell files"
