@@ -126,14 +126,14 @@ def _agreement_row(name: str, ag: dict[str, Any]) -> dict[str, Any]:
 class _Options:
     """The statistical choices of one ``analyze`` call (see :func:`analyze`)."""
 
-    variant: str
-    n_boot: int
-    seed: int
-    alpha: float
-    ci_method: str
-    flip_test: str
-    top_k: int
-    min_topics: int
+    variant: str = "b"
+    n_boot: int = 1000
+    seed: int = 0
+    alpha: float = 0.05
+    ci_method: str = "centered"
+    flip_test: str = "t"
+    top_k: int = 10
+    min_topics: int = 10
 
 
 @dataclass
@@ -177,18 +177,15 @@ def _load(reference: Any, candidates: Any, names: Sequence[str] | None, policy: 
     cand_list = list(candidates) if isinstance(candidates, (list, tuple)) else [candidates]
     if not cand_list:
         raise ConfigError("no candidate to analyse")
-    ref_path = reference if isinstance(reference, (str, os.PathLike)) else None
-    ref = load_input(reference) if ref_path is not None else reference
+    ref = reference_side(reference, policy)
     paths = [c if isinstance(c, (str, os.PathLike)) else None for c in cand_list]
     cands = [load_input(c) if p is not None else c for c, p in zip(cand_list, paths)]
     cnames = list(names) if names else [_name(c, p, k + 1) for k, (c, p) in enumerate(zip(cands, paths))]
     if len(set(cnames)) != len(cnames):
         cnames = [f"{n}#{k + 1}" for k, n in enumerate(cnames)]
-    ref_name = _name(ref, ref_path, 0) if ref_path is not None or hasattr(ref, "name") else "reference"
-    ref_scores = _scored(ref, policy)
     cand_scores = [_scored(c, policy) for c in cands]
-    return _Inputs(ref, ref_name, ref_path, cands, cnames, paths, ref_scores, cand_scores, to_long(ref_scores, policy),
-                   [to_long(c, policy) for c in cand_scores])
+    return replace(ref, cands=cands, names=cnames, paths=paths, cand_scores=cand_scores,
+                   cand_longs=[to_long(c, policy) for c in cand_scores])
 
 
 def _scored(obj: Any, policy: Any) -> Any:
@@ -333,11 +330,6 @@ class CandidatePart:
     counts: Any = None
 
 
-def _options(variant: str = "b", n_boot: int = 1000, seed: int = 0, alpha: float = 0.05,
-             ci_method: str = "centered", flip_test: str = "t", top_k: int = 10, min_topics: int = 10) -> _Options:
-    return _Options(variant, n_boot, seed, alpha, ci_method, flip_test, top_k, min_topics)
-
-
 def _part(inp: _Inputs, common: list[str], opt: _Options, with_counts: bool) -> CandidatePart:
     """The part of the only candidate of ``inp``."""
     rows = _Rows()
@@ -375,7 +367,7 @@ def analyze_candidate(reference: _Inputs, candidate: Any, name: str, metrics: Se
     scores = _scored(cand, policy) if scores is None else scores
     inp = replace(reference, cands=[cand], names=[str(name)], paths=[path], cand_scores=[scores],
                   cand_longs=[to_long(scores, policy)])
-    return _part(inp, _common_metrics(inp, metrics), _options(**options), with_counts)
+    return _part(inp, _common_metrics(inp, metrics), _Options(**options), with_counts)
 
 
 def _paired(ref: _Inputs, parts: Sequence[CandidatePart], common: list[str], opt: _Options, pairs: Any) -> pd.DataFrame:
@@ -439,7 +431,7 @@ def combine(reference: _Inputs, parts: Sequence[CandidatePart], *, policy: Any =
     if any(p.metrics != common for p in parts):
         raise ConfigError("the candidates were analysed on different metrics: "
                           + "; ".join(f"{p.name}: {', '.join(p.metrics)}" for p in parts))
-    opt = _options(**options)
+    opt = _Options(**options)
     blocks = {p.name: p.block for p in parts}
     paired_df = _paired(reference, parts, common, opt, pairs)
     ref_desc = None
@@ -500,7 +492,7 @@ def analyze(reference: Any, candidates: Any, metrics: Sequence[str] | None = Non
 
     options = dict(variant=variant, n_boot=n_boot, seed=seed, alpha=alpha, ci_method=ci_method, flip_test=flip_test,
                    top_k=top_k, min_topics=min_topics)
-    opt = _options(**options)
+    opt = _Options(**options)
     inp = _load(reference, candidates, names, policy)
     common = _common_metrics(inp, metrics)
     in_pairs = {k for pair in resolve_pairs(pairs, inp.names) for k in pair} if n_boot > 0 else set()
