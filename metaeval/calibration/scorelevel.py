@@ -363,7 +363,7 @@ def bootstrap_t_bounds(resid: np.ndarray, est: np.ndarray, n_u: np.ndarray, leve
         vL = np.maximum((cl @ (D ** 2) - n * mL ** 2) / (n - 1), floor)
         f = np.sqrt(1.0 / n + 1.0 / nu)
         T = (mL - mU) / (np.sqrt(vL) * f)
-        q_lo, q_hi = np.quantile(T, a, axis=0), np.quantile(T, 1.0 - a, axis=0)
+        q_lo, q_hi = np.quantile(T, [a, 1.0 - a], axis=0)  # one partition for both (the same values as two calls)
         se = np.sqrt(s2[use]) * f
         lo[cols] = np.clip(est[cols] - q_hi * se, 0.0, 1.0)
         hi[cols] = np.clip(est[cols] - q_lo * se, 0.0, 1.0)

@@ -103,19 +103,42 @@ def make_context(reference: "LabelSet | None", settings: "StudySettings", ref_sc
 
 def cell_study(ctx: StudyContext, task: CellTask) -> CellWork:
     """One cell's work (see the module docstring): pure, every figure from ``ctx`` and ``task``.  With one
-    BLAS thread, wherever it runs (:func:`metaeval.forked.one_blas_thread`, as the study's driver)."""
+    BLAS thread, wherever it runs (:func:`metaeval.forked.one_blas_thread`, as the study's driver).
+
+    The analysis, the ``study.json`` figures and the self-consistency run in the same map of forked processes as
+    the calibration's splits (:func:`~metaeval.study.calibration_workflow.workflow.calibrate_alongside`): a cell
+    studied on its own (one cell, or cells one after the other) keeps every core busy until its last split, where
+    the analysis used to wait for the calibration.  Where the calibration fails, or does not run, they run here."""
     from metaeval.forked import one_blas_thread
 
     t0 = time.perf_counter()
     work = CellWork(task.cell)
+    parts = ([("analysis", lambda: _analysis(ctx, task))] if ctx.ref_side is not None else []) + [
+        ("figures", lambda: _figures(ctx, task)), ("consistency", lambda: _consistency(ctx, task))]
     with one_blas_thread():
-        if ctx.ref_side is not None:
-            work.analysis = _analysis(ctx, task)
-        _calibration(ctx, task, work)
-        work.figures = _figures(ctx, task)
-        _consistency(ctx, task, work)
+        done = _calibration(ctx, task, work, [lambda f=f: _captured(f) for _, f in parts])
+        if done is None:
+            done = [_captured(f) for _, f in parts]
+        for (name, _), (value, exc) in zip(parts, done):
+            if exc is not None:
+                raise exc
+            if name == "consistency":
+                work.consistency, warning = value
+                if warning:
+                    work.warnings.append(warning)
+                    work.failed += ("consistency",)
+            else:
+                setattr(work, name, value)
     work.seconds = time.perf_counter() - t0
     return work
+
+
+def _captured(fn) -> tuple[Any, BaseException | None]:
+    """``(fn(), None)``, or ``(None, the exception)`` so that it travels back from a forked worker as a value."""
+    try:
+        return fn(), None
+    except Exception as exc:
+        return None, exc
 
 
 def run_cells(ctx: StudyContext, tasks: Sequence[CellTask], workers: int | str | None) -> "TaskRun":
@@ -150,24 +173,26 @@ def calibration_settings(settings: "StudySettings", workers: int | str) -> dict[
             "metrics": list(a.metrics), "metric": a.primary_metric}
 
 
-def _calibration(ctx: StudyContext, task: CellTask, work: CellWork) -> None:
+def _calibration(ctx: StudyContext, task: CellTask, work: CellWork, alongside=()) -> list | None:
     """``calibrate_study`` for the cell (every cell: score-level methods need no shared nuggets, label-level ones
-    say so); a failure is recorded, never hidden."""
+    say so), with ``alongside`` run in the same map; returns their results, or None when they did not run (no
+    calibration, or it failed: a failure is recorded, never hidden)."""
     if not ctx.settings.calibration.enabled or ctx.reference is None:
-        return
-    from metaeval.study.calibration_workflow import calibrate_study
+        return None
+    from metaeval.study.calibration_workflow.workflow import calibrate_alongside
 
     try:
         settings = calibration_settings(ctx.settings, ctx.calibration_workers)
-        result = calibrate_study(ctx.reference, task.labels, settings,
-                                 seed=ctx.settings.calibration.seed, analysis_seed=ctx.settings.analysis.seed)
+        result, done = calibrate_alongside(ctx.reference, task.labels, settings, seed=ctx.settings.calibration.seed,
+                                           analysis_seed=ctx.settings.analysis.seed, alongside=alongside)
     except Exception as exc:  # report, never hide: the cell's summary says why calibration is missing
         work.warnings.append(f"calibration of {task.cell} failed: {exc}")
         work.calibration = {"error": f"{type(exc).__name__}: {exc}"}
         work.failed += ("calibration",)
-        return
+        return None
     work.model = result.pop("model", None) if isinstance(result, dict) else None
     work.calibration = result
+    return done
 
 
 def shares_nuggets(ref: "LabelSet | None", ls: "LabelSet") -> bool:
@@ -215,19 +240,18 @@ def _figures(ctx: StudyContext, task: CellTask) -> dict[str, Any]:
     return cell
 
 
-def _consistency(ctx: StudyContext, task: CellTask, work: CellWork) -> None:
-    """The cell's self-consistency over its k draws, on the primary metric with ``analysis.bootstrap`` (at most
-    1000) topic replicates and ``calibration.folds``; a failure is recorded, never hidden."""
+def _consistency(ctx: StudyContext, task: CellTask) -> tuple[dict[str, Any] | None, str | None]:
+    """``(document, warning)``: the cell's self-consistency over its k draws, on the primary metric with
+    ``analysis.bootstrap`` (at most 1000) topic replicates and ``calibration.folds`` (None without k > 1 draws);
+    a failure is the document (``error``) and the warning, never hidden."""
     if len(task.draws) < 2:
-        return
+        return None, None
     from metaeval.study.consistency import cell_consistency
 
     a = ctx.settings.analysis
     try:
-        work.consistency = cell_consistency(list(task.draws), ctx.reference, a.primary_metric,
-                                            bootstrap=min(a.bootstrap, 1000), folds=ctx.settings.calibration.folds,
-                                            seed=a.seed)
+        return cell_consistency(list(task.draws), ctx.reference, a.primary_metric, bootstrap=min(a.bootstrap, 1000),
+                                folds=ctx.settings.calibration.folds, seed=a.seed), None
     except Exception as exc:  # report, never hide
-        work.warnings.append(f"self-consistency of {task.cell} failed: {exc}")
-        work.consistency = {"error": f"{type(exc).__name__}: {exc}", "k": len(task.draws)}
-        work.failed += ("consistency",)
+        return ({"error": f"{type(exc).__name__}: {exc}", "k": len(task.draws)},
+                f"self-consistency of {task.cell} failed: {exc}")

@@ -40,8 +40,9 @@ def _own_nuggets(ls: Any, name: str) -> Any:
     return LabelSet(name, lab, ls.answers, topics=ls.topics)
 
 
-def study_input(root: Path, workers: Any, bootstrap: int = 60) -> Any:
-    """The study described in the module docstring, into ``root/fan``, with ``study.workers=workers``."""
+def study_input(root: Path, workers: Any, bootstrap: int = 60, calibration_workers: Any = 1) -> Any:
+    """The study described in the module docstring, into ``root/fan``, with ``study.workers=workers`` (and
+    ``calibration.workers``: the processes of a cell studied on its own)."""
     from metaeval.data.dataset import load_dataset
     from metaeval.layout import ResultsLayout
     from metaeval.study.run import StudyInput
@@ -58,7 +59,8 @@ def study_input(root: Path, workers: Any, bootstrap: int = 60) -> Any:
     }
     samples = {CELLS[3]: [cells[CELLS[3]], judge_like(ref, name="jb", shift=4)]}
     settings = build_study_settings({"metrics": ["v_strict", "a_strict"], "bootstrap": bootstrap, "seed": 0},
-                                    {"folds": 4, "seed": 0, "workers": 1}, study={"workers": workers})
+                                    {"folds": 4, "seed": 0, "workers": calibration_workers},
+                                    study={"workers": workers})
     rows = [dict(zip(("judge", "prompt", "strategy"), c.split("__")), cell=c, stats={"judge_calls": 0, "calls": 0})
             for c in CELLS]
     return StudyInput(layout=ResultsLayout(root, NAME), label_sets=cells, reference=ref, settings=settings,

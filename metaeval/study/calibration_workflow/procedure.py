@@ -178,8 +178,23 @@ def evaluate(cands, data, metrics: Sequence[str], splits, n_fit: int, n_held: in
     ``tau`` only (what the rule reads; the sequential stop asks for nothing else)."""
     from metaeval.forked import fork_map
 
-    res = fork_map(lambda i: _one_split(cands, data, metrics, splits[i], want_ci, want_ci and i < n_levels),
-                   range(len(splits)), workers)
+    res = fork_map(_call, split_tasks(cands, data, metrics, splits, want_ci, n_levels), workers)
+    return assemble(res, cands, metrics, splits, n_fit, n_held, want_ci=want_ci, points_only=points_only)
+
+
+def _call(task):
+    return task()
+
+
+def split_tasks(cands, data, metrics: Sequence[str], splits, want_ci: bool, n_levels: int = 3) -> list:
+    """One task (a function of no argument) per split: :func:`_one_split` of every candidate there."""
+    return [lambda i=i: _one_split(cands, data, metrics, splits[i], want_ci, want_ci and i < n_levels)
+            for i in range(len(splits))]
+
+
+def assemble(res: Sequence[dict[str, Any]], cands, metrics: Sequence[str], splits, n_fit: int, n_held: int, *,
+             want_ci: bool, points_only: bool = False) -> Evaluation:
+    """The :class:`Evaluation` of the per-split results ``res`` (of :func:`split_tasks`, in split order)."""
     failed: dict[str, str] = {}
     for r in res:
         for k, v in r["failed"].items():
@@ -267,22 +282,36 @@ class Decision:
     n_held: int | None
 
 
+def plan_splits(data, labelled: np.ndarray, n_applied: int, s: dict[str, Any], seed: int,
+                key=()) -> tuple[int, int, list] | str:
+    """``(n_fit, n_held, splits)`` of the decision for ``labelled`` topics applied to ``n_applied`` others (splits
+    from stream ``calibration.splits``, keys ``key``), or why no choice can be made (:func:`cannot_decide`)."""
+    from metaeval.calibration.crossfit import applied_split_sizes, applied_splits
+    from metaeval.random_streams import stream
+
+    why = cannot_decide(len(labelled), len(data.runs), s["min_topics"])
+    if why:
+        return why
+    a, b = applied_split_sizes(len(labelled), n_applied, s["folds"])
+    return a, b, applied_splits(labelled, a, s["repeats"], stream(seed, "calibration.splits", *key))
+
+
+def _undecided(metrics: Sequence[str], why: str) -> Decision:
+    return Decision({m: {"method": DEFAULT_POINT, "verdict": "cannot decide", "why": why} for m in metrics},
+                    None, None, None)
+
+
 def run_procedure(cands, data, labelled: np.ndarray, n_applied: int, s: dict[str, Any], seed: int, key=(), *,
                   want_ci: bool, workers: int | str | None = 1, sequential: bool = False) -> Decision:
     """The whole decision for ``labelled`` human-labelled topics applied to ``n_applied`` others (module
     docstring): splits from stream ``calibration.splits`` (keys ``key``), evaluation, rule per metric.
     ``sequential`` (only the choice is used, not the figures): the splits stop once the choice is settled
     (:mod:`.sequential`; the evaluation then holds the splits evaluated)."""
-    from metaeval.calibration.crossfit import applied_split_sizes, applied_splits
-    from metaeval.random_streams import stream
-
     metrics = s["metrics"]
-    why = cannot_decide(len(labelled), len(data.runs), s["min_topics"])
-    if why:
-        return Decision({m: {"method": DEFAULT_POINT, "verdict": "cannot decide", "why": why} for m in metrics},
-                        None, None, None)
-    a, b = applied_split_sizes(len(labelled), n_applied, s["folds"])
-    splits = applied_splits(labelled, a, s["repeats"], stream(seed, "calibration.splits", *key))
+    plan = plan_splits(data, labelled, n_applied, s, seed, key)
+    if isinstance(plan, str):
+        return _undecided(metrics, plan)
+    a, b, splits = plan
     if sequential and not want_ci:
         from metaeval.study.calibration_workflow.sequential import evaluate_until_settled
 
@@ -301,10 +330,21 @@ def nested(cands, data, top: Decision, s: dict[str, Any], seed: int,
     from metaeval.forked import fork_map
 
     ev = top.evaluation
-    n = min(s["nested_splits"], len(ev.splits))
-    inner = fork_map(lambda o: run_procedure(cands, data, ev.splits[o][0], len(ev.splits[o][1]), s, seed,
-                                             ("nested", o), want_ci=False, sequential=sequential).choice,
-                     range(n), workers)
+    inner = fork_map(_call, nested_tasks(cands, data, ev.splits, s, seed, sequential), workers)
+    return nested_figures(inner, ev, s)
+
+
+def nested_tasks(cands, data, splits, s: dict[str, Any], seed: int, sequential: bool = True) -> list:
+    """One task per outer split of :func:`nested` (the first ``nested_splits`` of ``splits``): the inner choice."""
+    n = min(s["nested_splits"], len(splits))
+    return [lambda o=o: run_procedure(cands, data, splits[o][0], len(splits[o][1]), s, seed, ("nested", o),
+                                      want_ci=False, sequential=sequential).choice
+            for o in range(n)]
+
+
+def nested_figures(inner: Sequence[dict[str, Any]], ev: Evaluation, s: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """:func:`nested`'s figures from the inner choices ``inner`` (of :func:`nested_tasks`) and the outer ``ev``."""
+    n = len(inner)
     out = {}
     for m in s["metrics"]:
         ch = [inner[o][m]["method"] for o in range(n)]
@@ -313,6 +353,30 @@ def nested(cands, data, top: Decision, s: dict[str, Any], seed: int,
                   "raw_err": ev.err[m]["raw"][:n], "tau": np.array([ev.tau[m][c][o] for o, c in enumerate(ch)]),
                   "raw_tau": ev.tau[m]["raw"][:n], "verdicts": [inner[o][m]["verdict"] for o in range(n)]}
     return out
+
+
+def decide_and_nest(cands, data, s: dict[str, Any], seed: int, workers: int | str | None = 1,
+                    alongside: Sequence = ()) -> tuple[Decision, dict[str, dict[str, Any]] | None, list]:
+    """The top decision (:func:`run_procedure` with intervals, on every human-labelled topic applied to the
+    judge-only ones) and its :func:`nested` evaluation, with their tasks in *one* map over ``workers`` forked
+    processes, longest first (the nested runs, then ``alongside``, then the splits) so that the cores stay busy to
+    the end; ``alongside``: other independent tasks (functions of no argument) of the caller, run in the same map
+    (a cell's analysis, say).  Returns ``(decision, nested figures or None, alongside's results)``.  The same
+    numbers as :func:`run_procedure` then :func:`nested`: every task draws from its own stream."""
+    from metaeval.forked import fork_map
+
+    metrics = s["metrics"]
+    plan = plan_splits(data, data.labelled, len(data.judge_only), s, seed)
+    if isinstance(plan, str):
+        return _undecided(metrics, plan), None, fork_map(_call, list(alongside), workers)
+    a, b, splits = plan
+    inner = nested_tasks(cands, data, splits, s, seed) if s["nested_splits"] > 0 else []
+    outer = split_tasks(cands, data, metrics, splits, want_ci=True)
+    res = fork_map(_call, [*inner, *alongside, *outer], workers)
+    n_in, n_al = len(inner), len(alongside)
+    ev = assemble(res[n_in + n_al:], cands, metrics, splits, a, b, want_ci=True)
+    top = Decision({m: decide(ev.err[m], ev.tau[m], a, b) for m in metrics}, ev, a, b)
+    return top, (nested_figures(res[:n_in], ev, s) if inner else None), res[n_in:n_in + n_al]
 
 
 def _nanmean(x: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ statistic is settled (identical values on every split so far, e.g. two candidate
    below raw's beyond one SE" settled false, or both settled true;
 3. with two or more passing corrections: the lowest mean error, against each other passing one (``k = 0``).
 
-Defaults ``z = 3``, ``min_splits = 8``: over many seeds and judges (``tests/unit/test_calibration_sequential.py``)
+Defaults ``z = 4``, ``min_splits = 8``: over many seeds and judges (``tests/unit/test_calibration_sequential.py``)
 the early-stopped choices equal the full ones.  A candidate that fails to fit only on a split after the stop is
 kept where the full run would have dropped it (a failure is an exception raised by the method: none of the
 shipped methods raises on a split it could fit at the full count).

@@ -6,9 +6,10 @@
 2. scores both sides (:mod:`metaeval.scoring`) into (topic x run) matrices (:mod:`.data`);
 3. makes the one decision (:mod:`.procedure`): every candidate (raw, composite, the corrections) on ``repeats``
    random splits of the human-labelled topics at the applied size, the rule per metric, and the nested
-   evaluation of the same procedure (splits from stream ``calibration.splits``; they run in ``workers`` forked
-   processes, default the available CPUs, with the same numbers as one); a cell that cannot yield a choice (too
-   few human-labelled topics or runs) computes no split;
+   evaluation of the same procedure (splits from stream ``calibration.splits``; the splits and the nested runs,
+   with any of the caller's own tasks, run in *one* map over ``workers`` forked processes, default the available
+   CPUs, with the same numbers as one: :func:`calibrate_alongside`); a cell that cannot yield a choice (too few
+   human-labelled topics or runs) computes no split;
 4. per metric: held-out error, tau and coverage of every candidate and the selection record (:mod:`.selection`);
 5. the leaderboard: an estimate of the human leaderboard over the whole track with intervals (:mod:`.leaderboard`);
    the judge's own score and its interval come from the one raw leaderboard
@@ -61,12 +62,23 @@ class FullFits:
 def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str, Any] | None, *, seed: int,
                     analysis_seed: int = 0) -> dict[str, Any]:
     """Calibrate ``judge`` against ``reference`` (see the module docstring); JSON-ready dict."""
+    return calibrate_alongside(reference, judge, settings, seed=seed, analysis_seed=analysis_seed)[0]
+
+
+def calibrate_alongside(reference: "LabelSet", judge: "LabelSet", settings: dict[str, Any] | None, *, seed: int,
+                        analysis_seed: int = 0, alongside=()) -> tuple[dict[str, Any], list]:
+    """:func:`calibrate_study`, with the caller's independent tasks ``alongside`` (functions of no argument) run
+    in the same map of forked processes as the splits and the nested runs
+    (:func:`~metaeval.study.calibration_workflow.procedure.decide_and_nest`): ``(calibration, their results)``.
+    A task that raises stops the map: wrap it to return its exception when the calibration should go on.  When the
+    calibration fails before the map (too few topics, unreadable labels) the exception is raised and ``alongside``
+    has not run."""
     from metaeval.calibration.methods import display_names
     from metaeval.errors import ConfigError
     from metaeval.io.jsonl import to_jsonable
     from metaeval.study.calibration_workflow.data import CalibrationData, label_candidate, score_candidate
     from metaeval.study.calibration_workflow.model import fit_model
-    from metaeval.study.calibration_workflow.procedure import nested, run_procedure
+    from metaeval.study.calibration_workflow.procedure import decide_and_nest
     from metaeval.study.leaderboard import raw_leaderboards
     from metaeval.study.ranksets import rank_sets_block
 
@@ -86,10 +98,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
             refused[name] = pairing["refusal"]
         else:
             cands.append(label_candidate(name, data, metrics, s["level"], s["options"], seed))
-    decision = run_procedure(cands, data, data.labelled, len(data.judge_only), s, seed, want_ci=True,
-                             workers=s["workers"])
-    nest = (nested(cands, data, decision, s, seed, s["workers"])
-            if decision.evaluation is not None and s["nested_splits"] > 0 else None)
+    decision, nest, extra = decide_and_nest(cands, data, s, seed, s["workers"], alongside)
     full = FullFits(data.labelled)
     raw = raw_leaderboards(judge, None, metrics, n_boot=s["n_boot"], seed=analysis_seed, level=s["level"])["metrics"]
     by_metric = {m: metric_block(m, data, cands, refused, decision, nest, s, full, {r["run_id"]: r for r in raw[m]})
@@ -107,7 +116,7 @@ def calibrate_study(reference: "LabelSet", judge: "LabelSet", settings: dict[str
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
            "by_metric": by_metric, "model": model}
     out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=seed)
-    return to_jsonable(out)
+    return to_jsonable(out), extra
 
 
 def metric_block(metric, data, cands, refused, decision, nest, s, full, judge_rows) -> dict[str, Any]:
