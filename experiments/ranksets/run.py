@@ -12,7 +12,10 @@ topics only, and checked against the human leaderboard on all 21 topics (the est
 * pairwise intervals: share of splits in which every one of the 903 intervals holds the human difference;
   share of pairs decided;
 * tau: coverage and width of the 95% interval for tau_b(shown, human leaderboard on all topics), for the PPI++
-  leaderboard and for the raw judge's; the mean estimate beside the mean true tau.
+  leaderboard, for the raw judge's and for the naive composite (human labels on the labelled topics, the judge on
+  the rest: fitted on the labelled topics, its interval treats it as fixed); the mean estimate beside the mean true
+  tau; and beside them the coverage and mean width of the bounds holding for any ranking (``track_tau``'s
+  ``bounds``).
 
 Also prints the plain and topic-clustered Stuart-Maxwell test of the lexical labels against NIST's (finding 7).
 
@@ -63,6 +66,9 @@ def one_design(H, J, runs, n, splits, n_boot):
                            "pair_cover", "decided", "false_decisions", "tau_ppi_cover", "tau_ppi_width",
                            "tau_ppi_est", "tau_ppi_true", "tau_raw_cover", "tau_raw_width", "tau_raw_est",
                            "tau_raw_true")}
+    acc.update({f"{x}_{key}_{y}": [] for key in ("ppi", "raw", "comp") for x, y in (
+        ("bound", "cover"), ("bound", "width"), ("tau", "cover"), ("tau", "width"), ("tau", "est"), ("tau", "true"))
+        if f"{x}_{key}_{y}" not in acc})
     for s in range(splits):
         L = stream(s, "calibration.rank_sets.validation", n).permutation(T)[:n]
         pw = pairwise_intervals(TrackSample(H[L], J[L], J, runs), n_boot=n_boot, seed=s)
@@ -80,13 +86,17 @@ def one_design(H, J, runs, n, splits, n_boot):
         dec = (pw.lo > 0) | (pw.hi < 0)
         acc["decided"].append(float(dec.mean()))
         acc["false_decisions"].append(int(((pw.lo > 0) & (d <= 0)).sum() + ((pw.hi < 0) & (d >= 0)).sum()))
-        for key, shown in (("ppi", "estimate"), ("raw", raw)):
+        U = np.setdiff1d(np.arange(T), L)
+        composite = (H[L].sum(0) + J[U].sum(0)) / T
+        for key, shown in (("ppi", "estimate"), ("raw", raw), ("comp", composite)):
             t = track_tau(pw, shown)
-            true = tau_b(pw.estimate if key == "ppi" else raw, truth)
+            true = tau_b(pw.estimate if key == "ppi" else shown, truth)
             acc[f"tau_{key}_cover"].append(bool(t["ci"][0] <= true <= t["ci"][1]))
             acc[f"tau_{key}_width"].append(t["ci"][1] - t["ci"][0])
             acc[f"tau_{key}_est"].append(t["estimate"])
             acc[f"tau_{key}_true"].append(true)
+            acc[f"bound_{key}_cover"].append(bool(t["bounds"][0] <= true <= t["bounds"][1]))
+            acc[f"bound_{key}_width"].append(t["bounds"][1] - t["bounds"][0])
     out = {"labelled": n, "held_back": T - n, "splits": splits, "n_boot": n_boot}
     for k, v in acc.items():
         v = np.asarray(v, dtype=float)
@@ -135,13 +145,15 @@ def main() -> None:
               f"{r['naive_cover']:.2f} / {r['naive_size']:.1f} | {r['pair_cover']:.2f} | {r['decided']:.3f} | "
               f"{r['false_decisions']:.2f} |")
     print()
-    print("| labelled (held back) | shown | tau interval coverage | mean width | mean estimate | mean true tau |")
-    print("|---|---|---|---|---|---|")
+    print("| labelled (held back) | shown | tau interval coverage | mean width | mean estimate | mean true tau | "
+          "bounds for any ranking: coverage | mean width |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        for key, name in (("ppi", "PPI++ leaderboard"), ("raw", "raw judge")):
+        for key, name in (("ppi", "PPI++ leaderboard"), ("raw", "raw judge"), ("comp", "composite (fitted)")):
             print(f"| {r['labelled']} ({r['held_back']}) | {name} | {r[f'tau_{key}_cover']:.2f} +- "
                   f"{r[f'tau_{key}_cover_se']:.2f} | {r[f'tau_{key}_width']:.3f} | {r[f'tau_{key}_est']:.3f} | "
-                  f"{r[f'tau_{key}_true']:.3f} |")
+                  f"{r[f'tau_{key}_true']:.3f} | {r[f'bound_{key}_cover']:.2f} +- {r[f'bound_{key}_cover_se']:.2f} | "
+                  f"{r[f'bound_{key}_width']:.3f} |")
     print()
     print("\n".join(stuart_maxwell_lines(human, judge)))
     print(f"\n{time.time() - t0:.0f} s; wrote {OUT / 'ranksets.json'}")

@@ -6,7 +6,9 @@ human + a per-run bias (sd 0.04, larger than the gap between runs) + noise (sd 0
 Reported per ``n``: the share of tracks whose interval for ``tau_b(raw judge, human on all 30 topics)`` holds it,
 the same for the PPI++ leaderboard's own tau, and the mean estimate beside the mean true tau (200 tracks, 300
 bootstrap resamples; draws from ``numpy.random.default_rng(seed)``, seed 7 by default, as the figures quoted in
-``docs/calibration.md``).
+``docs/calibration.md``); then, for the raw judge, the PPI++ leaderboard and the naive composite (human labels on
+the labelled topics, the judge elsewhere: fitted on them), the coverage and mean width of the bounds holding for
+any ranking (``track_tau``'s ``bounds``) beside the basic-bootstrap interval's.
 
     .venv/bin/python experiments/ranksets/tau_sim.py            # about 1 min (load 13)
 """
@@ -43,9 +45,11 @@ def main() -> None:
     print("| labelled of 30 | raw judge: tau interval coverage | PPI++: coverage | "
           "raw: mean estimate / mean true tau |")
     print("|---|---|---|---|")
+    bounds = {}
     for n in args.labelled:
         rng = np.random.default_rng(args.seed)
         raw_cover, ppi_cover, est, true = [], [], [], []
+        acc = bounds[n] = {k: {"ci": [], "ci_width": [], "bound": [], "bound_width": []} for k in ("raw", "ppi", "comp")}
         for rep in range(args.tracks):
             H, J = track(rng)
             L = rng.permutation(H.shape[0])[:n]
@@ -60,9 +64,26 @@ def main() -> None:
             ppi = track_tau(pw, "estimate")
             t = tau_b(pw.estimate, truth)
             ppi_cover.append(ppi["ci"][0] <= t <= ppi["ci"][1])
+            U = np.setdiff1d(np.arange(H.shape[0]), L)
+            comp_scores = (H[L].sum(0) + J[U].sum(0)) / H.shape[0]
+            comp = track_tau(pw, comp_scores)
+            for key, out, shown in (("raw", raw, J.mean(0)), ("ppi", ppi, pw.estimate), ("comp", comp, comp_scores)):
+                t = tau_b(shown, truth)
+                acc[key]["ci"].append(out["ci"][0] <= t <= out["ci"][1])
+                acc[key]["ci_width"].append(out["ci"][1] - out["ci"][0])
+                acc[key]["bound"].append(out["bounds"][0] <= t <= out["bounds"][1])
+                acc[key]["bound_width"].append(out["bounds"][1] - out["bounds"][0])
         se = np.sqrt(np.mean(raw_cover) * (1 - np.mean(raw_cover)) / args.tracks)
         print(f"| {n} | {np.mean(raw_cover):.2f} +- {se:.2f} | {np.mean(ppi_cover):.2f} | "
               f"{np.mean(est):.3f} / {np.mean(true):.3f} |")
+    print()
+    print("| labelled of 30 | shown | basic-bootstrap interval: coverage / mean width | bounds for any ranking: "
+          "coverage / mean width |")
+    print("|---|---|---|---|")
+    for n, acc in bounds.items():
+        for key, name in (("raw", "raw judge"), ("ppi", "PPI++ leaderboard"), ("comp", "composite (fitted)")):
+            a = {k: float(np.mean(v)) for k, v in acc[key].items()}
+            print(f"| {n} | {name} | {a['ci']:.2f} / {a['ci_width']:.3f} | {a['bound']:.2f} / {a['bound_width']:.3f} |")
 
 
 if __name__ == "__main__":

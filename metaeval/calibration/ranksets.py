@@ -55,7 +55,35 @@ short there, coverage 0.85 for the raw judge on NIST); ``S_w`` is ``S`` (fixed, 
 The world's error ``e* = tau_b(S_w, theta_w) - tau_b(S_w, theta_hat)`` gives the basic-bootstrap estimate
 ``tau_hat - median(e*)`` and interval ``[tau_hat - q_{1-alpha/2}(e*), tau_hat - q_{alpha/2}(e*)]`` (Davison & Hinkley
 1997, sec. 5.2), clipped to [-1, 1].  For ``S`` = the PPI ranking this is the percentile interval of
-``tau_b(theta_w, theta_hat)``.
+``tau_b(theta_w, theta_hat)``.  For a ranking treated as fixed (the raw judge, a shown leaderboard other than
+PPI++'s, which may even be fitted on the labelled topics) that interval can under-cover (0.77-0.80 on simulated
+tracks with run-biased judges, 0.91-0.92 on NIST): no narrow interval can be valid near ties.
+
+**Bounds holding for any ranking (simultaneous; ``bounds`` of :func:`track_tau`).**  Per pair ``a < b`` let
+``u_ab = d_ab / se_ab`` (observed, signed) and ``Z_ab = (d_ab - delta_ab) / se_ab`` (its centred studentized
+error), mimicked in the bootstrap by ``|t*_ab|`` above.  For a ranking ``S`` and a pair with ``s_ab = sign(S_a -
+S_b) != 0``, the pair is *concordant* when ``s_ab delta_ab > 0``; for any other (null) pair ``s_ab u_ab <= s_ab
+(d_ab - delta_ab) / se_ab <= |Z_ab|``.  Let ``M*_b,(k)`` be the ``(k+1)``-th largest ``|t*_ab|`` of replicate
+``b`` (``k = 0, 1, ...``; over the grid ``K`` = 0..7, then ``round(1.4^e)`` below ``m``, :func:`bound_grid`).
+Critical values ``c_k``, calibrated jointly over ``K``: with ``rank_b,k`` the rank of ``M*_b,(k)`` among the ``B``
+replicates' (column ``k``) and ``depth_b = max_k rank_b,k``, ``g`` = the ``ceil(level B)``-th smallest depth and
+``c_k`` = the ``g``-th smallest ``M*_(k)``; then at least ``level`` of the replicates have ``M*_b,(k) <= c_k`` for
+every ``k`` at once, and the bootstrap says ``P(for all k in K: the (k+1)-th largest |Z| <= c_k) ~ level``
+(simultaneous bounds on the number of true discoveries, k-FWER by resampling: Meinshausen 2006, "False
+discovery control for multiple tests of association under general dependence", Scand. J. Statist. 33:227-237;
+Hemerik, Solari & Goeman 2019, "Permutation-based simultaneous confidence bounds for the false discovery
+proportion", Biometrika 106:635-649; closed testing, Goeman & Solari 2011, "Multiple testing for exploratory
+research", Stat. Sci. 26:584-597).  On that event at most ``k`` null pairs have ``s u > c_k``, so for every
+``k``: ``#concordant >= #{pairs: s u > c_k} - k``, and ``L_c = max(0, max_k (#{s u > c_k} - k))`` bounds the
+concordant pairs from below; ``L_d`` likewise with ``-s u`` the discordant ones.  With ``P = #{pairs: s_ab !=
+0}`` and the human leaderboard taken as untied (``tau_b = (C - D) / sqrt(P m)``),
+
+    tau_b(S, theta) in [(2 L_c - P) / sqrt(P m), (P - 2 L_d) / sqrt(P m)]  (within [-1, 1]).
+
+The event does not involve ``S``: it covers every ranking at once, so the bounds hold for a fixed, a fitted or a
+data-dependent ranking alike (the PPI++ estimate itself, a composite, a leaderboard chosen after looking).  They
+are wide (held back on NIST with 15 of 21 topics labelled: about 0.9; held-back coverage 1.00 in every check,
+docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -63,11 +91,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import math
+
 import numpy as np
 
 from metaeval.errors import ConfigError
 
-__all__ = ["PairwiseIntervals", "TrackSample", "compact_letters", "letter_columns", "pairwise_intervals", "rank_sets", "track_tau"]
+__all__ = ["PairwiseIntervals", "TrackSample", "bound_critical_values", "bound_grid", "compact_letters",
+           "letter_columns", "pairwise_intervals", "rank_sets", "tau_bounds", "track_tau"]
 
 #: the stream of the rank-set bootstrap (``random_streams.stream(seed, RANKSET_STREAM)``)
 RANKSET_STREAM = "calibration.rank_sets"
@@ -78,7 +109,14 @@ RANKSET_STREAM = "calibration.rank_sets"
 #: pairs (then it can under-cover at any number of topics), and it ignores any fit of ``S`` on the labelled topics
 FIXED_RANKING_CAVEAT = ("basic-bootstrap interval for a ranking treated as fixed: it can under-cover when that ranking "
                         "disagrees with the human one on many close run pairs, and when it was fitted on the same "
-                        "labelled topics (docs/calibration.md)")
+                        "labelled topics; the bounds holding for any ranking (bounds) are the valid statement "
+                        "(docs/calibration.md)")
+
+#: what :func:`track_tau`'s ``bounds`` are (``bounds_method``), with the level and the number of pairs filled in
+BOUNDS_METHOD = ("{level:.0%} bounds holding for any ranking at once (fixed, fitted or data-dependent): "
+                 "simultaneous lower bounds on the concordant and discordant pairs among all {pairs} run pairs "
+                 "(bootstrap k-FWER critical values of the studentized pairwise errors; Meinshausen 2006, Hemerik, "
+                 "Solari & Goeman 2019), the human leaderboard taken as untied")
 
 
 @dataclass(frozen=True)
@@ -192,6 +230,9 @@ class PairwiseIntervals:
     n_labelled: int
     n_topics: int
     replicates: np.ndarray = field(repr=False)  # (B, R) theta_hat* (for the tau interval)
+    #: (B, m) the replicates' centred studentized |t*_ab| (for the tau bounds); None: not kept
+    abs_t: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _critical_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def decision(self, a: int, b: int) -> int:
         """+1 when run ``a`` beats ``b``, -1 when ``b`` beats ``a``, 0 when they cannot be told apart."""
@@ -248,7 +289,7 @@ def pairwise_intervals(sample: TrackSample, level: float = 0.95, n_boot: int = 2
     se = np.sqrt(pv * (1.0 / n - 1.0 / sample.N))
     lo, hi = np.clip(d - crit * se, -1.0, 1.0), np.clip(d + crit * se, -1.0, 1.0)
     return PairwiseIntervals(list(sample.runs), theta[0], i, j, d, se, lo, hi, crit, level, n_boot, float(lam0[0]), n,
-                             sample.N, theta_b)
+                             sample.N, theta_b, t_b)
 
 
 def rank_sets(pw: PairwiseIntervals) -> tuple[np.ndarray, np.ndarray]:
@@ -344,15 +385,77 @@ def bootstrap_rank_intervals(pw: PairwiseIntervals, level: float | None = None) 
     return np.floor(np.quantile(rk, a, axis=0)).astype(int), np.ceil(np.quantile(rk, 1 - a, axis=0)).astype(int)
 
 
+def bound_grid(m: int) -> np.ndarray:
+    """The 0-based ranks ``k`` at which :func:`bound_critical_values` calibrates: 0..7, then ``round(1.4^e)``
+    (``e >= 6``) below ``m`` pairs (a geometric grid: slightly tighter bounds than every ``k``, whose joint
+    calibration spends the level on ranks no count reaches)."""
+    ks = set(range(8))
+    e = 6
+    while 1.4 ** e < m:
+        ks.add(int(round(1.4 ** e)))
+        e += 1
+    return np.array(sorted(k for k in ks if k < m), dtype=int)
+
+
+def bound_critical_values(abs_t: np.ndarray, level: float, ks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(ks, c)``: the critical values ``c_k`` of the ``(k+1)``-th largest ``|Z|`` over pairs, jointly over ``ks``
+    (default :func:`bound_grid`), from the replicates' ``|t*|`` (``abs_t``, (B, m)) - the module's depth
+    calibration: ``c_k`` = the ``g``-th smallest of column ``k`` of ``M*`` (row ``b``: replicate ``b``'s ``|t*|``
+    sorted down), ``g`` = the ``ceil(level B)``-th smallest ``depth_b = max_k rank_b,k``.  A ``|t*|`` that is NaN
+    (0 / 0) counts as infinite (never below a critical value)."""
+    t = np.asarray(abs_t, dtype=float)
+    if np.isnan(t).any():
+        t = np.where(np.isnan(t), np.inf, t)
+    B, m = t.shape
+    ks = bound_grid(m) if ks is None else np.asarray(ks, dtype=int)
+    M = np.sort(t, axis=1)[:, m - 1 - ks]                                        # (B, K): each row sorted once
+    ranks = M.argsort(axis=0, kind="stable").argsort(axis=0, kind="stable") + 1  # rank within each column
+    depth = ranks.max(axis=1)
+    g = int(np.sort(depth)[int(math.ceil(level * B)) - 1])
+    return ks, np.sort(M, axis=0)[g - 1]
+
+
+def tau_bounds(pw: PairwiseIntervals, shown: Sequence[float], level: float | None = None) -> tuple[float | None, float | None]:
+    """Bounds on ``tau_b(shown, theta)`` holding at ``level`` for every ranking at once (module docstring):
+    ``[(2 L_c - P) / sqrt(P m), (P - 2 L_d) / sqrt(P m)]``, ``(None, None)`` when every shown score ties (tau_b
+    undefined) or the replicates' ``|t*|`` were not kept."""
+    level = pw.level if level is None else level
+    S = np.asarray(shown, dtype=float)
+    if pw.abs_t is None:
+        return None, None
+    if level not in pw._critical_cache:
+        pw._critical_cache[level] = bound_critical_values(pw.abs_t, level)
+    ks, c = pw._critical_cache[level]
+    m = len(pw.diff)
+    sgn = np.sign(S[pw.pair_i] - S[pw.pair_j])
+    on = sgn != 0
+    P = int(on.sum())
+    if P == 0:
+        return None, None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = (sgn * pw.diff / pw.se)[on]                  # s_ab u_ab (NaN: d = se = 0, never above a c_k)
+
+    def lower(x: np.ndarray) -> int:
+        """``max(0, max_k #{x > c_k} - k)``: pairs with ``s delta > 0`` (for ``x = s u``) on the event."""
+        down = np.sort(-x[~np.isnan(x)])                 # -x ascending (x descending)
+        above = np.searchsorted(down, -c, side="left")   # #{x > c_k}
+        return max(0, int((above - ks).max()))
+
+    den = math.sqrt(P * m)
+    lo, hi = (2 * lower(u) - P) / den, (P - 2 * lower(-u)) / den
+    return float(min(1.0, max(-1.0, lo))), float(min(1.0, max(-1.0, hi)))
+
+
 def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float | None = None) -> dict[str, Any]:
     """Kendall's tau-b between the ``shown`` leaderboard and the human leaderboard on all topics (module docstring).
 
     ``shown``: the published run scores when they do not depend on the labelled sample (the raw judge), or
     ``"estimate"`` for the prediction-powered leaderboard itself (recomputed in every replicate).  Returns
-    ``{"estimate", "ci", "level", "plug_in"}``; ``plug_in`` = ``tau_b(shown, theta_hat)`` (1 for ``"estimate"``).
-    For fixed scores, callers say :data:`FIXED_RANKING_CAVEAT` with it (that interval's held-back coverage is
-    0.91-0.92 on NIST at 5-15 labelled topics but 0.77-0.80 in a simulation with run-biased judges,
-    docs/calibration.md)."""
+    ``{"estimate", "ci", "level", "plug_in", "bounds", "bounds_method"}``; ``plug_in`` = ``tau_b(shown,
+    theta_hat)`` (1 for ``"estimate"``); ``bounds`` = :func:`tau_bounds` (valid for any ranking, fixed or fitted
+    on the labelled topics, but wide) and ``bounds_method`` = :data:`BOUNDS_METHOD` saying so.  For fixed scores,
+    callers say :data:`FIXED_RANKING_CAVEAT` with the interval (its held-back coverage is 0.91-0.92 on NIST at 5-15
+    labelled topics but 0.77-0.80 in a simulation with run-biased judges, docs/calibration.md)."""
     from metaeval.analysis.kendall import tau_b_batch
 
     level = pw.level if level is None else level
@@ -366,14 +469,16 @@ def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float 
         if fixed.shape != pw.estimate.shape:
             raise ConfigError(f"track tau: {fixed.shape[0]} shown scores for {pw.estimate.shape[0]} runs")
         shown_b = np.broadcast_to(fixed, world.shape)
+    lo_b, hi_b = tau_bounds(pw, fixed, level)
+    bounds = {"bounds": [lo_b, hi_b], "bounds_method": BOUNDS_METHOD.format(level=level, pairs=len(pw.diff))}
     plug = float(np.asarray(tau_b_batch(fixed[None, :], pw.estimate[None, :]))[0])
     est_b = np.asarray(tau_b_batch(shown_b, world), dtype=float)                   # the world's estimator
     true_b = np.asarray(tau_b_batch(shown_b, np.broadcast_to(pw.estimate, world.shape)), dtype=float)  # its estimand
     err = (est_b - true_b)[np.isfinite(est_b) & np.isfinite(true_b)]
     if not err.size or not np.isfinite(plug):
-        return {"estimate": None, "ci": [None, None], "level": level, "plug_in": plug}
+        return {"estimate": None, "ci": [None, None], "level": level, "plug_in": plug, **bounds}
     a = (1 - level) / 2
     clip = lambda x: float(min(1.0, max(-1.0, x)))  # noqa: E731
     return {"estimate": clip(plug - np.median(err)),
             "ci": [clip(plug - np.quantile(err, 1 - a)), clip(plug - np.quantile(err, a))],
-            "level": level, "plug_in": plug}
+            "level": level, "plug_in": plug, **bounds}

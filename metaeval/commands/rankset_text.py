@@ -10,13 +10,16 @@ from typing import Any
 
 def rank_set_lines(block: dict[str, Any] | None, metric_name: str, top: int = 10) -> list[str]:
     """The block as lines: what it is, the top ``top`` runs with rank-set, naive interval, group and decisions,
-    a summary, the A > B / A ~ B decisions of the top runs, and the tau with the human leaderboard.  None when
+    a summary, the A > B / A ~ B decisions of the top runs, and the tau with the human leaderboard (interval and
+    bounds holding for any ranking, ``report.rankset_section.tau_text``).  None when
     every topic is human-labelled (the human leaderboard is observed: the leaderboard above is it)."""
     if not block or (block.get("status") == "ok" and block["human_labelled_topics"] >= block["topics"]):
         return []
     if block.get("status") != "ok":
         return [f"rank-sets, {metric_name}: n/a ({block.get('reason')})"]
     import textwrap
+
+    from metaeval.report.rankset_section import tau_text
 
     lines = textwrap.wrap(f"which runs can be told apart, {metric_name}: {block['note']} (critical |t| "
                           f"{block['critical_value']:.2f})", 100, subsequent_indent="  ")
@@ -39,10 +42,11 @@ def rank_set_lines(block: dict[str, Any] | None, metric_name: str, top: int = 10
         t = (block.get("tau") or {}).get(key)
         if t and t.get("estimate") is not None:
             by = f" ({t['by']})" if t.get("by") else ""
+            fixed = str(t.get("treated_as") or "").startswith("fixed")
             lines += textwrap.wrap(f"tau-b of {label}{by} with the human leaderboard on all {block['topics']} "
-                                   f"topics: {t['estimate']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] ({t['level']:.0%})",
+                                   f"topics: {tau_text(t['estimate'], t['ci'], t['level'], t.get('bounds'), fixed)}",
                                    100, initial_indent="  ", subsequent_indent="    ")
-            if str(t.get("treated_as") or "").startswith("fixed"):  # its interval's known limit
+            if fixed:  # its interval's known limit, pointing to the bounds
                 lines += textwrap.wrap(f"caveat: {t['treated_as']}", 100, initial_indent="    ",
                                        subsequent_indent="    ")
     return lines

@@ -5,7 +5,8 @@ or :class:`~metaeval.study.records.RankSetsUnavailable` with the reason).  Nothi
 Per cell: the leaderboard with each run's rank-set (95% simultaneous), the naive per-run rank interval beside it,
 the group letters (runs sharing a letter cannot be told apart) and how many runs it is above / below; the
 "A > B / A ~ B" matrix when there are at most :data:`MATRIX_MAX_RUNS` runs (every pair is in the JSON); the
-tau of the shown leaderboard and of the raw judge with the human leaderboard on all topics.
+tau of the shown leaderboard and of the raw judge with the human leaderboard on all topics: the basic-bootstrap
+interval and the bounds holding for any ranking (:func:`tau_text`, the terminal's words too).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from metaeval.report.context import Context
 from metaeval.report.model import Detail, Ident, Num, Paper, Section, Span, Table, Text
-from metaeval.study.records import RankSets, RankSetsUnavailable, encode
+from metaeval.study.records import RankSets, RankSetsUnavailable, TrackTau, encode
 
 if TYPE_CHECKING:  # pragma: no cover
     from metaeval.report.render_latex import Names
@@ -37,14 +38,10 @@ def cell_blocks(cid: str, block: RankSets | RankSetsUnavailable) -> list:
     blocks: list = [rankset_table(cid, block, caption=cap)]
     if block.runs_left_out:
         blocks.append(Text(f"left out (no score on every topic): {', '.join(block.runs_left_out)}", kind="note"))
-    for t, label in ((block.tau.shown, "the leaderboard shown"), (block.tau.raw_judge, "the raw judge")):
-        if t is not None and t.estimate is not None:
-            by = f" ({t.by})" if t.by else ""
-            blocks.append(Text(f"Kendall tau-b of {label}{by} with the human leaderboard on all {block.topics} "
-                               f"topics: {t.estimate:.3f} [{t.ci[0]:.3f}, {t.ci[1]:.3f}] ({t.level:.0%} "
-                               "basic topic bootstrap)"))
-            if t.treated_as and t.treated_as.startswith("fixed"):  # its interval's known limit (calibration.ranksets)
-                blocks.append(Text(f"caveat: {t.treated_as}", kind="note"))
+    for sentence, t in tau_sentences(block):
+        blocks.append(Text(sentence))
+        if _fixed(t):  # its interval's known limit (calibration.ranksets), pointing to the bounds
+            blocks.append(Text(f"caveat: {t.treated_as}", kind="note"))
     runs = [r.run_id for r in block.rows]
     if len(runs) <= MATRIX_MAX_RUNS:
         dec = {}
@@ -60,6 +57,36 @@ def cell_blocks(cid: str, block: RankSets | RankSetsUnavailable) -> list:
         blocks.append(Text(f"the A > B / A ~ B decisions of all {s.pairs} pairs are in calibration.json "
                            "(rank_sets.pairs)", kind="note"))
     return blocks
+
+
+def tau_sentences(block: RankSets) -> list[tuple[str, TrackTau]]:
+    """``(sentence, record)`` for the tau of the leaderboard shown and of the raw judge (those with an estimate):
+    ``Kendall tau-b of ... with the human leaderboard on all N topics:`` and :func:`tau_text`."""
+    out = []
+    for t, label in ((block.tau.shown, "the leaderboard shown"), (block.tau.raw_judge, "the raw judge")):
+        if t is not None and t.estimate is not None:
+            by = f" ({t.by})" if t.by else ""
+            out.append((f"Kendall tau-b of {label}{by} with the human leaderboard on all {block.topics} topics: "
+                        f"{tau_text(t.estimate, t.ci, t.level, t.bounds, _fixed(t))}", t))
+    return out
+
+
+def _fixed(t: TrackTau) -> bool:
+    """Whether the tau's interval treats its ranking as fixed (``treated_as`` says so, with the caveat)."""
+    return bool(t.treated_as and t.treated_as.startswith("fixed"))
+
+
+def tau_text(estimate: float, ci, level: float, bounds, fixed: bool) -> str:
+    """``0.780, 95% CI [0.720, 0.830] (basic bootstrap[; ranking treated as fixed: can under-cover near ties]);
+    bounds holding for any ranking at 95%: [0.130, 1.000]`` - one track tau (``rank_sets.tau.*``) in words, the
+    terminal's and the report's; the bounds are left out when the file has none (written before them)."""
+    from metaeval.formatting import fixed as num
+
+    caveat = "; ranking treated as fixed: can under-cover near ties" if fixed else ""
+    out = (f"{num(estimate)}, {level:.0%} CI [{num(ci[0])}, {num(ci[1])}] (basic bootstrap{caveat})")
+    if bounds and bounds[0] is not None and bounds[1] is not None:
+        out += f"; bounds holding for any ranking at {level:.0%}: [{num(bounds[0])}, {num(bounds[1])}]"
+    return out
 
 
 def section(ctx: Context) -> Section | None:
@@ -100,6 +127,7 @@ def rankset_table(cid: str, rs: RankSets, names: "Names | None" = None, caption:
                    f"{s.pairs} run pairs (max-t bootstrap of the {rs.human_labelled_topics} labelled topics, "
                    f"{rs.n_boot} resamples); {s.decided_pairs} pairs decided, mean rank-set size "
                    f"{s.mean_rank_set_size:.1f} of {rs.runs} runs.")
+            how += "".join(f" {sentence}." for sentence, _ in tau_sentences(rs))
         paper = Paper(f"ranksets_{cid}", f"Rank-sets, {names.phrase(cid)}, {names.metric_tex}: runs told apart at "
                                          f"{rs.level * 100:.0f}\\% simultaneous confidence.",
                       f"Rank-sets on {names.metric_plain}, {names.plain(cid)}, on {names.data_plain}: " + how,

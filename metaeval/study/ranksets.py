@@ -6,7 +6,9 @@ differences); this module takes the per-topic scores the calibrated leaderboard 
 scores on the labelled topics, judge scores on every topic) and lays the result out as JSON.  Rank-sets and
 decisions are PPI++'s (lambda power-tuned, pooled over runs) whatever point method the leaderboard shows; the block
 says so in ``note``.  Runs without a score on every topic are left out (listed in ``runs_left_out``): their
-whole-track score is over other topics than the others'.
+whole-track score is over other topics than the others'.  Each tau (``tau.ppi_pp``, ``tau.raw_judge``,
+``tau.shown``) carries its basic-bootstrap ``estimate`` / ``ci`` and the ``bounds`` holding for any ranking
+(``bounds_method``); a ranking whose interval treats it as fixed says so in ``treated_as``, pointing to the bounds.
 """
 
 from __future__ import annotations

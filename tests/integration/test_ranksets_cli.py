@@ -49,10 +49,19 @@ def test_calibrate_prints_and_writes_rank_sets(calibrated, capsys):
     for key in ("shown", "ppi_pp", "raw_judge"):
         t = rs["tau"][key]
         assert -1 <= t["ci"][0] <= t["estimate"] <= t["ci"][1] <= 1
+        # the bounds holding for any ranking (issue 30): beside the interval, wider, said what they are
+        assert -1 <= t["bounds"][0] <= t["bounds"][1] <= 1 and "any ranking" in t["bounds_method"]
+        assert t["bounds"][1] - t["bounds"][0] >= t["ci"][1] - t["ci"][0]
+    for key, label in (("shown", "the leaderboard shown"), ("raw_judge", "the raw judge")):
+        t = rs["tau"][key]
+        line = " ".join(printed.split(f"tau-b of {label}")[1].split())
+        assert line.split(" caveat: ")[0].split(" tau-b of ")[0].endswith(
+            f"bounds holding for any ranking at 95%: [{t['bounds'][0]:.3f}, {t['bounds'][1]:.3f}]"), line
+        assert f"{t['estimate']:.3f}, 95% CI [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] (basic bootstrap" in line
     assert rs["tau"]["shown"]["treated_as"] == "the PPI++ estimate"
     # the raw judge's ranking is held fixed, and its interval can under-cover (issue 30): the block says so
     raw_note = rs["tau"]["raw_judge"]["treated_as"]
-    assert raw_note.startswith("fixed: ") and "under-cover" in raw_note
+    assert raw_note.startswith("fixed: ") and "under-cover" in raw_note and "bounds" in raw_note
     tail = " ".join(printed.split("tau-b of the raw judge")[1].split())  # ... and the terminal says it under the line
     assert tail.split(" tau-b of ")[0].count("caveat: fixed: basic-bootstrap interval for a ranking treated as fixed") == 1
 
@@ -68,8 +77,26 @@ def test_the_report_renders_the_rank_sets(calibrated):
     assert blocks[0].columns[3] == "rank-set" and len(blocks[0].rows) == cal["rank_sets"]["runs"]
     notes = [b.text for b in blocks[1:] if getattr(b, "text", "").startswith("caveat: ")]
     assert notes == [f"caveat: {cal['rank_sets']['tau']['raw_judge']['treated_as']}"]  # under the raw judge's tau only
+    raw = cal["rank_sets"]["tau"]["raw_judge"]
+    want = (f"{raw['estimate']:.3f}, 95% CI [{raw['ci'][0]:.3f}, {raw['ci'][1]:.3f}] (basic bootstrap; ranking "
+            f"treated as fixed: can under-cover near ties); bounds holding for any ranking at 95%: "
+            f"[{raw['bounds'][0]:.3f}, {raw['bounds'][1]:.3f}]")
+    texts = [getattr(b, "text", "") for b in blocks[1:]]
+    assert [x for x in texts if x.startswith("Kendall tau-b of the raw judge")] == [
+        f"Kendall tau-b of the raw judge with the human leaderboard on all 21 topics: {want}"]
     tex = paper_tables({"metric": "v_strict", "calibration": {"simjudge": cal}})["ranksets_simjudge"]
     assert "simultaneous" in tex and "rank-set" in tex  # the caption's details are in the folder's README
+    from metaeval.report.latex import _Paper
+
+    details = _Paper({"metric": "v_strict", "calibration": {"simjudge": cal}}).tables()["ranksets_simjudge"].paper.details
+    assert f"Kendall tau-b of the raw judge with the human leaderboard on all 21 topics: {want}." in details
+    # a file written before the bounds reads, and renders without them
+    old = json.loads(json.dumps(cal))
+    for t in old["rank_sets"]["tau"].values():
+        del t["bounds"], t["bounds_method"]
+    texts = [getattr(b, "text", "") for b in cell_blocks("simjudge", decode(CellCalibration, old, "c.json").rank_sets)]
+    assert [x for x in texts if x.startswith("Kendall tau-b of the raw judge")] == [
+        f"Kendall tau-b of the raw judge with the human leaderboard on all 21 topics: {want.split('; bounds')[0]}"]
     groups = cal["rank_sets"]["summary"]["groups"]
     assert ("$^{\\mathrm{a" in tex) == (groups <= 12)
     assert np.isfinite(cal["rank_sets"]["critical_value"])

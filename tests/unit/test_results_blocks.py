@@ -78,6 +78,21 @@ def test_the_calibration_block_round_trips_key_order_included():
     assert _same_json(encode(decode(CellCalibration, doc, "f").leaderboard.rows[0]), _ROW)  # null kept when written
 
 
+def test_a_track_tau_with_its_bounds_round_trips_and_one_written_before_them_still_reads():
+    """The bounds holding for any ranking (issue 30) sit after plug_in and before by / treated_as, as
+    ``rank_sets_block`` writes them; a file without them reads with ``bounds`` None and writes out without them."""
+    from metaeval.study.records import TrackTau
+
+    new = {**_TAU, "bounds": [0.1, 1.0], "bounds_method": "95% bounds holding for any ranking", "by": "ppi",
+           "treated_as": "fixed"}
+    t = decode(TrackTau, new, "f")
+    assert t.bounds == (0.1, 1.0) and t.bounds_method.startswith("95%") and _same_json(encode(t), new)
+    old = decode(TrackTau, {**_TAU, "by": "ppi"}, "f")
+    assert old.bounds is None and old.bounds_method is None and _same_json(encode(old), {**_TAU, "by": "ppi"})
+    with pytest.raises(FormatError, match="bounds"):
+        decode(TrackTau, {**_TAU, "bounds": [0.1]}, "f")
+
+
 def test_rank_sets_not_computed_and_a_failed_calibration_are_their_own_records():
     na = {"status": "n/a", "reason": "fewer than 2 runs", "metric": "v_strict"}
     cal = decode(CellCalibration, R.calibration_doc({"rank_sets": na}), "f")

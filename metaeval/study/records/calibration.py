@@ -218,12 +218,15 @@ class MetricCalibration:
 class TrackTau:
     """Kendall tau-b of a leaderboard with the human one on all topics (``metaeval.calibration.ranksets.track_tau``):
     the bias-corrected ``estimate`` with its basic topic-bootstrap interval at ``level`` and the plug-in value;
-    ``by`` / ``treated_as`` for the leaderboard shown."""
+    ``bounds``: the bounds holding at ``level`` for any ranking at once (fixed, fitted or data-dependent; how:
+    ``bounds_method``; absent in files written before them); ``by`` / ``treated_as`` for the leaderboard shown."""
 
     estimate: float | None
     ci: Interval
     level: float
     plug_in: float | None
+    bounds: Interval | None = absent()
+    bounds_method: str | None = absent()
     by: str | None = absent()
     treated_as: str | None = absent()
 
