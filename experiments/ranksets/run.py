@@ -54,8 +54,8 @@ def matrices():
 
 def one_design(H, J, runs, n, splits, n_boot):
     from metaeval.analysis.kendall import tau_b
-    from metaeval.calibration.ranksets import (TrackSample, bootstrap_rank_intervals, pairwise_intervals, rank_sets,
-                                               track_tau)
+    from metaeval.calibration.ranksets import (TrackSample, bootstrap_rank_intervals, linear_leaderboard, pairwise_intervals,
+                                               rank_sets, track_tau)
     from metaeval.random_streams import stream
 
     T = H.shape[0]
@@ -66,7 +66,7 @@ def one_design(H, J, runs, n, splits, n_boot):
                            "pair_cover", "decided", "false_decisions", "tau_ppi_cover", "tau_ppi_width",
                            "tau_ppi_est", "tau_ppi_true", "tau_raw_cover", "tau_raw_width", "tau_raw_est",
                            "tau_raw_true")}
-    acc.update({f"{x}_{key}_{y}": [] for key in ("ppi", "raw", "comp") for x, y in (
+    acc.update({f"{x}_{key}_{y}": [] for key in ("ppi", "raw", "comp", "refit") for x, y in (
         ("bound", "cover"), ("bound", "width"), ("tau", "cover"), ("tau", "width"), ("tau", "est"), ("tau", "true"))
         if f"{x}_{key}_{y}" not in acc})
     for s in range(splits):
@@ -88,8 +88,9 @@ def one_design(H, J, runs, n, splits, n_boot):
         acc["false_decisions"].append(int(((pw.lo > 0) & (d <= 0)).sum() + ((pw.hi < 0) & (d >= 0)).sum()))
         U = np.setdiff1d(np.arange(T), L)
         composite = (H[L].sum(0) + J[U].sum(0)) / T
-        for key, shown in (("ppi", "estimate"), ("raw", raw), ("comp", composite)):
-            t = track_tau(pw, shown)
+        _, comp_reps = linear_leaderboard(TrackSample(H[L], J[L], J, runs), pw, "composite")
+        for key, shown in (("ppi", "estimate"), ("raw", raw), ("comp", composite), ("refit", composite)):
+            t = track_tau(pw, shown, shown_replicates=comp_reps if key == "refit" else None)
             true = tau_b(pw.estimate if key == "ppi" else shown, truth)
             acc[f"tau_{key}_cover"].append(bool(t["ci"][0] <= true <= t["ci"][1]))
             acc[f"tau_{key}_width"].append(t["ci"][1] - t["ci"][0])
@@ -149,7 +150,8 @@ def main() -> None:
           "bounds for any ranking: coverage | mean width |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        for key, name in (("ppi", "PPI++ leaderboard"), ("raw", "raw judge"), ("comp", "composite (fitted)")):
+        for key, name in (("ppi", "PPI++ leaderboard"), ("raw", "raw judge"), ("comp", "composite, held fixed"),
+                          ("refit", "composite, refitted in each replicate")):
             print(f"| {r['labelled']} ({r['held_back']}) | {name} | {r[f'tau_{key}_cover']:.2f} +- "
                   f"{r[f'tau_{key}_cover_se']:.2f} | {r[f'tau_{key}_width']:.3f} | {r[f'tau_{key}_est']:.3f} | "
                   f"{r[f'tau_{key}_true']:.3f} | {r[f'bound_{key}_cover']:.2f} +- {r[f'bound_{key}_cover_se']:.2f} | "

@@ -232,6 +232,9 @@ class PairwiseIntervals:
     replicates: np.ndarray = field(repr=False)  # (B, R) theta_hat* (for the tau interval)
     #: (B, m) the replicates' centred studentized |t*_ab| (for the tau bounds); None: not kept
     abs_t: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: (B, n) the replicates' topic weights (multinomial counts over the labelled topics), to refit a shown
+    #: leaderboard that depends on them in the same replicates (:func:`linear_leaderboard`)
+    weights: np.ndarray | None = field(default=None, repr=False, compare=False)
     _critical_cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def decision(self, a: int, b: int) -> int:
@@ -289,7 +292,7 @@ def pairwise_intervals(sample: TrackSample, level: float = 0.95, n_boot: int = 2
     se = np.sqrt(pv * (1.0 / n - 1.0 / sample.N))
     lo, hi = np.clip(d - crit * se, -1.0, 1.0), np.clip(d + crit * se, -1.0, 1.0)
     return PairwiseIntervals(list(sample.runs), theta[0], i, j, d, se, lo, hi, crit, level, n_boot, float(lam0[0]), n,
-                             sample.N, theta_b, t_b)
+                             sample.N, theta_b, t_b, weights=w)
 
 
 def rank_sets(pw: PairwiseIntervals) -> tuple[np.ndarray, np.ndarray]:
@@ -446,11 +449,35 @@ def tau_bounds(pw: PairwiseIntervals, shown: Sequence[float], level: float | Non
     return float(min(1.0, max(-1.0, lo))), float(min(1.0, max(-1.0, hi)))
 
 
-def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float | None = None) -> dict[str, Any]:
+#: the shown leaderboards :func:`linear_leaderboard` refits in every replicate (linear in the labelled topics' ``H - J``)
+LINEAR = ("composite", "ppi")
+
+
+def linear_leaderboard(sample: TrackSample, pw: PairwiseIntervals, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores (R,), replicates (B, R))`` of a shown leaderboard that is linear in the labelled topics' ``H - J``:
+    ``S = mean_T J + c mean_L (H - J)``, where the composite (human labels on ``L``, the raw judge elsewhere:
+    ``(sum_L H + sum_{T \\ L} J) / N``) has ``c = n / N`` and classic PPI's whole-track estimate
+    (``(sum_L H + n_U (mean_U J + mean_L (H - J))) / N``) has ``c = 1``; the replicates put ``pw``'s topic weights
+    on ``L`` (``mean_L^w``), the same resamples as the PPI++ replicates, so :func:`track_tau` can refit the shown
+    ranking inside each of them."""
+    if name not in LINEAR:
+        raise ConfigError(f"track tau: {name!r} is not a linear leaderboard ({', '.join(LINEAR)})")
+    if pw.weights is None:
+        raise ConfigError("track tau: these pairwise intervals kept no topic weights to refit a leaderboard on")
+    c = sample.n / sample.N if name == "composite" else 1.0
+    D = sample.H_l - sample.J_l
+    jbar = sample.J_all.mean(axis=0)
+    return jbar + c * D.mean(axis=0), jbar[None, :] + c * (pw.weights @ D) / sample.n
+
+
+def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float | None = None,
+              shown_replicates: np.ndarray | None = None) -> dict[str, Any]:
     """Kendall's tau-b between the ``shown`` leaderboard and the human leaderboard on all topics (module docstring).
 
-    ``shown``: the published run scores when they do not depend on the labelled sample (the raw judge), or
-    ``"estimate"`` for the prediction-powered leaderboard itself (recomputed in every replicate).  Returns
+    ``shown``: the published run scores, held fixed when they do not depend on the labelled sample (the raw judge)
+    or refitted in every replicate when ``shown_replicates`` ((B, R), on ``pw``'s topic weights:
+    :func:`linear_leaderboard`) are given (``S_w = S + f (S* - S)``, the world's shown ranking, beside ``theta_w``);
+    or ``"estimate"`` for the prediction-powered leaderboard itself (recomputed in every replicate).  Returns
     ``{"estimate", "ci", "level", "plug_in", "bounds", "bounds_method"}``; ``plug_in`` = ``tau_b(shown,
     theta_hat)`` (1 for ``"estimate"``); ``bounds`` = :func:`tau_bounds` (valid for any ranking, fixed or fitted
     on the labelled topics, but wide) and ``bounds_method`` = :data:`BOUNDS_METHOD` saying so.  For fixed scores,
@@ -468,7 +495,13 @@ def track_tau(pw: PairwiseIntervals, shown: Sequence[float] | str, level: float 
         fixed = np.asarray(shown, dtype=float)
         if fixed.shape != pw.estimate.shape:
             raise ConfigError(f"track tau: {fixed.shape[0]} shown scores for {pw.estimate.shape[0]} runs")
-        shown_b = np.broadcast_to(fixed, world.shape)
+        if shown_replicates is None:
+            shown_b = np.broadcast_to(fixed, world.shape)
+        else:
+            sb = np.asarray(shown_replicates, dtype=float)
+            if sb.shape != world.shape:
+                raise ConfigError(f"track tau: shown replicates {sb.shape} for {world.shape} PPI++ replicates")
+            shown_b = fixed[None, :] + world_factor(pw.n_labelled, pw.n_topics) * (sb - fixed[None, :])
     lo_b, hi_b = tau_bounds(pw, fixed, level)
     bounds = {"bounds": [lo_b, hi_b], "bounds_method": BOUNDS_METHOD.format(level=level, pairs=len(pw.diff))}
     plug = float(np.asarray(tau_b_batch(fixed[None, :], pw.estimate[None, :]))[0])

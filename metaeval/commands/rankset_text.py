@@ -42,9 +42,11 @@ def rank_set_lines(block: dict[str, Any] | None, metric_name: str, top: int = 10
         t = (block.get("tau") or {}).get(key)
         if t and t.get("estimate") is not None:
             by = f" ({t['by']})" if t.get("by") else ""
-            fixed = str(t.get("treated_as") or "").startswith("fixed")
+            how = str(t.get("treated_as") or "")
+            fixed = how.startswith("fixed")
+            text = tau_text(t["estimate"], t["ci"], t["level"], t.get("bounds"), fixed, how.startswith("refitted"))
             lines += textwrap.wrap(f"tau-b of {label}{by} with the human leaderboard on all {block['topics']} "
-                                   f"topics: {tau_text(t['estimate'], t['ci'], t['level'], t.get('bounds'), fixed)}",
+                                   f"topics: {text}",
                                    100, initial_indent="  ", subsequent_indent="    ")
             if fixed:  # its interval's known limit, pointing to the bounds
                 lines += textwrap.wrap(f"caveat: {t['treated_as']}", 100, initial_indent="    ",

@@ -67,7 +67,7 @@ def tau_sentences(block: RankSets) -> list[tuple[str, TrackTau]]:
         if t is not None and t.estimate is not None:
             by = f" ({t.by})" if t.by else ""
             out.append((f"Kendall tau-b of {label}{by} with the human leaderboard on all {block.topics} topics: "
-                        f"{tau_text(t.estimate, t.ci, t.level, t.bounds, _fixed(t))}", t))
+                        f"{tau_text(t.estimate, t.ci, t.level, t.bounds, _fixed(t), _refitted(t))}", t))
     return out
 
 
@@ -76,13 +76,20 @@ def _fixed(t: TrackTau) -> bool:
     return bool(t.treated_as and t.treated_as.startswith("fixed"))
 
 
-def tau_text(estimate: float, ci, level: float, bounds, fixed: bool) -> str:
-    """``0.780, 95% CI [0.720, 0.830] (basic bootstrap[; ranking treated as fixed: can under-cover near ties]);
-    bounds holding for any ranking at 95%: [0.130, 1.000]`` - one track tau (``rank_sets.tau.*``) in words, the
-    terminal's and the report's; the bounds are left out when the file has none (written before them)."""
+def _refitted(t: TrackTau) -> bool:
+    """Whether the tau's interval refits its ranking in every replicate (``metaeval.study.ranksets.REFIT_NOTE``)."""
+    return bool(t.treated_as and t.treated_as.startswith("refitted"))
+
+
+def tau_text(estimate: float, ci, level: float, bounds, fixed: bool, refitted: bool = False) -> str:
+    """``0.780, 95% CI [0.720, 0.830] (basic bootstrap[; ranking treated as fixed: can under-cover near ties |
+    ; ranking refitted in each replicate]); bounds holding for any ranking at 95%: [0.130, 1.000]`` - one track
+    tau (``rank_sets.tau.*``) in words, the terminal's and the report's; the bounds are left out when the file has
+    none (written before them)."""
     from metaeval.formatting import fixed as num
 
-    caveat = "; ranking treated as fixed: can under-cover near ties" if fixed else ""
+    caveat = ("; ranking treated as fixed: can under-cover near ties" if fixed else
+              "; ranking refitted in each replicate" if refitted else "")
     out = (f"{num(estimate)}, {level:.0%} CI [{num(ci[0])}, {num(ci[1])}] (basic bootstrap{caveat})")
     if bounds and bounds[0] is not None and bounds[1] is not None:
         out += f"; bounds holding for any ranking at {level:.0%}: [{num(bounds[0])}, {num(bounds[1])}]"

@@ -17,6 +17,10 @@ from typing import Any
 
 import numpy as np
 
+#: ``treated_as`` of a shown leaderboard refitted in every replicate (``ranksets.linear_leaderboard``)
+REFIT_NOTE = ("refitted in every replicate ({by}: linear in the labelled topics' human-minus-judge scores, recomputed "
+              "on each resample of them beside the PPI++ estimate)")
+
 #: replicates of the rank-set bootstrap (about 1 s for 45 runs on one core)
 N_BOOT = 2000
 
@@ -25,9 +29,9 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
                     n_boot: int = N_BOOT, seed: int = 0) -> dict[str, Any]:
     """JSON-ready rank-sets block for ``metric`` (module docstring); ``{"status": "n/a", "reason"}`` when it
     cannot be computed (fewer than 2 labelled topics or runs)."""
-    from metaeval.calibration.ranksets import (FIXED_RANKING_CAVEAT, TrackSample, bootstrap_rank_intervals,
-                                               compact_letters, letter_columns, pairwise_intervals, rank_sets,
-                                               track_tau)
+    from metaeval.calibration.ranksets import (FIXED_RANKING_CAVEAT, LINEAR, TrackSample, bootstrap_rank_intervals,
+                                               compact_letters, letter_columns, linear_leaderboard,
+                                               pairwise_intervals, rank_sets, track_tau)
     from metaeval.errors import ConfigError
 
     H, J = data.H[metric], data.J[metric]
@@ -62,11 +66,19 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
     shown = _shown(leaderboard, runs)
     if shown is not None and leaderboard is not None:
         # the PPI++ leaderboard is this estimator (its lambda pools every run, these only the complete ones)
-        same = leaderboard.get("estimated_by") == "ppi_pp" or np.allclose(shown, pw.estimate, atol=1e-9)
-        tau["shown"] = {**(track_tau(pw, "estimate") if same else track_tau(pw, shown)),
-                        "by": leaderboard.get("estimated_by"),
-                        "treated_as": "the PPI++ estimate" if same else (
-                            f"fixed (its dependence on the labelled topics is not resampled): {FIXED_RANKING_CAVEAT}")}
+        by = leaderboard.get("estimated_by")
+        same = by == "ppi_pp" or np.allclose(shown, pw.estimate, atol=1e-9)
+        refit = None
+        if not same and by in LINEAR:  # linear in the labelled topics: refitted inside each replicate
+            scores, reps = linear_leaderboard(sample, pw, by)
+            refit = reps if np.allclose(scores, shown, atol=1e-9) else None  # the leaderboard's own numbers, or fixed
+        if same:
+            t, how = track_tau(pw, "estimate"), "the PPI++ estimate"
+        elif refit is not None:
+            t, how = track_tau(pw, shown, shown_replicates=refit), REFIT_NOTE.format(by=by)
+        else:
+            t, how = track_tau(pw, shown), f"fixed (its dependence on the labelled topics is not resampled): {FIXED_RANKING_CAVEAT}"
+        tau["shown"] = {**t, "by": by, "treated_as": how}
     return {"status": "ok", "metric": metric, "method": "ppi_pp", "lambda": pw.lam, "level": level, "n_boot": n_boot,
             "seed": seed, "critical_value": pw.critical, "human_labelled_topics": pw.n_labelled, "topics": pw.n_topics,
             "runs": len(runs), "runs_left_out": left_out,
