@@ -116,6 +116,10 @@ def cell_study(ctx: StudyContext, task: CellTask) -> CellWork:
     parts = ([("analysis", lambda: _analysis(ctx, task))] if ctx.ref_side is not None else []) + [
         ("figures", lambda: _figures(ctx, task)), ("consistency", lambda: _consistency(ctx, task))]
     with one_blas_thread():
+        if ctx.settings.calibration.enabled and ctx.reference is not None:
+            from metaeval.study.calibration_workflow.procedure import preload
+
+            preload(PART_MODULES)  # the parts may go out to forked workers: each inherits these
         done = _calibration(ctx, task, work, [lambda f=f: _captured(f) for _, f in parts])
         if done is None:
             done = [_captured(f) for _, f in parts]
@@ -131,6 +135,15 @@ def cell_study(ctx: StudyContext, task: CellTask) -> CellWork:
                 setattr(work, name, value)
     work.seconds = time.perf_counter() - t0
     return work
+
+
+#: what a cell's analysis, figures and self-consistency import lazily (a cold sweep's workers imported these on their
+#: first task, measured: ``tests/unit/test_calibration_one_map.py``)
+PART_MODULES = ("scipy.special", "metaeval.analysis.agreement", "metaeval.analysis.clustered",
+                "metaeval.analysis.confusion", "metaeval.analysis.descriptive", "metaeval.calibration.raw",
+                "metaeval.calibration.strictness", "metaeval.io.runmap", "metaeval.study.bias",
+                "metaeval.study.consistency", "metaeval.planning.consistency", "metaeval.planning.matrices",
+                "metaeval.planning.precision", "metaeval.study.topics")
 
 
 def _captured(fn) -> tuple[Any, BaseException | None]:

@@ -175,3 +175,41 @@ def test_a_calibration_that_fails_before_its_map_still_gets_the_other_parts(tmp_
     work = fanout.cell_study(ctx, task)
     assert work.failed[0] == "calibration" and work.calibration == {"error": "ValueError: too few topics"}
     assert work.analysis is not None and work.figures.get("leaderboard") and work.consistency is not None
+
+
+_PROBE = '''
+import json, sys, tempfile
+from pathlib import Path
+import metaeval.forked as F
+orig, found = F.fork_map, set()
+def fork_map(fn, items, workers="auto"):
+    base = set(sys.modules)
+    def wrapped(x):
+        return fn(x), sorted(m for m in set(sys.modules) - base if m.startswith(("metaeval", "scipy")))
+    res = orig(wrapped, list(items), workers)
+    for _, m in res:
+        found.update(m)
+    return [r for r, _ in res]
+F.fork_map = fork_map
+from metaeval.study.run import run_study
+from tests.helpers.study_fanout import study_input
+with tempfile.TemporaryDirectory() as tmp:
+    run_study(study_input(Path(tmp), 1, calibration_workers=2))
+print(json.dumps(sorted(found)))
+'''
+
+
+@LINUX
+def test_forked_workers_inherit_the_modules_their_tasks_import():
+    """In a fresh process (imports cold, as in a sweep), the workers of a cell's map import no metaeval or scipy
+    module of their own: the parent imported them before forking (``procedure.TASK_MODULES``,
+    ``fanout.PART_MODULES``); each worker used to import scipy.special and the analysis modules on its first task.
+    Planted bug: an empty PART_MODULES lists scipy.special and the analysis modules here."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", _PROBE], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

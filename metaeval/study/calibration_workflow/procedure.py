@@ -355,6 +355,21 @@ def nested_figures(inner: Sequence[dict[str, Any]], ev: Evaluation, s: dict[str,
     return out
 
 
+#: what the splits' and the nested runs' tasks import lazily, imported before the map forks (:func:`preload`)
+TASK_MODULES = ("scipy.special", "metaeval.analysis.kendall", "metaeval.analysis.levels",
+                "metaeval.study.calibration_workflow.sequential")
+
+
+def preload(modules: Sequence[str]) -> None:
+    """Import ``modules`` in this process before a map forks its workers, so that each worker inherits them instead
+    of importing its own copy on its first task (``scipy.special`` alone is about 0.15 s per process: the workers
+    did it side by side, then the parent did it again for what followed)."""
+    import importlib
+
+    for name in modules:
+        importlib.import_module(name)
+
+
 def decide_and_nest(cands, data, s: dict[str, Any], seed: int, workers: int | str | None = 1,
                     alongside: Sequence = ()) -> tuple[Decision, dict[str, dict[str, Any]] | None, list]:
     """The top decision (:func:`run_procedure` with intervals, on every human-labelled topic applied to the
@@ -370,6 +385,7 @@ def decide_and_nest(cands, data, s: dict[str, Any], seed: int, workers: int | st
     if isinstance(plan, str):
         return _undecided(metrics, plan), None, fork_map(_call, list(alongside), workers)
     a, b, splits = plan
+    preload(TASK_MODULES)
     inner = nested_tasks(cands, data, splits, s, seed) if s["nested_splits"] > 0 else []
     outer = split_tasks(cands, data, metrics, splits, want_ci=True)
     res = fork_map(_call, [*inner, *alongside, *outer], workers)
