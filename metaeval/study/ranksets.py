@@ -13,6 +13,7 @@ whole-track score is over other topics than the others'.  Each tau (``tau.ppi_pp
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,13 +26,27 @@ REFIT_NOTE = ("refitted in every replicate ({by}: linear in the labelled topics'
 N_BOOT = 2000
 
 
-def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, *, level: float = 0.95,
-                    n_boot: int = N_BOOT, seed: int = 0) -> dict[str, Any]:
-    """JSON-ready rank-sets block for ``metric`` (module docstring); ``{"status": "n/a", "reason"}`` when it
-    cannot be computed (fewer than 2 labelled topics or runs)."""
-    from metaeval.calibration.ranksets import (FIXED_RANKING_CAVEAT, LINEAR, TrackSample, bootstrap_rank_intervals,
-                                               compact_letters, letter_columns, linear_leaderboard,
-                                               pairwise_intervals, rank_sets, track_tau)
+@dataclass
+class RankSetIntervals:
+    """The bootstrap part of a rank-sets block (:func:`rank_set_intervals`), which needs no leaderboard: it can run
+    in a worker while the calibration's splits run (``calibrate_alongside``) and is laid out by
+    :func:`rank_sets_block`.  ``error``: why it cannot be computed (then the rest is None)."""
+
+    sample: Any = None
+    pw: Any = None
+    runs: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    topics: Any = None
+    complete: Any = None
+    error: str | None = None
+
+
+def rank_set_intervals(data: Any, metric: str, *, level: float = 0.95, n_boot: int = N_BOOT,
+                       seed: int = 0) -> RankSetIntervals:
+    """The pairwise intervals of ``metric``'s whole-track PPI++ scores on the runs with a score on every topic
+    (``ranksets.pairwise_intervals``, stream ``calibration.rank_sets`` of ``seed``), compacted to what the block
+    reads (:meth:`~metaeval.calibration.ranksets.PairwiseIntervals.compact`)."""
+    from metaeval.calibration.ranksets import TrackSample, pairwise_intervals
     from metaeval.errors import ConfigError
 
     H, J = data.H[metric], data.J[metric]
@@ -42,9 +57,27 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
     left_out = [r for r, ok in zip(data.runs, complete) if not ok]
     try:
         sample = TrackSample(H[np.ix_(lab, complete)], J[np.ix_(lab, complete)], J[np.ix_(topics, complete)], runs)
-        pw = pairwise_intervals(sample, level=level, n_boot=n_boot, seed=seed)
+        pw = pairwise_intervals(sample, level=level, n_boot=n_boot, seed=seed).compact(level)
     except ConfigError as exc:
-        return {"status": "n/a", "reason": str(exc), "metric": metric}
+        return RankSetIntervals(error=str(exc))
+    return RankSetIntervals(sample, pw, runs, left_out, topics, complete)
+
+
+def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, *, level: float = 0.95,
+                    n_boot: int = N_BOOT, seed: int = 0, intervals: RankSetIntervals | None = None) -> dict[str, Any]:
+    """JSON-ready rank-sets block for ``metric`` (module docstring); ``{"status": "n/a", "reason"}`` when it
+    cannot be computed (fewer than 2 labelled topics or runs).  ``intervals``: :func:`rank_set_intervals` of the
+    same arguments, computed elsewhere (else here)."""
+    from metaeval.calibration.ranksets import (FIXED_RANKING_CAVEAT, LINEAR, bootstrap_rank_intervals,
+                                               compact_letters, letter_columns, linear_leaderboard, rank_sets,
+                                               track_tau)
+
+    iv = intervals if intervals is not None else rank_set_intervals(data, metric, level=level, n_boot=n_boot,
+                                                                    seed=seed)
+    if iv.error is not None:
+        return {"status": "n/a", "reason": iv.error, "metric": metric}
+    sample, pw, runs, left_out, topics, complete = iv.sample, iv.pw, iv.runs, iv.left_out, iv.topics, iv.complete
+    J = data.J[metric]
     lo, hi = rank_sets(pw)
     nlo, nhi = bootstrap_rank_intervals(pw)
     groups = letter_columns(pw)

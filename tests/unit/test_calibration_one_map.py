@@ -94,7 +94,7 @@ def test_one_map_is_one_fork_map(setup, monkeypatch):
 
     monkeypatch.setattr(forked, "fork_map", spy)
     top, nest, done = procedure.decide_and_nest(cands, data, s, 0, 1, [lambda: "a", lambda: "b"])
-    assert maps == [s["nested_splits"] + 2 + s["repeats"]] and done == ["a", "b"]
+    assert maps == [s["nested_splits"] + 2 + s["repeats"]] and done == ["a", "b"]  # (the rank sets: calibrate_alongside)
 
 
 def test_a_cell_that_cannot_decide_still_runs_the_alongside_parts(setup):

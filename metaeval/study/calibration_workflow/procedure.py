@@ -357,7 +357,8 @@ def nested_figures(inner: Sequence[dict[str, Any]], ev: Evaluation, s: dict[str,
 
 #: what the splits' and the nested runs' tasks import lazily, imported before the map forks (:func:`preload`)
 TASK_MODULES = ("scipy.special", "metaeval.analysis.kendall", "metaeval.analysis.levels",
-                "metaeval.study.calibration_workflow.sequential")
+                "metaeval.study.calibration_workflow.sequential", "metaeval.calibration.ranksets",
+                "metaeval.analysis.resample")
 
 
 def preload(modules: Sequence[str]) -> None:
@@ -381,11 +382,11 @@ def decide_and_nest(cands, data, s: dict[str, Any], seed: int, workers: int | st
     from metaeval.forked import fork_map
 
     metrics = s["metrics"]
+    preload(TASK_MODULES)
     plan = plan_splits(data, data.labelled, len(data.judge_only), s, seed)
     if isinstance(plan, str):
         return _undecided(metrics, plan), None, fork_map(_call, list(alongside), workers)
     a, b, splits = plan
-    preload(TASK_MODULES)
     inner = nested_tasks(cands, data, splits, s, seed) if s["nested_splits"] > 0 else []
     outer = split_tasks(cands, data, metrics, splits, want_ci=True)
     res = fork_map(_call, [*inner, *alongside, *outer], workers)

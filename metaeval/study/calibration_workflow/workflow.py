@@ -80,7 +80,7 @@ def calibrate_alongside(reference: "LabelSet", judge: "LabelSet", settings: dict
     from metaeval.study.calibration_workflow.model import fit_model
     from metaeval.study.calibration_workflow.procedure import decide_and_nest
     from metaeval.study.leaderboard import raw_leaderboards
-    from metaeval.study.ranksets import rank_sets_block
+    from metaeval.study.ranksets import rank_set_intervals, rank_sets_block
 
     s = resolve_settings(settings)
     metrics = s["metrics"]
@@ -98,7 +98,10 @@ def calibrate_alongside(reference: "LabelSet", judge: "LabelSet", settings: dict
             refused[name] = pairing["refusal"]
         else:
             cands.append(label_candidate(name, data, metrics, s["level"], s["options"], seed))
-    decision, nest, extra = decide_and_nest(cands, data, s, seed, s["workers"], alongside)
+    # the rank sets' bootstrap needs no leaderboard: it goes out with the splits (its own stream, the same numbers)
+    rank_task = lambda: rank_set_intervals(data, s["metric"], level=s["level"], seed=seed)  # noqa: E731
+    decision, nest, extra = decide_and_nest(cands, data, s, seed, s["workers"], [rank_task, *alongside])
+    intervals, extra = extra[0], extra[1:]
     full = FullFits(data.labelled)
     raw = raw_leaderboards(judge, None, metrics, n_boot=s["n_boot"], seed=analysis_seed, level=s["level"])["metrics"]
     by_metric = {m: metric_block(m, data, cands, refused, decision, nest, s, full, {r["run_id"]: r for r in raw[m]})
@@ -115,7 +118,8 @@ def calibrate_alongside(reference: "LabelSet", judge: "LabelSet", settings: dict
            "pairing": pairing, "topics": topics, "method_names": display_names(s["methods"]),
            **{k: prim[k] for k in ("candidates", "selection", "leaderboard", "recommendation")},
            "by_metric": by_metric, "model": model}
-    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=seed)
+    out["rank_sets"] = rank_sets_block(data, s["metric"], prim["leaderboard"], level=s["level"], seed=seed,
+                                       intervals=intervals)
     return to_jsonable(out), extra
 
 
