@@ -318,10 +318,11 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, works: "dict[str, Cell
     cells: dict[str, StudyCell] = {}
     for cid, w in works.items():
         cell = dict(w.figures)
+        transcripts = _read_transcripts(lay, cid)  # read once: the replies and the viewer both come from it
         dis = (cell.get("disagreements") or {}).get(a.primary_metric)
         if dis is not None:
-            _attach_replies(lay, cid, dis)
-        cell["transcript_view"] = _write_transcript_view(lay, inp, cid)
+            _attach_replies(transcripts, dis)
+        cell["transcript_view"] = _write_transcript_view(lay, inp, cid, transcripts)
         cells[cid] = decode(StudyCell, to_jsonable(cell), str(lay.study_json), f"cells.{cid}")
     doc = StudyDoc(metrics=tuple(metrics), primary_metric=a.primary_metric, variant=a.tau, bootstrap=a.bootstrap,
                    seed=a.seed, provenance=provenance, cells=cells)
@@ -329,19 +330,36 @@ def write_study_json(lay: ResultsLayout, inp: StudyInput, works: "dict[str, Cell
     return doc
 
 
-def _attach_replies(lay: ResultsLayout, cid: str, dis: dict[str, Any]) -> None:
-    """What the judge actually said for each disagreeing pair shown (from ``cells/<cell>/transcripts.jsonl`` when
-    the sweep wrote one): ``judge_reply`` (the raw reply of the assignment call, ``None`` for a judge that makes no
-    model call), ``judge_position`` (the nugget's place in that call's list), ``judge_reasks``."""
-    pairs = [(t["qid"], p) for t in dis.get("topics", []) for p in t.get("pairs", [])]
+def _read_transcripts(lay: ResultsLayout, cid: str) -> "list | Exception | None":
+    """The cell's ``cells/<cell>/transcripts.jsonl`` records (None when the sweep wrote none; the
+    :class:`~metaeval.errors.MetaevalError` when it cannot be read: the figures stand without what needs it)."""
     path = lay.transcripts(cid)
-    if not pairs or not path.exists():
-        return
+    if not path.exists():
+        return None
     from metaeval.errors import MetaevalError
-    from metaeval.io.transcripts import assignment_replies, read_transcripts
+    from metaeval.io.transcripts import read_transcripts
 
     try:
-        replies = assignment_replies(read_transcripts(path))
+        return read_transcripts(path)
+    except MetaevalError as exc:
+        return exc
+
+
+def _attach_replies(transcripts: "list | Exception | None", dis: dict[str, Any]) -> None:
+    """What the judge actually said for each disagreeing pair shown (from the cell's transcripts,
+    :func:`_read_transcripts`, when the sweep wrote them): ``judge_reply`` (the raw reply of the assignment call,
+    ``None`` for a judge that makes no model call), ``judge_position`` (the nugget's place in that call's list),
+    ``judge_reasks``."""
+    pairs = [(t["qid"], p) for t in dis.get("topics", []) for p in t.get("pairs", [])]
+    if not pairs or transcripts is None:
+        return
+    from metaeval.errors import MetaevalError
+    from metaeval.io.transcripts import assignment_replies
+
+    try:
+        if isinstance(transcripts, Exception):
+            raise transcripts
+        replies = assignment_replies(transcripts)
     except MetaevalError as exc:  # the figures stand without the replies; say why they are missing
         dis["replies_note"] = str(exc)
         return
@@ -352,18 +370,19 @@ def _attach_replies(lay: ResultsLayout, cid: str, dis: dict[str, Any]) -> None:
                      judge_model_call=r.get("raw_reply") is not None)
 
 
-def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str) -> str | None:
+def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str,
+                           transcripts: "list | Exception | None") -> str | None:
     """``cells/<cell>/transcript_view.json`` for the report's transcript viewer (when the sweep wrote transcripts);
     returns its path relative to the results folder, or None."""
-    path = lay.transcripts(cid)
-    if not path.exists():
+    if transcripts is None:
         return None
     from metaeval.errors import MetaevalError
-    from metaeval.io.transcripts import read_transcripts
     from metaeval.study.transcript_view import answer_index, transcript_view
 
     try:
-        view = transcript_view(read_transcripts(path), inp.reference, cid, queries=inp.topics,
+        if isinstance(transcripts, Exception):
+            raise transcripts
+        view = transcript_view(transcripts, inp.reference, cid, queries=inp.topics,
                                answers=answer_index(inp.label_sets.get(cid), inp.reference))
     except MetaevalError as exc:  # the figures stand without the viewer; say why it is missing
         log.warning("no transcript viewer for %s: %s", cid, exc)
