@@ -56,6 +56,11 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
         th.update(thresholds)
     elif thresholds is not None:
         th = verdict_mod.load_thresholds(thresholds)
+    with plots.drawing_workers(workers) as pool:  # they import matplotlib while the report is built
+        return _build(results_dir, th, metric, worst_topics, pool)
+
+
+def _build(results_dir, th: dict[str, Any], metric: str | None, worst_topics: int, pool) -> Report:
     res = load_results(results_dir)
     known = list(res.study.metrics) if res.study is not None else []
     th["metric"] = measure(th.get("metric") or res.summary.primary_metric, "thresholds metric").name
@@ -76,7 +81,7 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
         + (" (synthetic data)" if ctx.synthetic() else "")
     rep = Report(title, sections, ctx.data, ctx.verdict, pages=ctx.pages)
     pending = [f for f in rep.figures if isinstance(f.svg, plots.Drawing)]
-    for fig, text in zip(pending, plots.draw_all([f.svg for f in pending], workers)):
+    for fig, text in zip(pending, plots.draw_all([f.svg for f in pending], pool=pool)):
         fig.svg = text
     ctx.data["figures"] = [f.name for f in rep.figures]
     return rep

@@ -19,9 +19,12 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.forked import WarmWorkers
 
 LEVEL_COLORS = {"run": "#1f77b4", "topic_avg": "#ff7f0e", "pooled": "#2ca02c"}
 LEVEL_LABELS = {"run": "run-level", "topic_avg": "per-topic (mean)", "pooled": "pooled"}
@@ -79,19 +82,32 @@ def later(fn, *args, **kwargs) -> Drawing:
     return Drawing(fn, args, kwargs)
 
 
-def draw_all(drawings: Sequence[Drawing], workers: int | str | None = "auto") -> list[str]:
-    """The SVG text of every drawing, in order, drawn in ``workers`` forked processes (default: the available CPUs;
-    :func:`metaeval.forked.fork_map`): each figure is drawn from its own data by its own function, so the SVG is
-    byte-for-byte what one process draws.  matplotlib's figure and SVG modules are imported here first, so that
-    every worker inherits them instead of importing them again (0.25 s each)."""
-    from metaeval.forked import fork_map
-
+def draw_all(drawings: Sequence[Drawing], workers: int | str | None = "auto",
+             pool: "WarmWorkers | None" = None) -> list[str]:
+    """The SVG text of every drawing, in order, drawn in ``workers`` processes (default: the available CPUs): each
+    figure is drawn from its own data by its own function, so the SVG is byte-for-byte what one process draws.
+    ``pool``: workers started earlier by :func:`drawing_workers`, which imported matplotlib while the caller built
+    the report (else they are started here, and import it side by side)."""
     if not drawings:
         return []
-    import matplotlib.backends.backend_svg  # noqa: F401  (inherited by the workers)
-    import matplotlib.figure  # noqa: F401
+    if pool is not None:
+        return pool.map(Drawing.draw, drawings)
+    with drawing_workers(workers) as own:
+        return own.map(Drawing.draw, drawings)
 
-    return fork_map(Drawing.draw, drawings, workers)
+
+def drawing_workers(workers: int | str | None = "auto") -> "WarmWorkers":
+    """Worker processes for :func:`draw_all`, forked now, each importing matplotlib's figure and SVG modules
+    (:func:`import_matplotlib`, 0.25 s) while the caller goes on (``metaeval.forked.WarmWorkers``)."""
+    from metaeval.forked import WarmWorkers
+
+    return WarmWorkers(workers, import_matplotlib)
+
+
+def import_matplotlib() -> None:
+    """matplotlib's figure and SVG backend modules, what every drawing needs."""
+    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
 
 
 def inline_svg(doc: str, prefix: str, label: str = "") -> str:
