@@ -107,7 +107,8 @@ def _study(tmp_path, analysis_seed: int, calibration_seed: int = 3) -> dict:
 
     ref = load_dataset("demo").labels
     settings = build_study_settings({"metrics": ["v_strict"], "tau": "b", "bootstrap": 60, "seed": analysis_seed},
-                                    {"enabled": True, "folds": 4, "seed": calibration_seed})
+                                    {"enabled": True, "folds": 4, "seed": calibration_seed,
+                                     "workers": 1})  # every draw in this process, where the tracer is
     lay = ResultsLayout(tmp_path / f"s{analysis_seed}", "t")
     inp = StudyInput(layout=lay, label_sets={"jl__human_auto": judge_like(ref, name="jl")}, reference=ref,
                      settings=settings, config={"name": "t"}, calibratable=["jl__human_auto"], dataset={"name": "demo"})
