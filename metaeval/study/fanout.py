@@ -117,7 +117,7 @@ def cell_study(ctx: StudyContext, task: CellTask) -> CellWork:
         ("figures", lambda: _figures(ctx, task)), ("consistency", lambda: _consistency(ctx, task))]
     with one_blas_thread():
         if ctx.settings.calibration.enabled and ctx.reference is not None:
-            from metaeval.study.calibration_workflow.procedure import preload
+            from metaeval.forked import preload
 
             preload(PART_MODULES)  # the parts may go out to forked workers: each inherits these
         done = _calibration(ctx, task, work, [lambda f=f: _captured(f) for _, f in parts])

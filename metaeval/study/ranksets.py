@@ -68,9 +68,9 @@ def rank_sets_block(data: Any, metric: str, leaderboard: dict[str, Any] | None, 
     """JSON-ready rank-sets block for ``metric`` (module docstring); ``{"status": "n/a", "reason"}`` when it
     cannot be computed (fewer than 2 labelled topics or runs).  ``intervals``: :func:`rank_set_intervals` of the
     same arguments, computed elsewhere (else here)."""
+    from metaeval.calibration.letters import compact_letters, letter_columns
     from metaeval.calibration.ranksets import (FIXED_RANKING_CAVEAT, LINEAR, bootstrap_rank_intervals,
-                                               compact_letters, letter_columns, linear_leaderboard, rank_sets,
-                                               track_tau)
+                                               linear_leaderboard, rank_sets, track_tau)
 
     iv = intervals if intervals is not None else rank_set_intervals(data, metric, level=level, n_boot=n_boot,
                                                                     seed=seed)

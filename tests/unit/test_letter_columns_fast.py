@@ -1,11 +1,11 @@
-"""The letter groups (metaeval.calibration.ranksets.letter_columns): the fast insert-absorb gives the groups, in the
+"""The letter groups (metaeval.calibration.letters.letter_columns): the fast insert-absorb gives the groups, in the
 order, of Piepho's (2004) insert-absorb written out in full (every group against every group at each step)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from metaeval.calibration.ranksets import compact_letters, letter_columns
+from metaeval.calibration.letters import compact_letters, letter_columns
 
 
 class _Pw:

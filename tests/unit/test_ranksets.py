@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from metaeval.calibration.ranksets import (TrackSample, compact_letters, letter_columns, pairwise_intervals, rank_sets,
-                                           track_tau)
+from metaeval.calibration.letters import compact_letters, letter_columns
+from metaeval.calibration.ranksets import TrackSample, pairwise_intervals, rank_sets, track_tau
 from metaeval.errors import ConfigError
 
 

@@ -355,20 +355,11 @@ def nested_figures(inner: Sequence[dict[str, Any]], ev: Evaluation, s: dict[str,
     return out
 
 
-#: what the splits' and the nested runs' tasks import lazily, imported before the map forks (:func:`preload`)
+#: what the splits' and the nested runs' tasks import lazily, imported before the map forks
+#: (:func:`metaeval.forked.preload`)
 TASK_MODULES = ("scipy.special", "metaeval.analysis.kendall", "metaeval.analysis.levels",
                 "metaeval.study.calibration_workflow.sequential", "metaeval.calibration.ranksets",
                 "metaeval.analysis.resample")
-
-
-def preload(modules: Sequence[str]) -> None:
-    """Import ``modules`` in this process before a map forks its workers, so that each worker inherits them instead
-    of importing its own copy on its first task (``scipy.special`` alone is about 0.15 s per process: the workers
-    did it side by side, then the parent did it again for what followed)."""
-    import importlib
-
-    for name in modules:
-        importlib.import_module(name)
 
 
 def decide_and_nest(cands, data, s: dict[str, Any], seed: int, workers: int | str | None = 1,
@@ -379,7 +370,7 @@ def decide_and_nest(cands, data, s: dict[str, Any], seed: int, workers: int | st
     the end; ``alongside``: other independent tasks (functions of no argument) of the caller, run in the same map
     (a cell's analysis, say).  Returns ``(decision, nested figures or None, alongside's results)``.  The same
     numbers as :func:`run_procedure` then :func:`nested`: every task draws from its own stream."""
-    from metaeval.forked import fork_map
+    from metaeval.forked import fork_map, preload
 
     metrics = s["metrics"]
     preload(TASK_MODULES)
