@@ -110,6 +110,10 @@ class RayExecutor:
         #: sweep reports it apart from judging, as the runtime's start-up, not work on the jobs
         self.runtime_start_s = 0.0
         self.runtime_start_what = "Ray's start"
+        #: the part of ``runtime_start_s`` spent waiting for the actors: from their launch until each deployment
+        #: with jobs has a replica up (its worker process started, its judge built and the judge's SDK imported,
+        #: what the bare-SDK baselines and the in-process executor do before their timers); 0 once they are up
+        self.actors_start_s = 0.0
         self._t_actors: float | None = None
         self._auto_cap: int | None = None
         self.placements: list[dict[str, Any]] = []
@@ -227,6 +231,13 @@ class RayExecutor:
         for wid in st.pending:
             for rep in self._start(wid):
                 st.probes[rep.handle.where.remote()] = rep
+        t = time.perf_counter()
+        self._await_first_replicas(st)
+        waited = time.perf_counter() - t
+        self.actors_start_s += waited
+        self.runtime_start_s += waited
+        if self.actors_start_s > 0:
+            self.runtime_start_what = "Ray's start and its actors' start"
         self._fill(st)
         while st.in_flight or any(st.pending.values()):
             now = time.monotonic()
@@ -246,6 +257,26 @@ class RayExecutor:
                     self._chunk_done(st, ref)
             self._give_up_stalled(st)
             self._fill(st)
+
+    def _await_first_replicas(self, st: "_RunState") -> None:
+        """Wait until every deployment with pending jobs has a replica up, or no probe of it is outstanding (its
+        replicas answered dead or "unavailable": the main loop handles those as before), at most
+        ``restart_timeout_s``.  This is the actors' start-up (``actors_start_s``), reported with Ray's start and
+        not as judging; a deployment already up costs nothing.  Probes answered meanwhile are handled as in the
+        main loop (:meth:`_probed`), so nothing differs after it but the clock."""
+        import ray
+
+        deadline = time.monotonic() + self.restart_timeout_s
+
+        def waiting() -> bool:
+            probed = {rep.wid for rep in st.probes.values()}
+            return any(lst and wid in probed and not any(r.up for r in self._replicas.get(wid, []))
+                       for wid, lst in st.pending.items())
+
+        while waiting() and time.monotonic() < deadline:
+            done, _ = ray.wait(list(st.probes), num_returns=1, timeout=1.0)
+            for ref in done:
+                self._probed(st, ref)
 
     def _fill(self, st: "_RunState") -> None:
         """Send pending jobs, in chunks, to the least-loaded live replica of their deployment while it has room."""

@@ -54,7 +54,8 @@ class SweepOutcome:
     calibratable: list[str]
     dataset: dict[str, Any]
     topics: dict[str, str]
-    #: the stages' wall time less ``runtime_start_s`` (job building, dispatch, the actors' start, store, label sets)
+    #: the stages' wall time less ``runtime_start_s`` (job building, dispatch, the calls, store, label sets; a Ray
+    #: replica started after the first of its deployment, or restarted, starts inside it)
     judging_s: float
     stopped: str | None
     dry_run: bool
@@ -64,6 +65,9 @@ class SweepOutcome:
     #: in-process); not in ``judging_s``
     runtime_start_s: float = 0.0
     runtime_start_what: str = ""
+    #: the part of ``runtime_start_s`` that was the Ray actors' start (their processes, judges and SDK imports,
+    #: until each deployment had a replica up); 0 in-process
+    actors_start_s: float = 0.0
     #: drops the results folder's lock (``run_sweep(..., hold_lock=True)`` keeps it for the study and report)
     release: Callable[[], None] = lambda: None
 
@@ -106,6 +110,7 @@ class Sweep:
         #: reported apart and not in ``judging_s``; ``runtime_start_what`` says which
         self.runtime_start_s = 0.0
         self.runtime_start_what = ""
+        self.actors_start_s = 0.0
 
     # ------------------------------------------------------------------ dispatch
     def _executor(self):
@@ -273,11 +278,13 @@ class Sweep:
         label_sets, samples = self.assign(nugget_lists)  # 3. assignment
         if not self.dry_run:
             self.write_transcripts()
-        # judging = the stages' wall time less the executor's own start-up (Ray's GCS, raylet and agents; in-process,
-        # the judges' SDK imports; a Ray actor's start, its SDK import included, stays in): the figure
+        # judging = the stages' wall time less the executor's own start-up (Ray's GCS, raylet and agents, then the
+        # wait for its actors - process, judge, SDK import - before the first job goes out; in-process, the judges'
+        # SDK imports): the figure
         # benchmarks/bench_scale and the bare-SDK scripts time (they start Ray and import the SDK before the timer)
         self.runtime_start_s = float(getattr(self._exec, "runtime_start_s", 0.0) or 0.0)
         self.runtime_start_what = str(getattr(self._exec, "runtime_start_what", "") or "")
+        self.actors_start_s = float(getattr(self._exec, "actors_start_s", 0.0) or 0.0)
         self.judging_s = time.perf_counter() - t0 - self.runtime_start_s
         self.store.close(keep_lock=self.hold_lock)
         out = self.outcome({} if self.dry_run else label_sets, {} if self.dry_run else samples)
@@ -384,7 +391,8 @@ class Sweep:
             dataset={"name": ds.name, "topics": len(ds.qids), "runs": len(ds.run_ids), "answers": len(ds.answers),
                      "provenance": ds.provenance},
             topics=dict(ds.topics), judging_s=self.judging_s, stopped=self.stopped, dry_run=self.dry_run,
-            samples=samples or {}, runtime_start_s=self.runtime_start_s, runtime_start_what=self.runtime_start_what)
+            samples=samples or {}, runtime_start_s=self.runtime_start_s, runtime_start_what=self.runtime_start_what,
+            actors_start_s=self.actors_start_s)
 
 
 def open_sweep(settings: PipelineSettings, cells: Sequence[Cell], progress: ProgressFactory | None = None,

@@ -63,5 +63,6 @@ def collect(summary: Summary) -> dict[str, Any]:
         "judging_s": summary.judging_s,
         "runtime_start_s": summary.runtime_start_s,
         "runtime_start": summary.runtime_start,
+        "actors_start_s": summary.actors_start_s,
         "stopped": summary.stopped,
     }

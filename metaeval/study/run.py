@@ -64,7 +64,8 @@ def study_sweep(outcome: Any, settings: StudySettings, config: dict[str, Any], t
                      dataset=outcome.dataset, topics=outcome.topics,
                      extra={"judging_s": outcome.judging_s, "stopped": outcome.stopped,
                             "runtime_start_s": getattr(outcome, "runtime_start_s", 0.0),
-                            "runtime_start_what": getattr(outcome, "runtime_start_what", "")},
+                            "runtime_start_what": getattr(outcome, "runtime_start_what", ""),
+                            "actors_start_s": getattr(outcome, "actors_start_s", 0.0)},
                      samples=getattr(outcome, "samples", {}) or {},
                      max_failed_rate=outcome.settings.sweep.max_failed_rate)
     return run_study(inp, t0=t0)
@@ -140,6 +141,7 @@ def _run_study(inp: StudyInput, t0: float | None) -> "Summary":
         judging_s=inp.extra.get("judging_s", 0.0),
         runtime_start_s=inp.extra.get("runtime_start_s", 0.0),
         runtime_start=inp.extra.get("runtime_start_what", ""),
+        actors_start_s=inp.extra.get("actors_start_s", 0.0),
         stopped=inp.extra.get("stopped"),
         primary_metric=inp.settings.analysis.primary_metric,  # what summary.md and the verdict report on
         cells=tuple(cells),

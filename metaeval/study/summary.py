@@ -81,8 +81,8 @@ def summary_markdown(summary: "Summary", metric: str | None = None,
         f"Dataset **{ds.name}**: {ds.topics} topics, {ds.runs} runs, {ds.answers} answers. "
         f"Reference: the dataset's human labels. Wall time {summary.elapsed_s:.1f} s "
         f"(judging {summary.judging_s:.1f} s)."
-        + (f" Start-up {summary.runtime_start_s:.1f} s ({summary.runtime_start or 'the executor'}; "
-           "in the wall time, not in judging)." if summary.runtime_start_s >= 0.05 else ""),
+        + (f" Start-up {summary.runtime_start_s:.1f} s ({_start_up(summary)}; in the wall time, not in judging)."
+           if summary.runtime_start_s >= 0.05 else ""),
         "",
     ]
     if ds.synthetic:  # the demo: its registry description says what it is
@@ -127,6 +127,16 @@ def summary_markdown(summary: "Summary", metric: str | None = None,
                 lines.append(f"  - soft vs hard score-level calibration, {cal.line}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _start_up(summary: "Summary") -> str:
+    """What the start-up held: e.g. "Ray's start 4.2 s, its actors' 0.9 s" (the actors' share,
+    ``actors_start_s``, said apart where there is one), or the executor's own words."""
+    what = summary.runtime_start or "the executor"
+    if summary.actors_start_s < 0.05:
+        return what
+    return (f"Ray's start {summary.runtime_start_s - summary.actors_start_s:.1f} s, its actors' "
+            f"{summary.actors_start_s:.1f} s: processes, judges, SDK imports")
 
 
 def _best_calibration(cal: "Calibration | None", metric: str) -> str:

@@ -35,10 +35,15 @@ def test_ray_and_serial_sweeps_store_identical_labels(tmp_path):
 
     ray_sum = json.loads((tmp_path / "ray_local" / "g" / "summary.json").read_text(encoding="utf-8"))
     serial_sum = json.loads((tmp_path / "serial" / "g" / "summary.json").read_text(encoding="utf-8"))
-    assert ray_sum["runtime_start_s"] > 0 and ray_sum["runtime_start"] == "Ray's start"
+    # and so is the wait for its actors (process, judge, SDK import), a part of the start-up said apart
+    assert ray_sum["runtime_start"] == "Ray's start and its actors' start"
+    assert 0 < ray_sum["actors_start_s"] < ray_sum["runtime_start_s"]
     assert ray_sum["judging_s"] + ray_sum["runtime_start_s"] <= ray_sum["elapsed_s"]
     md = (tmp_path / "ray_local" / "g" / "summary.md").read_text(encoding="utf-8")
-    assert f"Start-up {ray_sum['runtime_start_s']:.1f} s (Ray's start; in the wall time, not in judging)" in md
+    ray_only = ray_sum["runtime_start_s"] - ray_sum["actors_start_s"]
+    assert (f"Start-up {ray_sum['runtime_start_s']:.1f} s (Ray's start {ray_only:.1f} s, its actors' "
+            f"{ray_sum['actors_start_s']:.1f} s: processes, judges, SDK imports; in the wall time, not in judging)") in md
+    assert "actors_start_s" not in serial_sum  # in-process: no actors (left out of the file while 0)
     # in-process there is no Ray to start; only the SDK imports of judges with a deployment, if any
     assert serial_sum["runtime_start"] in ("", "judge SDK imports")
     assert "Ray's start" not in (tmp_path / "serial" / "g" / "summary.md").read_text(encoding="utf-8")

@@ -285,6 +285,8 @@ class Summary(Document):
     judging_s: float = 0.0
     runtime_start_s: float = 0.0
     runtime_start: str = ""
+    #: the part of ``runtime_start_s`` that was the Ray actors' start (left out while 0: in-process)
+    actors_start_s: float = absent(0.0)
     stopped: str | None = None
     elapsed_s: float = 0.0
     grid_notes: tuple[str, ...] = absent(())
