@@ -110,9 +110,10 @@ class RayExecutor:
         #: sweep reports it apart from judging, as the runtime's start-up, not work on the jobs
         self.runtime_start_s = 0.0
         self.runtime_start_what = "Ray's start"
-        #: the part of ``runtime_start_s`` spent waiting for the actors: from their launch until each deployment
-        #: with jobs has a replica up (its worker process started, its judge built and the judge's SDK imported,
-        #: what the bare-SDK baselines and the in-process executor do before their timers); 0 once they are up
+        #: the part of ``runtime_start_s`` spent waiting for the actors: from their launch until the first
+        #: replica of a deployment with jobs is up (its worker process started, its judge built and the judge's
+        #: SDK imported, what the bare-SDK baselines and the in-process executor do before their timers); 0 once
+        #: they are up
         self.actors_start_s = 0.0
         self._t_actors: float | None = None
         self._auto_cap: int | None = None
@@ -259,19 +260,21 @@ class RayExecutor:
             self._fill(st)
 
     def _await_first_replicas(self, st: "_RunState") -> None:
-        """Wait until every deployment with pending jobs has a replica up, or no probe of it is outstanding (its
-        replicas answered dead or "unavailable": the main loop handles those as before), at most
+        """Wait until the first job can go out: some deployment with pending jobs has a replica up, or no probe is
+        outstanding (every replica answered dead or "unavailable": the main loop handles those as before), at most
         ``restart_timeout_s``.  This is the actors' start-up (``actors_start_s``), reported with Ray's start and
-        not as judging; a deployment already up costs nothing.  Probes answered meanwhile are handled as in the
-        main loop (:meth:`_probed`), so nothing differs after it but the clock."""
+        not as judging; with replicas already up it costs nothing.  Other deployments' actors and further
+        replicas go on starting while the first works (inside judging, as before), so one slow or unplaceable
+        deployment holds up no other.  Probes answered meanwhile are handled as in the main loop
+        (:meth:`_probed`): nothing differs after it but the clock."""
         import ray
 
         deadline = time.monotonic() + self.restart_timeout_s
 
         def waiting() -> bool:
-            probed = {rep.wid for rep in st.probes.values()}
-            return any(lst and wid in probed and not any(r.up for r in self._replicas.get(wid, []))
-                       for wid, lst in st.pending.items())
+            wanted = [wid for wid, lst in st.pending.items() if lst]
+            up = any(r.up for wid in wanted for r in self._replicas.get(wid, []))
+            return bool(wanted) and not up and bool(st.probes)
 
         while waiting() and time.monotonic() < deadline:
             done, _ = ray.wait(list(st.probes), num_returns=1, timeout=1.0)

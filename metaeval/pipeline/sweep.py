@@ -66,7 +66,7 @@ class SweepOutcome:
     runtime_start_s: float = 0.0
     runtime_start_what: str = ""
     #: the part of ``runtime_start_s`` that was the Ray actors' start (their processes, judges and SDK imports,
-    #: until each deployment had a replica up); 0 in-process
+    #: until the first job could go out); 0 in-process
     actors_start_s: float = 0.0
     #: drops the results folder's lock (``run_sweep(..., hold_lock=True)`` keeps it for the study and report)
     release: Callable[[], None] = lambda: None

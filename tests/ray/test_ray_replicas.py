@@ -157,3 +157,27 @@ def test_auto_replicas_spread_a_busy_http_deployment_over_the_cpus(ray_runtime):
             assert len(ex._start("a")) == want
         finally:
             ex.shutdown()
+
+
+def test_start_up_waits_for_the_first_job_not_for_every_deployment(ray_runtime):
+    """The actors' start (``actors_start_s``, start-up, not judging) ends when the first job can go out: a
+    deployment whose actor no node can place holds up no other; its jobs fail after ``restart_timeout_s``."""
+    import time
+
+    jobs = [Job(key=f"ok{i}", worker_id="ok", stage="assign", payload={"i": i}) for i in range(4)]
+    jobs += [Job(key=f"stuck{i}", worker_id="stuck", stage="assign", payload={"i": i}) for i in range(2)]
+    done_at: dict[str, float] = {}
+    got: dict[str, object] = {}
+    ex = RayExecutor(make_echo_worker, {"ok": {"name": "ok"},
+                                        "stuck": {"name": "stuck", "resources": {"no_such_node_resource": 1}}},
+                     {"ok": 2, "stuck": 2}, restart_timeout_s=6.0)
+    t0 = time.perf_counter()
+    try:
+        ex.run(jobs, lambda j, r: (got.__setitem__(j.key, r), done_at.__setitem__(j.key, time.perf_counter() - t0)))
+    finally:
+        ex.shutdown()
+    assert all(isinstance(got[f"ok{i}"], dict) for i in range(4))
+    assert all(isinstance(got[f"stuck{i}"], RuntimeError) for i in range(2))  # failed as data, not lost
+    assert max(done_at[f"ok{i}"] for i in range(4)) < min(done_at[f"stuck{i}"] for i in range(2))
+    assert 0 < ex.actors_start_s < 6.0  # the wait ended with the first replica up, not at the timeout
+    assert ex.runtime_start_what == "Ray's start and its actors' start"
