@@ -14,10 +14,17 @@ traceback ("Task exception was never retrieved") while shutting down; raised bet
 
 Ray's ``ray.init`` installs its own SIGTERM handler (``sys.exit(15)`` from inside a blocking ``ray.wait``, which
 ends with a C++ stack dump); ``RayExecutor`` re-installs this one right after starting Ray.
+
+A forked child inherits the handler.  Only the process that installed it takes the Ctrl-C path; in any other (a
+pool worker forked by :mod:`metaeval.forked`, stopped by ``Pool.terminate`` before its initializer has reset
+SIGTERM) the handler does what SIGTERM does by default: the process ends, quietly, killed by the signal.  Without
+that, a worker terminated in the instant after its fork raised ``KeyboardInterrupt`` and printed a traceback
+(seen from ``metaeval report`` on a folder without ``summary.json``, which stops its drawing workers unused).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -26,7 +33,7 @@ from typing import Any
 #: exit status after SIGTERM (128 + signal number, as a shell reports it)
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
-_state = {"terminated": False}
+_state: dict[str, Any] = {"terminated": False, "pid": None}
 
 
 def _raise_interrupt() -> None:
@@ -34,6 +41,10 @@ def _raise_interrupt() -> None:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
+    if _state["pid"] is not None and os.getpid() != _state["pid"]:  # a forked child: SIGTERM's default action
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     _state["terminated"] = True
     if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None):
         signal.raise_signal(signal.SIGINT)  # the Ctrl-C path: asyncio's Runner or Python's default handler
@@ -56,5 +67,6 @@ def install_sigterm() -> bool:
     """Route SIGTERM through the Ctrl-C path; returns False (and does nothing) outside the main thread."""
     if threading.current_thread() is not threading.main_thread():
         return False
+    _state["pid"] = os.getpid()
     signal.signal(signal.SIGTERM, _on_sigterm)
     return True

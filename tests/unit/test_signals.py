@@ -50,3 +50,29 @@ def test_sigterm_outside_a_loop_with_sigint_ignored_raises_keyboardinterrupt(sig
         for _ in range(1000):  # the handler runs at the next bytecode boundary
             pass
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and signals.terminated()
+
+
+def test_a_forked_child_terminated_before_resetting_the_handler_dies_of_sigterm_quietly(tmp_path):
+    """The race of ``Pool.terminate`` right after a fork: the child still has the parent's handler.  It must end as
+    SIGTERM's default does (killed by signal 15, nothing on stderr), not raise KeyboardInterrupt with a traceback."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, signal, sys, time
+        from metaeval.pipeline import signals
+        assert signals.install_sigterm()
+        pid = os.fork()
+        if pid == 0:
+            os.kill(os.getpid(), signal.SIGTERM)  # the inherited handler runs here, in the child
+            for _ in range(100):
+                time.sleep(0.05)
+            os._exit(0)  # not reached when SIGTERM ends the child
+        _, status = os.waitpid(pid, 0)
+        print(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, signals.terminated())
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False"]  # the child killed by SIGTERM; the parent not marked terminated
+    assert "Traceback" not in res.stderr and "KeyboardInterrupt" not in res.stderr, res.stderr
