@@ -52,7 +52,7 @@ def test_sigterm_outside_a_loop_with_sigint_ignored_raises_keyboardinterrupt(sig
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and signals.terminated()
 
 
-def test_a_forked_child_terminated_before_resetting_the_handler_dies_of_sigterm_quietly(tmp_path):
+def test_a_forked_child_terminated_before_resetting_the_handler_dies_of_sigterm_quietly():
     """The race of ``Pool.terminate`` right after a fork: the child still has the parent's handler.  It must end as
     SIGTERM's default does (killed by signal 15, nothing on stderr), not raise KeyboardInterrupt with a traceback."""
     import subprocess
@@ -60,7 +60,7 @@ def test_a_forked_child_terminated_before_resetting_the_handler_dies_of_sigterm_
     import textwrap
 
     script = textwrap.dedent("""
-        import os, signal, sys, time
+        import os, signal, time
         from metaeval.pipeline import signals
         assert signals.install_sigterm()
         pid = os.fork()
