@@ -1,3 +1,4 @@
 from metaeval.cli import entry
 
-entry()
+if __name__ == "__main__":  # not when a worker process imports the parent's main module
+    entry()

@@ -118,23 +118,42 @@ def fork_map(fn: Callable[[Any], Any], items: Sequence[Any], workers: int | str 
             _WORK = None
 
 
+def start_forkserver(preload: Sequence[str]) -> bool:
+    """Start ``multiprocessing``'s fork server of this process now, importing the modules ``preload`` (a fresh
+    interpreter that imports them once, in the background: this call returns at once), so that workers asked of it
+    later (:class:`WarmWorkers` with ``server=True``) are forks of a process that has them already.  Returns
+    whether it runs (False where forking is not safe: not Linux, or a daemonic caller).  Once started, the server
+    keeps the modules of its first start; it ends when this process does."""
+    if not can_fork():
+        return False
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(preload))
+    forkserver.ensure_running()
+    return True
+
+
 class WarmWorkers:
-    """Worker processes forked *before* the work is known, each running ``warm()`` once (imports, say) while the
+    """Worker processes started *before* the work is known, each running ``warm()`` once (imports, say) while the
     caller prepares the items; :meth:`map` then sends the items (pickled: unlike :func:`fork_map`'s, they need not
     exist at the fork) and returns the results in order.  For work whose set-up cost (matplotlib's import: 0.25 s)
     would otherwise sit on the caller's critical path before a :func:`fork_map`: the workers pay it side by side
-    while the caller builds what they will draw.  Use as a context manager; ``workers`` <= 1, a platform without a
-    safe ``fork`` or a daemonic caller start no process and :meth:`map` runs in this process (``warm`` included).
-    The same numbers as a plain loop: each item is computed from itself alone."""
+    while the caller builds what they will draw.  ``server``: the workers are forks of the fork server that
+    :func:`start_forkserver` started (earlier, with the imports ``warm`` needs: then ``warm`` costs nothing here),
+    else forks of this process.  Use as a context manager; ``workers`` <= 1, a platform without a safe ``fork`` or a
+    daemonic caller start no process and :meth:`map` runs in this process (``warm`` included).  The same numbers as
+    a plain loop: each item is computed from itself alone."""
 
-    def __init__(self, workers: int | str | None, warm: Callable[[], Any]):
+    def __init__(self, workers: int | str | None, warm: Callable[[], Any], server: bool = False):
         self.warm = warm
         n = resolve_workers(workers, 1 << 30)  # the items are not known yet: no cap by their number
         self._pool, self._used = None, False
         if n > 1 and can_fork():
             import multiprocessing
 
-            self._pool = multiprocessing.get_context("fork").Pool(n, initializer=_init_warm, initargs=(warm,))
+            context = multiprocessing.get_context("forkserver" if server else "fork")
+            self._pool = context.Pool(n, initializer=_init_warm, initargs=(warm,))
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
         items = list(items)

@@ -41,7 +41,8 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
 
 
 def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Path | None = None,
-                 metric: str | None = None, worst_topics: int = 3, workers: int | str | None = "auto") -> Report:
+                 metric: str | None = None, worst_topics: int = 3, workers: int | str | None = "auto",
+                 drawing_server: bool = False) -> Report:
     """Build the report of a sweep's results folder.
 
     ``thresholds``: a mapping (over the defaults) or a thresholds file path; the verdict's tau checks use the
@@ -49,14 +50,16 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
     of ``analysis.metrics``); ``metric`` (tables and plots; any alias, ``V_strict``) defaults to the verdict's
     metric; both must be ones the study computed; ``worst_topics``: how many of the
     study's worst topics per cell to show; ``workers``: processes that draw the figures
-    (:func:`metaeval.report.plots.draw_all`; default the available CPUs, 1 draws them in this process).
+    (:func:`metaeval.report.plots.draw_all`; default the available CPUs, 1 draws them in this process);
+    ``drawing_server``: they are forked from the drawing server the caller started
+    (:func:`metaeval.report.plots.start_drawing_server`), which has imported matplotlib already.
     """
     th = dict(verdict_mod.DEFAULTS)
     if isinstance(thresholds, dict):
         th.update(thresholds)
     elif thresholds is not None:
         th = verdict_mod.load_thresholds(thresholds)
-    with plots.drawing_workers(workers) as pool:  # they import matplotlib while the report is built
+    with plots.drawing_workers(workers, server=drawing_server) as pool:  # they import matplotlib while the report is built
         return _build(results_dir, th, metric, worst_topics, pool)
 
 

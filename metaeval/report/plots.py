@@ -96,12 +96,30 @@ def draw_all(drawings: Sequence[Drawing], workers: int | str | None = "auto",
         return own.map(Drawing.draw, drawings)
 
 
-def drawing_workers(workers: int | str | None = "auto") -> "WarmWorkers":
+def drawing_workers(workers: int | str | None = "auto", server: bool = False) -> "WarmWorkers":
     """Worker processes for :func:`draw_all`, forked now, each importing matplotlib's figure and SVG modules
-    (:func:`import_matplotlib`, 0.25 s) while the caller goes on (``metaeval.forked.WarmWorkers``)."""
+    (:func:`import_matplotlib`, 0.25 s) while the caller goes on (``metaeval.forked.WarmWorkers``); ``server``:
+    forked from the drawing server :func:`start_drawing_server` started, which has imported them already."""
     from metaeval.forked import WarmWorkers
 
-    return WarmWorkers(workers, import_matplotlib)
+    return WarmWorkers(workers, import_matplotlib, server=server)
+
+
+#: what the drawing server imports: matplotlib's figure and SVG modules (:func:`import_matplotlib`), this module,
+#: and pandas, whose frames some drawings are given (a worker forked before the caller imported them would import
+#: them on the first drawing)
+DRAWING_MODULES = ("metaeval.report.plots", "matplotlib.figure", "matplotlib.backends.backend_svg", "pandas")
+
+
+def start_drawing_server() -> bool:
+    """Start the process the report's drawing workers will be forked from (``metaeval.forked.start_forkserver``),
+    importing :data:`DRAWING_MODULES` now, in the background: ``metaeval sweep`` starts it before it composes its
+    configuration, so that the imports (about 1 s of CPU) run on a core the configuration and the judging leave
+    idle, not at the report, and only once (forked workers would each import matplotlib).  Returns whether it
+    runs; pass that as :func:`drawing_workers`' ``server``."""
+    from metaeval.forked import start_forkserver
+
+    return start_forkserver(DRAWING_MODULES)
 
 
 def import_matplotlib() -> None:

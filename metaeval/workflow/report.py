@@ -66,10 +66,11 @@ def closing_lines(report_data: dict, html_path) -> list[str]:
 
 
 def report_after_study(layout, config: dict, summary: "Summary", workers: int | str = "auto",
-                       problems: list[str] | None = None) -> list[str]:
+                       problems: list[str] | None = None, drawing_server: bool = False) -> list[str]:
     """The report at the end of ``metaeval sweep`` (unless ``report.enabled`` is false); skipped when the study was
     reused and a report exists.  ``workers``: processes that draw the figures (the sweep passes
-    ``calibration.workers``, so ``calibration.workers=1`` forks nothing).  A failure is logged, not fatal: ``metaeval report DIR`` retries it.  Returns the
+    ``calibration.workers``, so ``calibration.workers=1`` forks nothing); ``drawing_server``: they are forked from
+    the drawing server the command started (``metaeval.report.plots.start_drawing_server``).  A failure is logged, not fatal: ``metaeval report DIR`` retries it.  Returns the
     sweep's closing lines (:func:`closing_lines`; from ``report.json`` when the report was reused), or [] without
     a report.  A failed report also adds one line to ``problems`` (the sweep then does not exit 0)."""
     import json
@@ -85,7 +86,7 @@ def report_after_study(layout, config: dict, summary: "Summary", workers: int | 
     from metaeval.report.write import write_report
 
     try:
-        rep, paths = write_report(layout.root, workers=workers)
+        rep, paths = write_report(layout.root, workers=workers, drawing_server=drawing_server)
     except Exception as exc:  # noqa: BLE001 - the sweep's results stand without the report
         logging.getLogger("metaeval.report").warning("report for %s failed (run `metaeval report %s` to retry): %s: %s",
                                                       layout.root, layout.root, type(exc).__name__, exc)

@@ -94,8 +94,10 @@ def prepare_run(settings: RunSettings, cells: list, overrides: Sequence[str]) ->
 
 
 def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
-                progress: Callable[[str, int], Any] | None = None) -> SweepRun:
-    """Check, judge, study and report one sweep (see the module docstring)."""
+                progress: Callable[[str, int], Any] | None = None, drawing_server: bool = False) -> SweepRun:
+    """Check, judge, study and report one sweep (see the module docstring); ``drawing_server``: the report's
+    drawing workers are forked from the drawing server the command started
+    (``metaeval.report.plots.start_drawing_server``)."""
     from metaeval.pipeline.sweep import run_sweep
 
     if settings.sweep.offline:  # read by every ChatClient (local Ray actors inherit it); not a job identity
@@ -120,7 +122,8 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
         comparison = neighbour_comparison(outcome.layout)  # read while the folder is still locked
         if settings.report_enabled:
             closing = report_after_study(outcome.layout, settings.document, summary,  # renders what the study wrote
-                                         workers=settings.study.calibration.workers, problems=missing)
+                                         workers=settings.study.calibration.workers, problems=missing,
+                                         drawing_server=drawing_server)
     finally:
         outcome.release()  # the folder lock: held until the study and the report are written
     from metaeval.study.records import encode

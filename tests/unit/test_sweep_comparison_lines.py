@@ -25,7 +25,7 @@ def test_the_sweep_prints_the_pair_lines_after_the_table_and_before_the_verdict(
 
     seen = {}
 
-    def drive(settings, cells, overrides, progress=None):
+    def drive(settings, cells, overrides, progress=None, drawing_server=False):
         seen["cells"] = len(cells)
         return SweepRun(summary=typed_summary([]), closing=["Verdict: PASS - stub", "report: x/report.html"],
                         comparison=DOC)

@@ -81,3 +81,89 @@ def results(tmp_path_factory) -> Path:
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode in (0, 1), res.stderr[-3000:]
     return root / "demo"
+
+
+_SERVER_PROBE = """
+import os, sys
+from metaeval.forked import WarmWorkers
+from metaeval.report.plots import import_matplotlib, start_drawing_server
+
+def ready():  # the workers' warm-up: was matplotlib imported before it ran?
+    global READY
+    READY = "matplotlib.figure" in sys.modules
+    import_matplotlib()
+
+def where(_):
+    return os.getppid(), READY
+
+if __name__ == "__main__":
+    server = sys.argv[1] == "server"
+    if server:
+        assert start_drawing_server()
+    with WarmWorkers(2, ready, server=server) as pool:
+        out = pool.map(where, range(4))
+    print(all(p != os.getpid() for p, _ in out), all(r for _, r in out), "matplotlib" in sys.modules)
+    if len(sys.argv) > 2:  # the same report either way, byte for byte
+        from metaeval.report.build import build_report
+        from metaeval.report.render_html import render_html
+        from metaeval.report.render_md import render_md
+        a, b = (build_report(sys.argv[2], workers=2, drawing_server=s) for s in (False, True))
+        print(render_html(a) == render_html(b) and render_md(a) == render_md(b), len(a.figures))
+"""
+
+
+def _server_probe(tmp_path: Path, *args: str) -> list[str]:
+    script = tmp_path / "probe.py"
+    script.write_text(_SERVER_PROBE, encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(script), *args], cwd=root, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "leaked" not in out.stderr, out.stderr[-2000:]  # the resource tracker found nothing left behind
+    return out.stdout.split()
+
+
+@LINUX
+def test_server_workers_are_forks_of_the_drawing_server_which_imported_matplotlib(tmp_path):
+    """The drawing server (started by ``metaeval sweep`` before it composes) imported matplotlib once: its
+    workers (children of the server, not of this process) start with it, and this process does not import it.
+    Forks of this process (``server`` False, what ``metaeval report`` uses) do not have it: each imports it in its
+    warm-up.  Printed: workers not children of this process, matplotlib there before the warm-up, matplotlib here."""
+    assert _server_probe(tmp_path, "server") == ["True", "True", "False"]
+    assert _server_probe(tmp_path, "fork") == ["False", "False", "False"]
+
+
+@LINUX
+def test_the_report_drawn_by_the_servers_workers_is_byte_for_byte_the_same(tmp_path, results):
+    got = _server_probe(tmp_path, "server", str(results))
+    assert got[:3] == ["True", "True", "False"]
+    assert got[3] == "True" and int(got[4]) >= 6
+
+
+def test_the_package_main_module_runs_the_command_only_as_the_main_module():
+    """A worker started by spawn or a fork server may import the parent's main module under another name
+    (``__mp_main__``): ``metaeval/__main__.py`` must not run the command then (planted bug: an unguarded
+    ``entry()`` runs the CLI here, which exits)."""
+    import runpy
+
+    runpy.run_module("metaeval.__main__", run_name="__mp_main__")
+
+
+def test_the_sweep_command_starts_the_drawing_server_only_when_it_will_draw(monkeypatch, tmp_path):
+    """``metaeval sweep`` starts the drawing server before it composes and hands it to the sweep; ``--dry-run``
+    (nothing drawn) starts none."""
+    from metaeval import cli
+    from metaeval.workflow import sweep as workflow_sweep
+
+    started, handed = [], []
+    monkeypatch.setattr("metaeval.report.plots.start_drawing_server", lambda: started.append(1) or True)
+
+    def drive(settings, cells, overrides, progress=None, drawing_server=False):
+        handed.append(drawing_server)
+        return workflow_sweep.SweepRun(summary=None, dry_run_cells=[])
+
+    monkeypatch.setattr(workflow_sweep, "drive_sweep", drive)
+    assert cli.main(["sweep", "--dry-run", "--no-progress", f"results_dir={tmp_path}"]) == 0
+    assert started == [] and handed == [False]
+    assert cli.main(["sweep", "--no-progress", f"results_dir={tmp_path}"]) == 0
+    assert started == [1] and handed == [False, True]
