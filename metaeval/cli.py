@@ -65,12 +65,17 @@ def _add_log_flags(p: argparse.ArgumentParser) -> None:
             _add_log_flags(child)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, command_process: bool = False) -> int:
+    """Run one ``metaeval`` command (``argv``: its arguments; None: ``sys.argv[1:]``); returns its exit status.
+    ``command_process``: this process is the ``metaeval`` command itself (:func:`entry`), whose main module is
+    safe for worker processes to import, so a command may start helper processes that import it (the sweep's
+    drawing server); a program calling ``main`` in its own process leaves it False."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "accepts_overrides", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.overrides = extra
+    args.command_process = command_process
     level = logging.ERROR if args.quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if not getattr(args, "command", None):
@@ -113,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> None:
     """The ``metaeval`` console command: :func:`main`, then :func:`metaeval.quick_exit.exit_quickly` (the process
     ends without freeing its objects one by one; atexit handlers, logging and open files are seen to first)."""
-    rc = main()
+    rc = main(command_process=True)
     from metaeval.quick_exit import exit_quickly
 
     exit_quickly(rc)

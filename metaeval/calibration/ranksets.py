@@ -205,11 +205,33 @@ def _estimates(s: TrackSample, w: np.ndarray, lam: np.ndarray) -> tuple[np.ndarr
 
 
 def _guard(pv: np.ndarray, n: int) -> np.ndarray:
-    """Pair variances guarded by the moderated variance over pairs (rows: replicates); only ever widens."""
-    from metaeval.calibration.scorelevel import moderated_variance
+    """Pair variances guarded by the moderated variance over pairs (rows: replicates); only ever widens.
 
-    nn = np.full(pv.shape[-1], float(n))
-    return np.stack([moderated_variance(row, nn) for row in np.atleast_2d(pv)])
+    Row ``b`` is :func:`metaeval.calibration.scorelevel.moderated_variance` of ``pv[b]`` with every pair's ``n``
+    topics.  Rows whose variances are all finite (every row, unless a replicate's topics show no spread) are done
+    in one pass: the pooled ``s0`` of each is its row's sum of ``(n - 1) var`` (numpy sums each row of a C-contiguous
+    array with the routine it uses for that row alone) over the same sum of ``n - 1``, and the rest is elementwise,
+    so every value is bit-identical to the row-by-row call (``tests/unit/test_ranksets_guard.py``), which the other
+    rows still get."""
+    from metaeval.calibration.scorelevel import PRIOR_DF, VAR_FLOOR, moderated_variance
+
+    pv = np.atleast_2d(np.asarray(pv, dtype=float))
+    m = pv.shape[-1]
+    nn = np.full(m, float(n))
+    d = max(float(n) - 1.0, 0.0)
+    whole = np.isfinite(pv).all(axis=1)
+    if d <= 0 or m == 0 or not whole.any():
+        return np.stack([moderated_variance(row, nn) for row in pv])
+    dd = np.full(m, d)
+    P = np.ascontiguousarray(pv[whole])
+    dv = dd * P
+    s0 = np.add.reduce(dv, axis=1) / dd.sum()                          # per row: sum_r d var_r / sum_r d
+    moderated = (PRIOR_DF * s0[:, None] + dv) / (PRIOR_DF + dd)
+    out = np.empty_like(pv)
+    out[whole] = np.maximum(np.maximum(P, moderated), VAR_FLOOR)
+    for b in np.flatnonzero(~whole):
+        out[b] = moderated_variance(pv[b], nn)
+    return out
 
 
 @dataclass

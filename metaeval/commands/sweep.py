@@ -68,11 +68,12 @@ def run(args: argparse.Namespace) -> int:
     if args.offline:
         overrides.append("sweep.offline=true")
     drawing_server = False
-    if not (args.dry_run or args.cfg):
+    if getattr(args, "command_process", False) and not (args.dry_run or args.cfg):
         from metaeval.report.plots import start_drawing_server
 
         # matplotlib's import for the report's figures, once, in a process of its own, while this one composes and
-        # judges (a core is idle then): about 0.3 s less at the report (benchmarks/harness_at.sh, docs/benchmarks.md)
+        # judges (a core is idle then): about 0.3 s less at the report (docs/benchmarks.md, session 16).  Only as
+        # the `metaeval` command: the server's workers import the main module, which another program's may not allow
         drawing_server = start_drawing_server()
     settings, cells = compose_sweep(overrides, config_dir=args.config_dir)
     if args.cfg:
