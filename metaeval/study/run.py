@@ -240,9 +240,10 @@ def study_cells(inp: StudyInput, scores: dict[str, "pd.DataFrame"], ref_scores: 
                       paired=cid in in_pairs, draws=tuple(inp.samples.get(cid) or ()))
              for cid in names]
     t = time.perf_counter()
-    ran = run_cells(ctx, tasks, workers)
-    log.info("the cells' studies: %s, %.1f s", ran.describe(), time.perf_counter() - t)
-    works = dict(zip(names, ran.results))
+    ran, results = run_cells(ctx, tasks, workers)
+    parts = f" (the parts of {len(tasks)} cells)" if len(ran.results) != len(tasks) else ""
+    log.info("the cells' studies: %s%s, %.1f s", ran.describe(), parts, time.perf_counter() - t)
+    works = dict(zip(names, results))
     for w in works.values():
         for line in w.warnings:
             log.warning("%s", line)
