@@ -164,6 +164,15 @@ class WarmWorkers:
         self._used = True
         return self._pool.map(fn, items, chunksize=1)
 
+    def submit(self, fn: Callable[[Any], Any], item: Any):
+        """Start ``fn(item)`` in a worker now (the item is pickled later, by the pool's own thread: it must not change
+        meanwhile); returns its ``multiprocessing`` result (``.get()``), or None without workers (the caller then
+        computes it itself)."""
+        if self._pool is None:
+            return None
+        self._used = True
+        return self._pool.apply_async(fn, (item,))
+
     def close(self, stop: bool = False) -> None:
         """End the workers: after a map they exit on their own; never used, or ``stop`` (an error), they are
         stopped (their warm-up is not waited for)."""

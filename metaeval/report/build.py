@@ -59,7 +59,8 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
         th.update(thresholds)
     elif thresholds is not None:
         th = verdict_mod.load_thresholds(thresholds)
-    with plots.drawing_workers(workers, server=drawing_server) as pool:  # they import matplotlib while the report is built
+    # the workers import matplotlib while the report is built, and draw each figure as its section makes it
+    with plots.drawing_workers(workers, server=drawing_server) as pool, plots.drawing_ahead(pool):
         return _build(results_dir, th, metric, worst_topics, pool)
 
 

@@ -16,6 +16,8 @@ legend covers data, a tick label or an axis label (the browser test checks the b
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
 import math
 import re
@@ -68,18 +70,51 @@ class Drawing:
     """A figure still to be drawn: ``fn(*args, **kwargs)``, one of this module's plots, returns its SVG text.
 
     Sections describe their figures as drawings (:func:`later`); :func:`metaeval.report.build.build_report` draws
-    all of a report's drawings together with :func:`draw_all`."""
+    all of a report's drawings with :func:`draw_all`, those made inside :func:`drawing_ahead` already on their way
+    (``pending``: the worker's result)."""
 
     def __init__(self, fn, args: tuple, kwargs: dict):
         self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.pending: Any = None
 
     def draw(self) -> str:
         return self.fn(*self.args, **self.kwargs)
 
 
+def _draw(job: bytes) -> str:
+    """``fn(*args, **kwargs)`` of a drawing's pickled ``(fn, args, kwargs)`` (what goes to a worker: pickled when
+    the section makes it, so the pool's thread never reads data the caller is still building)."""
+    import pickle
+
+    fn, args, kwargs = pickle.loads(job)
+    return fn(*args, **kwargs)
+
+
+_AHEAD: "contextvars.ContextVar[WarmWorkers | None]" = contextvars.ContextVar("drawing_ahead", default=None)
+
+
+@contextlib.contextmanager
+def drawing_ahead(pool: "WarmWorkers | None"):
+    """Inside, every drawing :func:`later` makes goes to ``pool``'s workers at once, so that they draw while the
+    caller builds the rest of the report (their data are final when the section makes them: nothing changes them
+    afterwards); :func:`draw_all` collects them.  The same SVG as drawn at the end, byte for byte."""
+    token = _AHEAD.set(pool)
+    try:
+        yield
+    finally:
+        _AHEAD.reset(token)
+
+
 def later(fn, *args, **kwargs) -> Drawing:
-    """``fn(*args, **kwargs)`` as a :class:`Drawing`, drawn by :func:`draw_all`."""
-    return Drawing(fn, args, kwargs)
+    """``fn(*args, **kwargs)`` as a :class:`Drawing`, drawn by :func:`draw_all` (started now inside
+    :func:`drawing_ahead`)."""
+    d = Drawing(fn, args, kwargs)
+    pool = _AHEAD.get()
+    if pool is not None:
+        import pickle
+
+        d.pending = pool.submit(_draw, pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL))
+    return d
 
 
 def draw_all(drawings: Sequence[Drawing], workers: int | str | None = "auto",
@@ -87,13 +122,20 @@ def draw_all(drawings: Sequence[Drawing], workers: int | str | None = "auto",
     """The SVG text of every drawing, in order, drawn in ``workers`` processes (default: the available CPUs): each
     figure is drawn from its own data by its own function, so the SVG is byte-for-byte what one process draws.
     ``pool``: workers started earlier by :func:`drawing_workers`, which imported matplotlib while the caller built
-    the report (else they are started here, and import it side by side)."""
+    the report (else they are started here, and import it side by side).  A drawing already sent to workers
+    (:func:`drawing_ahead`) is collected; the others are drawn now."""
     if not drawings:
         return []
-    if pool is not None:
-        return pool.map(Drawing.draw, drawings)
-    with drawing_workers(workers) as own:
-        return own.map(Drawing.draw, drawings)
+    rest = [d for d in drawings if d.pending is None]
+    if not rest:
+        drawn: list[str] = []
+    elif pool is not None:
+        drawn = pool.map(Drawing.draw, rest)
+    else:
+        with drawing_workers(workers) as own:
+            drawn = own.map(Drawing.draw, rest)
+    it = iter(drawn)
+    return [d.pending.get() if d.pending is not None else next(it) for d in drawings]
 
 
 def drawing_workers(workers: int | str | None = "auto", server: bool = False) -> "WarmWorkers":

@@ -103,12 +103,14 @@ if __name__ == "__main__":
     with WarmWorkers(2, ready, server=server) as pool:
         out = pool.map(where, range(4))
     print(all(p != os.getpid() for p, _ in out), all(r for _, r in out), "matplotlib" in sys.modules)
-    if len(sys.argv) > 2:  # the same report either way, byte for byte
+    if len(sys.argv) > 2:  # the same report every way, byte for byte
         from metaeval.report.build import build_report
         from metaeval.report.render_html import render_html
         from metaeval.report.render_md import render_md
-        a, b = (build_report(sys.argv[2], workers=2, drawing_server=s) for s in (False, True))
-        print(render_html(a) == render_html(b) and render_md(a) == render_md(b), len(a.figures))
+        here, forks, served = (build_report(sys.argv[2], workers=w, drawing_server=s)
+                               for w, s in ((1, False), (2, False), (2, True)))
+        same = all(render_html(r) == render_html(here) and render_md(r) == render_md(here) for r in (forks, served))
+        print(same, len(here.figures))
 """
 
 
@@ -135,6 +137,8 @@ def test_server_workers_are_forks_of_the_drawing_server_which_imported_matplotli
 
 @LINUX
 def test_the_report_drawn_by_the_servers_workers_is_byte_for_byte_the_same(tmp_path, results):
+    """Drawn at the end in this process (one worker), by forks of this process as each section makes its figure
+    (``plots.drawing_ahead``), and by forks of the drawing server: the same HTML and Markdown."""
     got = _server_probe(tmp_path, "server", str(results))
     assert got[:3] == ["True", "True", "False"]
     assert got[3] == "True" and int(got[4]) >= 6
