@@ -1,6 +1,7 @@
 """The cells' studies as independent tasks on the sweep's executor (issue 34: the study fans out like the judging).
 
-One task (:func:`cell_study`) is one cell's work that needs no other cell:
+One task (:func:`cell_study`) is one cell's work that needs no other cell (on forked workers with several cells,
+each of its parts below is a task of its own, :func:`cell_part`: :func:`run_cells`):
 
 * its analysis part against the reference (:func:`metaeval.analysis.meta_evaluation.analyze_candidate`: tau at
   three levels with topic-bootstrap intervals, top-heavy taus, run-pair flips, label agreement, and the tau
