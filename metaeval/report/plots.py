@@ -82,12 +82,11 @@ class Drawing:
 
 
 def _draw(job: bytes) -> str:
-    """``fn(*args, **kwargs)`` of a drawing's pickled ``(fn, args, kwargs)`` (what goes to a worker: pickled when
-    the section makes it, so the pool's thread never reads data the caller is still building)."""
+    """The SVG of a pickled :class:`Drawing` (what goes to a worker: pickled when the section makes it, before its
+    ``pending`` is set, so the pool's thread never reads data the caller is still building)."""
     import pickle
 
-    fn, args, kwargs = pickle.loads(job)
-    return fn(*args, **kwargs)
+    return pickle.loads(job).draw()
 
 
 _AHEAD: "contextvars.ContextVar[WarmWorkers | None]" = contextvars.ContextVar("drawing_ahead", default=None)
@@ -113,7 +112,7 @@ def later(fn, *args, **kwargs) -> Drawing:
     if pool is not None:
         import pickle
 
-        d.pending = pool.submit(_draw, pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL))
+        d.pending = pool.submit(_draw, pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL))
     return d
 
 
