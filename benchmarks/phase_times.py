@@ -8,8 +8,9 @@ three rows the steps do not show: the interpreter's start before the timer, what
 (imports, argument parsing, the printed summary), and the time from ``main()``'s return to the process's end.  Steps: configuration
 (``compose_sweep``), the sweep (``run_sweep``: dataset, jobs, judging, store), the study's parts
 (``metaeval.study.run``: cell files, analysis, calibration, ``study.json``) and the report.  The child exits the way
-the ``metaeval`` command does (:func:`metaeval.quick_exit.exit_quickly`).  Figures are from one run: repeat it for a
-spread.  The source of the whole-process breakdown in ``docs/benchmarks.md``.
+the ``metaeval`` command does (:func:`metaeval.quick_exit.exit_quickly`) and runs as its process does
+(``metaeval.cli.entry``: :mod:`metaeval.process_policy`, the drawing server).  Figures are
+from one run: repeat it for a spread.  The source of the whole-process breakdown in ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -60,13 +61,16 @@ def time_steps(steps, records: list[dict], t0: float, cpu=time.process_time) -> 
 
 def _child(out_path: str, args: list[str]) -> None:
     """Time the steps of ``metaeval ARGS`` in this process; write them to ``out_path`` as JSON lines."""
+    from metaeval.process_policy import for_command
+
+    for_command()  # as the `metaeval` command's own process (metaeval.cli.entry), before the steps' imports
     t0 = time.perf_counter()
     records: list[dict] = []
     time_steps(STEPS, records, t0)
     from metaeval.cli import main
     from metaeval.quick_exit import exit_quickly
 
-    rc = main(args)
+    rc = main(args, command_process=True)  # what only the command's process starts (the drawing server)
     with open(out_path, "w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r) + "\n")

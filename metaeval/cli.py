@@ -117,7 +117,12 @@ def main(argv: list[str] | None = None, command_process: bool = False) -> int:
 
 def entry() -> None:
     """The ``metaeval`` console command: :func:`main`, then :func:`metaeval.quick_exit.exit_quickly` (the process
-    ends without freeing its objects one by one; atexit handlers, logging and open files are seen to first)."""
+    ends without freeing its objects one by one; atexit handlers, logging and open files are seen to first), with
+    what the command's own process sets for itself (:mod:`metaeval.process_policy`: the garbage collector, numpy's
+    huge pages)."""
+    from metaeval.process_policy import for_command
+
+    for_command()
     rc = main(command_process=True)
     from metaeval.quick_exit import exit_quickly
 

@@ -212,7 +212,9 @@ def _guard(pv: np.ndarray, n: int) -> np.ndarray:
     in one pass: the pooled ``s0`` of each is its row's sum of ``(n - 1) var`` (numpy sums each row of a C-contiguous
     array with the routine it uses for that row alone) over the same sum of ``n - 1``, and the rest is elementwise,
     so every value is bit-identical to the row-by-row call (``tests/unit/test_ranksets_guard.py``), which the other
-    rows still get."""
+    rows still get.  The elementwise steps write into one work array: at 2,000 replicates x 990 pairs each
+    temporary is 16 MB of fresh pages, and their faults (with numpy's huge-page advice, the kernel's compaction)
+    cost 0.03-0.9 s a call here against 0.01 s in place (``docs/benchmarks.md``, session 17)."""
     from metaeval.calibration.scorelevel import PRIOR_DF, VAR_FLOOR, moderated_variance
 
     pv = np.atleast_2d(np.asarray(pv, dtype=float))
@@ -223,12 +225,18 @@ def _guard(pv: np.ndarray, n: int) -> np.ndarray:
     if d <= 0 or m == 0 or not whole.any():
         return np.stack([moderated_variance(row, nn) for row in pv])
     dd = np.full(m, d)
-    P = np.ascontiguousarray(pv[whole])
-    dv = dd * P
-    s0 = np.add.reduce(dv, axis=1) / dd.sum()                          # per row: sum_r d var_r / sum_r d
-    moderated = (PRIOR_DF * s0[:, None] + dv) / (PRIOR_DF + dd)
+    every = bool(whole.all())
+    P = pv if every and pv.flags.c_contiguous else np.ascontiguousarray(pv[whole])
+    A = np.multiply(dd, P)                                             # d var_r (A: the one work array)
+    s0 = np.add.reduce(A, axis=1) / dd.sum()                           # per row: sum_r d var_r / sum_r d
+    np.add(PRIOR_DF * s0[:, None], A, out=A)
+    np.divide(A, PRIOR_DF + dd, out=A)                                 # the moderated variance
+    np.maximum(P, A, out=A)
+    np.maximum(A, VAR_FLOOR, out=A)
+    if every:
+        return A
     out = np.empty_like(pv)
-    out[whole] = np.maximum(np.maximum(P, moderated), VAR_FLOOR)
+    out[whole] = A
     for b in np.flatnonzero(~whole):
         out[b] = moderated_variance(pv[b], nn)
     return out
@@ -319,8 +327,12 @@ def pairwise_intervals(sample: TrackSample, level: float = 0.95, n_boot: int = 2
     pv_b = _guard(pv_b, n)
     i, j = np.triu_indices(len(sample.runs), k=1)
     d = theta[0, i] - theta[0, j]
-    d_b = theta_b[:, i] - theta_b[:, j]
-    t_b = np.abs(d_b - d) / np.sqrt((pv_b if studentize else pv[None, :]) / n)
+    t_b = theta_b[:, i]                  # |d*_ab - d_ab| / sqrt(v_ab / n), step by step in one (B, m) array
+    np.subtract(t_b, theta_b[:, j], out=t_b)
+    np.subtract(t_b, d, out=t_b)
+    np.abs(t_b, out=t_b)
+    scale = np.divide(pv_b, n, out=pv_b) if studentize else pv[None, :] / n
+    np.divide(t_b, np.sqrt(scale, out=scale), out=t_b)
     crit = float(np.quantile(t_b.max(axis=1), level))
     se = np.sqrt(pv * (1.0 / n - 1.0 / sample.N))
     lo, hi = np.clip(d - crit * se, -1.0, 1.0), np.clip(d + crit * se, -1.0, 1.0)

@@ -270,6 +270,9 @@ class Sweep:
             self.close_executor()
 
     def _run_stages(self) -> "SweepOutcome":
+        from metaeval.process_policy import settle
+
+        settle()  # dataset, jobs and configuration are long-lived from here (the command's process only)
         t0 = time.perf_counter()
         if self.relevance == "judge":  # 0. relevance grading by the judge (instead of the qrels)
             self.grade_relevance()

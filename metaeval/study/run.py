@@ -76,7 +76,9 @@ def run_study(inp: StudyInput, t0: float | None = None) -> "Summary":
     ``study/study.json``: records of the results schema, ``metaeval.study.records``, with the provenance of this
     run).  Runs with one BLAS thread (:func:`metaeval.forked.one_blas_thread`)."""
     from metaeval.forked import one_blas_thread
+    from metaeval.process_policy import settle
 
+    settle()  # the label sets are long-lived from here, also in the workers forked below (the command's process only)
     with one_blas_thread():
         return _run_study(inp, t0)
 
