@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: dict[str, int] = {
     "types": 0, "errors": 0, "paths": 0, "hashing": 0, "version": 0, "schema": 0, "simulation": 0,
-    "seeded_uniform": 0, "paper": 0, "random_streams": 0, "forked": 0, "quick_exit": 0, "measures": 0, "formatting": 0,
+    "seeded_uniform": 0, "paper": 0, "random_streams": 0, "forked": 0, "quick_exit": 0, "process_policy": 0, "measures": 0, "formatting": 0,
     "io": 1, "scoring": 1, "layout": 1, "data": 1, "assess": 1,
     "analysis": 2, "calibration": 2, "planning": 2,
     "judges": 3, "prompts": 3, "security": 3,
