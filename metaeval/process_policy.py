@@ -5,7 +5,7 @@ Only in that process (:func:`for_command`, called by ``metaeval.cli.entry`` as i
 ``metaeval.quick_exit.exit_quickly``): a program or a test that calls ``metaeval.cli.main`` or the library keeps
 its interpreter's settings, and :func:`settle` does nothing there.  What this changes is time only; no number
 depends on when the collector runs or how pages are mapped (the demo sweep's and a NIST cell's files compared
-exactly with and without it: ``docs/benchmarks.md``, session 17).
+exactly with and without it, and a NIST sweep's study: ``docs/benchmarks.md``, session 17).
 
 **The cyclic garbage collector.**  CPython runs a young collection every 700 net container allocations
 (``gc.get_threshold()``) and, every tenth middle one, a full collection that traverses every tracked container of
