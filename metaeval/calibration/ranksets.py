@@ -212,9 +212,7 @@ def _guard(pv: np.ndarray, n: int) -> np.ndarray:
     in one pass: the pooled ``s0`` of each is its row's sum of ``(n - 1) var`` (numpy sums each row of a C-contiguous
     array with the routine it uses for that row alone) over the same sum of ``n - 1``, and the rest is elementwise,
     so every value is bit-identical to the row-by-row call (``tests/unit/test_ranksets_guard.py``), which the other
-    rows still get.  The elementwise steps write into one work array: at 2,000 replicates x 990 pairs each
-    temporary is 16 MB of fresh pages, and their faults (with numpy's huge-page advice, the kernel's compaction)
-    cost 0.03-0.9 s a call here against 0.01 s in place (``docs/benchmarks.md``, session 17)."""
+    rows still get; in one work array (16 MB temporaries cost 0.03-0.9 s of page faults: docs/benchmarks.md)."""
     from metaeval.calibration.scorelevel import PRIOR_DF, VAR_FLOOR, moderated_variance
 
     pv = np.atleast_2d(np.asarray(pv, dtype=float))
@@ -328,9 +326,7 @@ def pairwise_intervals(sample: TrackSample, level: float = 0.95, n_boot: int = 2
     i, j = np.triu_indices(len(sample.runs), k=1)
     d = theta[0, i] - theta[0, j]
     t_b = theta_b[:, i]                  # |d*_ab - d_ab| / sqrt(v_ab / n), step by step in one (B, m) array
-    np.subtract(t_b, theta_b[:, j], out=t_b)
-    np.subtract(t_b, d, out=t_b)
-    np.abs(t_b, out=t_b)
+    np.abs(np.subtract(np.subtract(t_b, theta_b[:, j], out=t_b), d, out=t_b), out=t_b)
     scale = np.divide(pv_b, n, out=pv_b) if studentize else pv[None, :] / n
     np.divide(t_b, np.sqrt(scale, out=scale), out=t_b)
     crit = float(np.quantile(t_b.max(axis=1), level))

@@ -127,13 +127,7 @@ def cell_study(ctx: StudyContext, task: CellTask) -> CellWork:
         for (name, _), (value, exc) in zip(parts, done):
             if exc is not None:
                 raise exc
-            if name == "consistency":
-                work.consistency, warning = value
-                if warning:
-                    work.warnings.append(warning)
-                    work.failed += ("consistency",)
-            else:
-                setattr(work, name, value)
+            _store_part(work, name, value)
     work.seconds = time.perf_counter() - t0
     return work
 
@@ -185,18 +179,25 @@ def run_cells(ctx: StudyContext, tasks: Sequence[CellTask], workers: int | str |
         work.seconds += seconds
         if exc is not None:
             raise exc
-        if item.part == "calibration":
-            work.calibration, work.model = value.calibration, value.model
-            work.warnings += value.warnings
-            work.failed += value.failed
-        elif item.part == "consistency":
-            work.consistency, warning = value
-            if warning:
-                work.warnings.append(warning)
-                work.failed += ("consistency",)
-        else:
-            setattr(work, item.part, value)
+        _store_part(work, item.part, value)
     return ran, [works[t.cell] for t in tasks]
+
+
+def _store_part(work: CellWork, part: str, value: Any) -> None:
+    """Put one part's value (as :func:`cell_part` returns it) into the cell's ``work``: the calibration's
+    document, model, warnings and failure; the self-consistency's document and its warning (a failure); else the
+    value itself."""
+    if part == "calibration":
+        work.calibration, work.model = value.calibration, value.model
+        work.warnings += value.warnings
+        work.failed += value.failed
+    elif part == "consistency":
+        work.consistency, warning = value
+        if warning:
+            work.warnings.append(warning)
+            work.failed += ("consistency",)
+    else:
+        setattr(work, part, value)
 
 
 #: a cell's parts as tasks of their own (:func:`run_cells`), in the order they go out: longest first
