@@ -262,8 +262,18 @@ class ResultsLayout:
             if required:
                 raise FormatError(str(path), 0, "", "no such file")
             return None
+        return ResultsLayout.read_json_text(path)[0]
+
+    @staticmethod
+    def read_json_text(path: Path) -> tuple[Any, str]:
+        """``(value, text)`` of a JSON file: its parsed value and the text it was parsed from (a reader that embeds
+        the document as it is, the report's transcript viewer, need not encode it again); the errors of
+        :meth:`read_json`."""
         try:
-            return json.loads(path.read_text(encoding="utf-8-sig"))
+            text = path.read_text(encoding="utf-8-sig")
+            return json.loads(text), text
+        except FileNotFoundError:
+            raise FormatError(str(path), 0, "", "no such file") from None
         except json.JSONDecodeError as exc:
             raise FormatError(str(path), exc.lineno, "", f"not valid JSON: {exc.msg}") from None
         except UnicodeDecodeError as exc:

@@ -80,13 +80,13 @@ def _viewer(ctx: Context, cid: str) -> str:
     from metaeval.report.viewer import viewer_html
 
     try:
-        view = lay.read_json(path)
+        view, text = lay.read_json_text(path)  # parsed: checked, and the page's counts; the page embeds the text
     except Exception as exc:  # noqa: BLE001 - shown, never hidden
         ctx.unreadable(path, exc)
         return ""
     page = lay.transcript_viewer(cid).relative_to(lay.root).as_posix()
     synthetic = " (synthetic data)" if ctx.synthetic() else ""
-    ctx.pages[page] = viewer_html(view, f"Transcripts of {cid}: {ctx.res.summary.experiment}{synthetic}")
+    ctx.pages[page] = viewer_html(view, f"Transcripts of {cid}: {ctx.res.summary.experiment}{synthetic}", text=text)
     return page
 
 

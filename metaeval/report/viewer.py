@@ -161,9 +161,14 @@ if (params.has('unit') && V.units[Number(params.get('unit'))]) show(Number(param
 """
 
 
-def viewer_html(view: Mapping[str, Any], title: str) -> str:
-    """The viewer page of one cell's ``transcript_view.json`` document."""
-    data = json.dumps(view, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")  # no tag can open or close
+def viewer_html(view: Mapping[str, Any], title: str, text: str | None = None) -> str:
+    """The viewer page of one cell's ``transcript_view.json`` document ``view``.  ``text``: the JSON text ``view``
+    was parsed from (the file's), embedded as it is instead of encoding ``view`` again (a grid's views are
+    megabytes each; the study writes them with every ``<`` already as ``\\u003c``).  Either way no ``<`` reaches
+    the page inside the data (in valid JSON it can only occur inside a string, where ``\\u003c`` is the same
+    character), so no tag can open or close there."""
+    data = (text.strip() if text is not None else json.dumps(view, ensure_ascii=False, allow_nan=False))
+    data = data.replace("<", "\\u003c")
     counts = (f"{view.get('n_units', 0)} judge units, {view.get('n_disagree', 0)} with a label that differs from the "
               "human one" if view.get("has_reference") else f"{view.get('n_units', 0)} judge units, no human labels")
     if view.get("batch_size"):  # one unit per judge call: an answer with more nuggets than a batch has several

@@ -382,7 +382,7 @@ def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str,
     if transcripts is None:
         return None
     from metaeval.errors import MetaevalError
-    from metaeval.study.transcript_view import answer_index, transcript_view
+    from metaeval.study.transcript_view import answer_index, transcript_view, view_json
 
     try:
         if isinstance(transcripts, Exception):
@@ -393,7 +393,7 @@ def _write_transcript_view(lay: ResultsLayout, inp: StudyInput, cid: str,
         log.warning("no transcript viewer for %s: %s", cid, exc)
         return None
     out = lay.transcript_view(cid)
-    lay.write_json(out, view, indent=None)
+    lay.write_text(out, view_json(view) + "\n")
     return out.relative_to(lay.root).as_posix()
 
 

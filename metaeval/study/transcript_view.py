@@ -11,6 +11,7 @@ has no human label for them (``human`` is ``None``: nothing is paired by positio
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,3 +95,13 @@ def transcript_view(records: Iterable[dict[str, Any]], reference: "LabelSet | No
     return {"format": FORMAT, "version": 1, "cell": cell, "has_reference": bool(human),
             "batch_size": max(sizes) if sizes else None,
             "n_units": len(units), "n_disagree": sum(u["disagree"] for u in units), "units": units}
+
+
+def view_json(view: dict[str, Any]) -> str:
+    """``view`` as the JSON text of ``transcript_view.json``: one line, NaN as null (``metaeval.io.jsonl.to_jsonable``),
+    every ``<`` written ``\\u003c`` (the same character in JSON), so that the report's viewer page embeds the
+    file's text as it is inside its ``<script type="application/json">`` (:func:`metaeval.report.viewer.viewer_html`)
+    without a second encoding of a document of megabytes."""
+    from metaeval.io.jsonl import to_jsonable
+
+    return json.dumps(to_jsonable(view), allow_nan=False).replace("<", "\\u003c")

@@ -146,3 +146,46 @@ def test_viewer_shows_the_answer_and_says_a_unit_is_one_batch_of_nuggets():
     page = viewer_html(view, "t")
     assert "a unit is one batch of up to 2 nuggets, so a topic and run with more nuggets appear once per batch" in page
     assert "'Answer'" in page and "the answer it labelled is above" in page and "(batch ' + u.batch" in page
+
+
+def _page_data(page: str):
+    return json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>', page, re.S).group(1))
+
+
+def test_the_study_writes_the_view_html_safe_and_the_page_embeds_the_files_text(tmp_path):
+    """transcript_view.json is written with every '<' as \\u003c (the same JSON value), and the report's page embeds
+    the file's text instead of encoding the parsed view again; a file an older study wrote ('<' as it is) is escaped
+    on the way in, so neither can close the data's script element."""
+    from metaeval.layout import ResultsLayout
+    from metaeval.study.transcript_view import view_json
+
+    evil = "</script><script>alert(1)</script> \u201cquoted\u201d"
+    view = transcript_view([{**RECORDS[1], "items": [evil, "Dogs bark"], "calls": [{"latency_s": float("nan")}]}],
+                           _reference(), "c")
+    text = view_json(view)
+    assert "<" not in text and json.loads(text)["units"][0]["rows"][0]["item"] == evil
+    assert json.loads(text)["units"][0]["calls"][0]["latency_s"] is None  # NaN is null, as write_json writes it
+    for body in (text, json.dumps(json.loads(text))):  # this study's file, and an older one with '<' unescaped
+        path = tmp_path / "transcript_view.json"
+        path.write_text(body + "\n", encoding="utf-8")
+        parsed, raw = ResultsLayout.read_json_text(path)
+        page = viewer_html(parsed, "t", text=raw)
+        assert page.count("</script>") == 2 and evil not in page
+        assert raw.strip().replace("<", "\\u003c") in page  # the file's text itself, not a second encoding
+        assert _page_data(page) == parsed == json.loads(text)
+        assert _page_data(viewer_html(parsed, "t")) == parsed  # the same data as the page encoded from the view
+
+
+def test_read_json_text_names_the_file_and_line_of_bad_json(tmp_path):
+    import pytest
+
+    from metaeval.errors import FormatError
+    from metaeval.layout import ResultsLayout
+
+    bad = tmp_path / "transcript_view.json"
+    bad.write_text('{"units": [\n1,,\n]}', encoding="utf-8")
+    with pytest.raises(FormatError) as e:
+        ResultsLayout.read_json_text(bad)
+    assert str(bad) in str(e.value) and e.value.line == 2 and "not valid JSON" in str(e.value)
+    with pytest.raises(FormatError, match="no such file"):
+        ResultsLayout.read_json_text(tmp_path / "missing.json")
