@@ -28,8 +28,9 @@ def human_index(reference: "LabelSet | None") -> dict[tuple[str, str, str], tupl
     if reference is None:
         return {}
     out: dict[tuple[str, str, str], tuple[str, str]] = {}
-    df = reference.labels
-    for qid, run, text, sup, imp in zip(df["qid"], df["run_id"], df["nugget"], df["support"], df["importance"]):
+    df = reference.labels  # each column as one list: iterating a pandas column yields its values one call at a time
+    cols = (df[c].tolist() for c in ("qid", "run_id", "nugget", "support", "importance"))
+    for qid, run, text, sup, imp in zip(*cols):
         out.setdefault((str(qid), str(run), str(text)), (str(sup), str(imp)))
     return out
 
@@ -41,7 +42,7 @@ def answer_index(*label_sets: "LabelSet | None") -> dict[tuple[str, str], str]:
         ans = getattr(ls, "answers", None)
         if ans is None or "answer_text" not in getattr(ans, "columns", ()):
             continue
-        for qid, run, text in zip(ans["qid"], ans["run_id"], ans["answer_text"]):
+        for qid, run, text in zip(ans["qid"].tolist(), ans["run_id"].tolist(), ans["answer_text"].tolist()):
             if isinstance(text, str) and text:
                 out.setdefault((str(qid), str(run)), text)
     return out

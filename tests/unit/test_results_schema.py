@@ -145,3 +145,30 @@ def test_the_json_schema_in_docs_is_the_records_and_validates_the_files():
     v.validate(R.study_doc({"c": {}}))
     bad = R.summary_doc([{**_full_cell(), "verdict": "pass"}])
     assert not v.is_valid(bad)  # an unknown field is refused there too
+
+
+@pytest.mark.parametrize("tp, value, out", [
+    (float, 3, 3), (float, 2.5, 2.5), (int, 4, 4), (bool, False, False), (str, "x", "x"),
+    (float | None, None, None), (int | str, "7", "7"), (tuple[int, ...], [1, 2], (1, 2)),
+    (tuple[str, float], ["a", 1], ("a", 1)), (dict[str, float], {"a": 1.5}, {"a": 1.5}),
+])
+def test_codec_decodes_scalars_and_shapes_as_annotated(tp, value, out):
+    from metaeval.study.records.codec import decode
+
+    got = decode(tp, value, "f.json", "x")
+    assert got == out and type(got) is type(out)  # an int read for a float stays an int: the file reads back identical
+
+
+@pytest.mark.parametrize("tp, value, message", [
+    (float, True, "expected a number, got True"), (int, 1.5, "expected an integer, got 1.5"),
+    (int, True, "expected an integer, got True"), (bool, 0, "expected true or false, got 0"),
+    (str, 3, "expected a string, got 3"), (float | None, "a", "expected a number or null, got 'a'"),
+    (tuple[int, ...], {"a": 1}, "expected a list of an integer, got an object"),
+    (tuple[str, float], ["a"], "expected a list of 2 values, got a list"),
+])
+def test_codec_names_the_field_and_what_it_expected(tp, value, message):
+    from metaeval.study.records.codec import decode
+
+    with pytest.raises(FormatError) as e:
+        decode(tp, value, "f.json", "cells[0].x")
+    assert e.value.field == "cells[0].x" and message in str(e.value)

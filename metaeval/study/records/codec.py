@@ -91,10 +91,18 @@ def _is_open(cls: type) -> bool:
     return bool(getattr(cls, _OPEN, False))
 
 
-def _own(cls: type) -> list[dataclasses.Field]:
-    """The fields that are JSON keys (an open record's ``extra`` and ``key_order`` are not)."""
+@lru_cache(maxsize=None)
+def _own(cls: type) -> tuple[dataclasses.Field, ...]:
+    """The fields that are JSON keys (an open record's ``extra`` and ``key_order`` are not); a record's fields are
+    fixed when its class is made, so they are looked up once per class (a study's files hold some 50,000 values)."""
     skip = ("extra", "key_order") if _is_open(cls) else ()
-    return [f for f in dataclasses.fields(cls) if f.init and f.name not in skip]
+    return tuple(f for f in dataclasses.fields(cls) if f.init and f.name not in skip)
+
+
+@lru_cache(maxsize=None)
+def _by_key(cls: type) -> dict[str, dataclasses.Field]:
+    """JSON key -> field of :func:`_own` (read only)."""
+    return {_key(f): f for f in _own(cls)}
 
 
 def _key(f: dataclasses.Field) -> str:
@@ -114,7 +122,28 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _is_record(tp: Any) -> bool:
+    try:
+        return _is_record_type(tp)
+    except TypeError:  # an unhashable annotation is no class
+        return False
+
+
+@lru_cache(maxsize=None)
+def _is_record_type(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
+def _shape(tp: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``(typing.get_origin(tp), typing.get_args(tp))``, computed once per annotation."""
+    try:
+        return _cached_shape(tp)
+    except TypeError:  # unhashable: computed each time
+        return typing.get_origin(tp), typing.get_args(tp)
+
+
+@lru_cache(maxsize=None)
+def _cached_shape(tp: Any) -> tuple[Any, tuple[Any, ...]]:
+    return typing.get_origin(tp), typing.get_args(tp)
 
 
 def _describe(tp: Any) -> str:
@@ -151,9 +180,25 @@ def decode(tp: Any, value: Any, path: str, where: str = "") -> Any:
         if value is None:
             return None
         raise _bad(path, where, tp, value)
+    if tp is str:  # the scalars first (most of a document's values; no generic branch below can match them)
+        if isinstance(value, str):
+            return value
+        raise _bad(path, where, tp, value)
+    if tp is float:  # kept as written (an int stays an int): the file reads back identical
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        raise _bad(path, where, tp, value)
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise _bad(path, where, tp, value)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise _bad(path, where, tp, value)
     if _is_record(tp):
         return _decode_record(tp, value, path, where)
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    origin, args = _shape(tp)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
@@ -162,7 +207,7 @@ def decode(tp: Any, value: Any, path: str, where: str = "") -> Any:
         if len(records) > 1 and isinstance(value, dict):
             return decode(_best_record(records, value), value, path, where)
         if len(arms) == 1:
-            if _is_record(arms[0]) or typing.get_origin(arms[0]) is not None:
+            if _is_record(arms[0]) or _shape(arms[0])[0] is not None:
                 return decode(arms[0], value, path, where)  # a mismatch inside names its own field
             try:
                 return decode(arms[0], value, path, where)
@@ -187,22 +232,6 @@ def decode(tp: Any, value: Any, path: str, where: str = "") -> Any:
             raise _bad(path, where, tp, value)
         vt = args[1] if len(args) == 2 else Any
         return {str(k): decode(vt, v, path, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise _bad(path, where, tp, value)
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise _bad(path, where, tp, value)
-    if tp is float:  # kept as written (an int stays an int): the file reads back identical
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
-        raise _bad(path, where, tp, value)
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise _bad(path, where, tp, value)
     raise TypeError(f"unsupported annotation {tp!r} at {where}")  # a schema bug, not an input error
 
 
@@ -210,7 +239,7 @@ def _best_record(records: list[type], value: dict) -> type:
     """The record of a union that an object's keys fit best: every key a field and every required field present,
     else the most keys that are fields (its decoding then names the field that does not fit)."""
     def fit(cls: type) -> tuple[bool, int]:
-        fields = {_key(f): f for f in _own(cls)}
+        fields = _by_key(cls)
         known = sum(k in fields for k in value)
         required = all(k in value for k, f in fields.items() if _default(f) is dataclasses.MISSING)
         return (known == len(value) and required, known)
@@ -221,7 +250,7 @@ def _best_record(records: list[type], value: dict) -> type:
 def _decode_record(cls: type, value: Any, path: str, where: str) -> Any:
     if not isinstance(value, dict):
         raise _bad(path, where, cls, value)
-    fields = {_key(f): f for f in _own(cls)}
+    fields = _by_key(cls)
     unknown = [k for k in value if k not in fields]
     if unknown and not _is_open(cls):
         at = f"{where}.{unknown[0]}" if where else str(unknown[0])
