@@ -252,9 +252,16 @@ class ResultsLayout:
 
     def write_json(self, path: Path, obj: Any, indent: int | None = 2) -> Path:
         """JSON (NaN/inf become null via ``to_jsonable``; never invalid JSON)."""
+        return self.write_text(path, self.json_text(obj, indent) + "\n")
+
+    @staticmethod
+    def json_text(obj: Any, indent: int | None = 2, html_safe: bool = False) -> str:
+        """The text :meth:`write_json` writes for ``obj`` (without the final newline); ``html_safe``: every ``<``
+        written ``\\u003c`` (the same character in JSON), so that the text can sit inside an HTML script element."""
         from metaeval.io.jsonl import to_jsonable
 
-        return self.write_text(path, json.dumps(to_jsonable(obj), indent=indent, allow_nan=False) + "\n")
+        text = json.dumps(to_jsonable(obj), indent=indent, allow_nan=False)
+        return text.replace("<", "\\u003c") if html_safe else text
 
     @staticmethod
     def read_json(path: Path, required: bool = True) -> Any:

@@ -11,7 +11,6 @@ has no human label for them (``human`` is ``None``: nothing is paired by positio
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,10 +98,10 @@ def transcript_view(records: Iterable[dict[str, Any]], reference: "LabelSet | No
 
 
 def view_json(view: dict[str, Any]) -> str:
-    """``view`` as the JSON text of ``transcript_view.json``: one line, NaN as null (``metaeval.io.jsonl.to_jsonable``),
-    every ``<`` written ``\\u003c`` (the same character in JSON), so that the report's viewer page embeds the
-    file's text as it is inside its ``<script type="application/json">`` (:func:`metaeval.report.viewer.viewer_html`)
-    without a second encoding of a document of megabytes."""
-    from metaeval.io.jsonl import to_jsonable
+    """``view`` as the JSON text of ``transcript_view.json``: :meth:`metaeval.layout.ResultsLayout.json_text` on one
+    line with every ``<`` written ``\\u003c``, so that the report's viewer page embeds the file's text as it is
+    inside its ``<script type="application/json">`` (:func:`metaeval.report.viewer.viewer_html`) without a second
+    encoding of a document of megabytes."""
+    from metaeval.layout import ResultsLayout
 
-    return json.dumps(to_jsonable(view), allow_nan=False).replace("<", "\\u003c")
+    return ResultsLayout.json_text(view, indent=None, html_safe=True)
