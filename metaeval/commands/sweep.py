@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metaeval.workflow.compose import compose_sweep, multirun_overrides
+    from metaeval.workflow.compose import multirun_overrides
     from metaeval.workflow.sweep import public_config
     from metaeval.errors import ConfigError
 
@@ -67,20 +67,21 @@ def run(args: argparse.Namespace) -> int:
         overrides.append("sweep.dry_run=true")
     if args.offline:
         overrides.append("sweep.offline=true")
-    drawing_server = False
-    if getattr(args, "command_process", False) and not (args.dry_run or args.cfg):
-        from metaeval.report.plots import start_drawing_server
-
-        # matplotlib's import for the report's figures, once, in a process of its own, while this one composes and
-        # judges (a core is idle then): about 0.3 s less at the report (docs/benchmarks.md, session 16).  Only as
-        # the `metaeval` command: the server's workers import the main module, which another program's may not allow
-        drawing_server = start_drawing_server()
-    settings, cells = compose_sweep(overrides, config_dir=args.config_dir)
+    settings, cells = _composed(overrides, args)
     if args.cfg:
         import yaml
 
         print(yaml.safe_dump(public_config(settings.document, with_judges=args.cfg == "all"), sort_keys=False), end="")
         return 0
+    drawing_server = False
+    if getattr(args, "command_process", False) and not args.dry_run and settings.report_enabled:
+        from metaeval.report.plots import start_drawing_server
+
+        # matplotlib's import for the report's figures, once, in a process of its own, while this one judges (a
+        # core is idle then): about 0.3 s less at the report (docs/benchmarks.md, session 16).  Started after the
+        # composition, whose two processes have the two cores (session 19).  Only as the `metaeval` command: the
+        # server's workers import the main module, which another program's may not allow
+        drawing_server = start_drawing_server()
     from metaeval.workflow.progress import stage_progress  # a bar on a terminal, one line per stage otherwise
     from metaeval.workflow.sweep import drive_sweep
 
@@ -120,6 +121,26 @@ def run(args: argparse.Namespace) -> int:
     for line in run.missing:  # figures asked for and not produced: not a success either
         print(f"metaeval sweep: missing figures: {line}", file=sys.stderr)
     return EXIT_FAILED_RATE if problems else EXIT_MISSING_FIGURES if run.missing else 0
+
+
+#: what a sweep imports right after composing (the dataset's reading, the pipeline), imported while it composes
+AFTER_COMPOSE = ("numpy", "pandas", "metaeval.pipeline.sweep", "metaeval.data.dataset", "metaeval.io.assignments")
+
+
+def _composed(overrides: list[str], args: argparse.Namespace):
+    """``compose_sweep``'s ``(settings, cells)``.  As the ``metaeval`` command, the composition (Hydra: 0.4 s of
+    CPU) runs in a forked child while this process imports :data:`AFTER_COMPOSE` (0.4 s), on two cores at once
+    (``metaeval.forked.call_in_fork``: the same result and the same errors as the plain call)."""
+    from metaeval.workflow.compose import compose_sweep
+
+    def compose():
+        return compose_sweep(overrides, config_dir=args.config_dir)
+
+    if not getattr(args, "command_process", False):
+        return compose()
+    from metaeval.forked import call_in_fork, preload
+
+    return call_in_fork(compose, meanwhile=lambda: preload(AFTER_COMPOSE))
 
 
 #: exit status of a sweep that stored everything but lacks figures it was asked for (see ``SweepRun.missing``)

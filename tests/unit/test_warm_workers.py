@@ -154,9 +154,9 @@ def test_the_package_main_module_runs_the_command_only_as_the_main_module():
 
 
 def test_the_sweep_command_starts_the_drawing_server_only_when_it_will_draw(monkeypatch, tmp_path):
-    """``metaeval sweep`` (the command's own process) starts the drawing server before it composes and hands it to
-    the sweep; ``--dry-run`` (nothing drawn) starts none, nor does ``main`` called from another program (whose main
-    module the server's workers would import)."""
+    """``metaeval sweep`` (the command's own process) starts the drawing server after it composes and hands it to
+    the sweep; ``--dry-run`` and ``report.enabled=false`` (nothing drawn) start none, nor does ``main`` called from
+    another program (whose main module the server's workers would import)."""
     from metaeval import cli
     from metaeval.workflow import sweep as workflow_sweep
 
@@ -172,5 +172,8 @@ def test_the_sweep_command_starts_the_drawing_server_only_when_it_will_draw(monk
     assert started == [] and handed == [False]
     assert cli.main(["sweep", "--no-progress", f"results_dir={tmp_path}"]) == 0
     assert started == [] and handed == [False, False]
+    assert cli.main(["sweep", "--no-progress", f"results_dir={tmp_path}", "+report.enabled=false"],
+                    command_process=True) == 0
+    assert started == [] and handed == [False, False, False]
     assert cli.main(["sweep", "--no-progress", f"results_dir={tmp_path}"], command_process=True) == 0
-    assert started == [1] and handed == [False, False, True]
+    assert started == [1] and handed == [False, False, False, True]
