@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from metaeval.errors import ConfigError
 from metaeval.measures import display_name, measure
@@ -24,6 +24,9 @@ from metaeval.report import verdict as verdict_mod
 from metaeval.report.context import FORMAT, Context
 from metaeval.report.load import load_results
 from metaeval.report.model import Report, Section, Text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from metaeval.study.records import Summary
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
 
 def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Path | None = None,
                  metric: str | None = None, worst_topics: int = 3, workers: int | str | None = "auto",
-                 drawing_server: bool = False) -> Report:
+                 drawing_server: bool = False, summary: "Summary | None" = None) -> Report:
     """Build the report of a sweep's results folder.
 
     ``thresholds``: a mapping (over the defaults) or a thresholds file path; the verdict's tau checks use the
@@ -52,7 +55,9 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
     study's worst topics per cell to show; ``workers``: processes that draw the figures
     (:func:`metaeval.report.plots.draw_all`; default the available CPUs, 1 draws them in this process);
     ``drawing_server``: they are forked from the drawing server the caller started
-    (:func:`metaeval.report.plots.start_drawing_server`), which has imported matplotlib already.
+    (:func:`metaeval.report.plots.start_drawing_server`), which has imported matplotlib already; ``summary``: the
+    folder's ``summary.json`` as the study that just wrote it holds it (:func:`metaeval.report.load.load_results`;
+    None reads the file).
     """
     th = dict(verdict_mod.DEFAULTS)
     if isinstance(thresholds, dict):
@@ -61,11 +66,12 @@ def build_report(results_dir: str | Path, thresholds: dict[str, Any] | str | Pat
         th = verdict_mod.load_thresholds(thresholds)
     # the workers import matplotlib while the report is built, and draw each figure as its section makes it
     with plots.drawing_workers(workers, server=drawing_server) as pool, plots.drawing_ahead(pool):
-        return _build(results_dir, th, metric, worst_topics, pool)
+        return _build(results_dir, th, metric, worst_topics, pool, summary)
 
 
-def _build(results_dir, th: dict[str, Any], metric: str | None, worst_topics: int, pool) -> Report:
-    res = load_results(results_dir)
+def _build(results_dir, th: dict[str, Any], metric: str | None, worst_topics: int, pool,
+           summary: "Summary | None" = None) -> Report:
+    res = load_results(results_dir, summary)
     known = list(res.study.metrics) if res.study is not None else []
     th["metric"] = measure(th.get("metric") or res.summary.primary_metric, "thresholds metric").name
     metric = measure(metric or th["metric"], "--metric").name

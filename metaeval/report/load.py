@@ -110,7 +110,10 @@ class Results:
             return None
 
 
-def load_results(path: str | Path) -> Results:
-    """Open a results folder (``<results_dir>/<name>/`` of a sweep, the one holding ``summary.json``)."""
+def load_results(path: str | Path, summary: Summary | None = None) -> Results:
+    """Open a results folder (``<results_dir>/<name>/`` of a sweep, the one holding ``summary.json``).  ``summary``:
+    the :class:`~metaeval.study.records.Summary` the study has just written there (the sweep hands over its own: the
+    record it encoded into ``summary.json``, built from JSON-ready values, so decoding the file gives an equal one);
+    None reads the file."""
     lay = ResultsLayout.open(path)
-    return Results(layout=lay, summary=read_summary(lay))
+    return Results(layout=lay, summary=summary if summary is not None else read_summary(lay))

@@ -41,12 +41,13 @@ def write_outputs(rep: Report, out_dir: str | Path) -> dict[str, Path]:
 
 def write_report(results_dir: str | Path, thresholds: Any = None, metric: str | None = None,
                  latex: bool = False, workers: int | str | None = "auto",
-                 drawing_server: bool = False) -> tuple[Report, dict[str, Path]]:
+                 drawing_server: bool = False, summary: Any = None) -> tuple[Report, dict[str, Path]]:
     """Build the report of ``results_dir`` and write its three files there (and ``report_latex/`` when ``latex``);
     ``workers``: processes that draw the figures, ``drawing_server``: forked from the drawing server the caller
-    started (:func:`metaeval.report.build.build_report`).  Returns (report, paths)."""
+    started, ``summary``: the folder's summary as the study that just wrote it holds it
+    (:func:`metaeval.report.build.build_report`).  Returns (report, paths)."""
     rep = build_report(results_dir, thresholds=thresholds, metric=metric, workers=workers,
-                       drawing_server=drawing_server)
+                       drawing_server=drawing_server, summary=summary)
     paths = write_outputs(rep, results_dir)
     if latex:
         from metaeval.report.latex import write_latex

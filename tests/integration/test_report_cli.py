@@ -403,3 +403,16 @@ def test_a_plan_anywhere_in_the_results_folder_is_in_the_report_and_in_latex(res
     tex = (res / "report_latex" / "plan.tex").read_text(encoding="utf-8")
     assert "\\caption{Human-labelled topics needed" in tex and "\\input{plan}" in \
         (res / "report_latex" / "tables.tex").read_text(encoding="utf-8")
+
+
+def test_the_report_the_sweep_writes_from_its_own_summary_is_the_one_summary_json_gives(results):
+    """The sweep hands the study's in-memory Summary to its report (``workflow.report.report_after_study``) instead
+    of decoding ``summary.json`` again: the report it wrote must be the one built from the files alone.  Planted
+    bug: a Summary that is not what the file decodes to (a field the study sets after writing, a NaN the file holds
+    as null) changes ``report.json`` here."""
+    from metaeval.io.jsonl import to_jsonable
+    from metaeval.report.build import build_report
+
+    written = json.loads((results / "report.json").read_text(encoding="utf-8"))
+    again = build_report(results, workers=1)
+    assert to_jsonable(again.data) == written
