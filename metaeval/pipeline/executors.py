@@ -69,7 +69,11 @@ class AsyncioExecutor:
         self.runtime_start_what = "judge SDK imports"
         self._started = False
 
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+    def run(self, jobs: Sequence[Job], on_result: OnResult, when_draining: Callable[[], Any] | None = None) -> None:
+        """Run ``jobs``, calling ``on_result`` for each.  ``when_draining``: called once, in a thread of its own,
+        when the last job has been taken and only the ones in flight remain (the event loop then mostly waits on
+        the server: the driver gives it the imports of what follows the judging, which would otherwise run after
+        it); its exceptions are ignored, and it has finished when this returns (no thread outlives the stage)."""
         if not self._started and jobs:
             self._started = True
             deployments = [d for c in self.worker_configs.values() if (d := getattr(c, "deployment", None)) is not None]
@@ -81,9 +85,16 @@ class AsyncioExecutor:
                 t = time.perf_counter()
                 import_sdks(deployments)
                 self.runtime_start_s += time.perf_counter() - t
-        asyncio.run(self._run(jobs, on_result))
+        asyncio.run(self._run(jobs, on_result, when_draining))  # its end waits for the when_draining thread
 
-    async def _run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+    async def _run(self, jobs: Sequence[Job], on_result: OnResult,
+                   when_draining: Callable[[], Any] | None = None) -> None:
+        pending = [when_draining] if when_draining is not None else []
+
+        def draining() -> None:  # the first drain task to find its queue empty starts it, once
+            if pending:
+                asyncio.get_running_loop().run_in_executor(None, _ignoring_errors, pending.pop())
+
         queues: dict[str, asyncio.Queue] = {}
         for job in jobs:
             queues.setdefault(job.worker_id, asyncio.Queue()).put_nowait(job)
@@ -93,7 +104,7 @@ class AsyncioExecutor:
                 self._workers[wid] = self.make_worker(self.worker_configs[wid])
             worker = self._workers[wid]
             for _ in range(max(1, self.concurrency.get(wid, 1)) + max(0, int(self.prefetch.get(wid, 0)))):
-                tasks.append(asyncio.create_task(self._drain(worker, q, on_result)))
+                tasks.append(asyncio.create_task(self._drain(worker, q, on_result, draining)))
         try:
             await asyncio.gather(*tasks)
         finally:
@@ -106,11 +117,13 @@ class AsyncioExecutor:
             self._workers.clear()
 
     @staticmethod
-    async def _drain(worker: Worker, q: asyncio.Queue, on_result: OnResult) -> None:
+    async def _drain(worker: Worker, q: asyncio.Queue, on_result: OnResult,
+                     draining: Callable[[], None] = lambda: None) -> None:
         while True:
             try:
                 job = q.get_nowait()
             except asyncio.QueueEmpty:
+                draining()
                 return
             try:
                 result: Any = await worker.run(job.stage, job.payload)
@@ -122,3 +135,10 @@ class AsyncioExecutor:
 
     def shutdown(self) -> None:
         pass
+
+
+def _ignoring_errors(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - a preparation only: what it prepares is done again when needed
+        log.debug("when_draining failed", exc_info=True)

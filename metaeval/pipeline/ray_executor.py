@@ -216,7 +216,10 @@ class RayExecutor:
         return min(live, key=lambda r: (r.in_flight / r.cap, r.index)) if live else None
 
     # ------------------------------------------------------------------ run
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+    def run(self, jobs: Sequence[Job], on_result: OnResult, when_draining: Callable[[], Any] | None = None) -> None:
+        """Run ``jobs`` on the actors, calling ``on_result`` for each.  ``when_draining`` (the in-process
+        executor's preparation for what follows the judging) is not called: this driver is not the one judging,
+        and its imports do not wait on the judges' replies."""
         import ray
 
         t = time.perf_counter()

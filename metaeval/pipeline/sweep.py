@@ -78,8 +78,12 @@ class Sweep:
     store); it loads and checks nothing itself."""
 
     def __init__(self, settings: PipelineSettings, plan: SweepPlan, layout: ResultsLayout, store: Any,
-                 progress: ProgressFactory | None = None, hold_lock: bool = False):
+                 progress: ProgressFactory | None = None, hold_lock: bool = False,
+                 when_idle: Callable[[], Any] | None = None):
         self.pipeline = settings
+        #: the caller's preparation for what follows the judging (imports), given to the executor for the last
+        #: stage, assignment: it runs while that stage's last jobs are in flight (``AsyncioExecutor.run``)
+        self.when_idle = when_idle
         self.settings = settings.sweep  # batch sizes and caps of every stage job (``metaeval.pipeline.stages``)
         self.relevance = settings.sweep.relevance
         self.dry_run = settings.sweep.dry_run
@@ -138,7 +142,7 @@ class Sweep:
 
         executor = self._shared_executor()  # one per sweep: Ray actors started for one stage serve the next
         try:
-            executor.run(jobs, on_result)
+            executor.run(jobs, on_result, when_draining=self.when_idle if stage == "assign" else None)
         finally:
             if bar is not None:
                 bar.close()
@@ -399,7 +403,7 @@ class Sweep:
 
 
 def open_sweep(settings: PipelineSettings, cells: Sequence[Cell], progress: ProgressFactory | None = None,
-               hold_lock: bool = False) -> Sweep:
+               hold_lock: bool = False, when_idle: Callable[[], Any] | None = None) -> Sweep:
     """A ready :class:`Sweep`: every check (judges, dataset, cell ids) done and the dataset loaded; the store
     opened (and the folder locked) unless it is a dry run, which writes nothing and reads what is stored."""
     plan = plan_sweep(settings, cells)
@@ -411,13 +415,13 @@ def open_sweep(settings: PipelineSettings, cells: Sequence[Cell], progress: Prog
     else:
         layout.ensure()
         store = ResultsStore(layout)  # jobs, quarantine and lock paths from the layout
-    return Sweep(settings, plan, layout, store, progress, hold_lock=hold_lock)
+    return Sweep(settings, plan, layout, store, progress, hold_lock=hold_lock, when_idle=when_idle)
 
 
 def run_sweep(settings: PipelineSettings, cells: Sequence[Cell], progress: ProgressFactory | None = None,
-              hold_lock: bool = False) -> SweepOutcome:
+              hold_lock: bool = False, when_idle: Callable[[], Any] | None = None) -> SweepOutcome:
     """Judge every cell and return its label sets (:func:`open_sweep`, then ``Sweep.run``).  ``hold_lock``: keep
     the results folder's lock after judging; the caller writes the study and report and then calls
     ``outcome.release()`` (a second sweep of the same folder waits for neither half-written summaries nor a
-    half-written report)."""
-    return open_sweep(settings, cells, progress, hold_lock=hold_lock).run()
+    half-written report).  ``when_idle``: see ``Sweep.when_idle``."""
+    return open_sweep(settings, cells, progress, hold_lock=hold_lock, when_idle=when_idle).run()

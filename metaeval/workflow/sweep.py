@@ -107,7 +107,8 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
 
     log_grid_notes(settings.document)  # judges left out of the grid, once (after the checks: an error stays one line)
     t0 = time.perf_counter()
-    outcome = run_sweep(settings.pipeline, cells, progress, hold_lock=True)  # label sets (folder lock held)
+    outcome = run_sweep(settings.pipeline, cells, progress, hold_lock=True,  # label sets (folder lock held)
+                        when_idle=lambda: import_study_and_report())  # while the last replies are awaited
     if outcome.dry_run:
         return SweepRun(summary=None, dry_run_cells=outcome.cells)
     from metaeval.pipeline.health import failed_rate_problems
@@ -132,6 +133,37 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     failed = [] if summary.stopped else failed_rate_problems([encode(c) for c in summary.cells],
                                                              settings.sweep.max_failed_rate)
     return SweepRun(summary=summary, closing=closing, missing=missing, comparison=comparison, failed=failed)
+
+
+#: the packages the study and the report are made of, and the libraries they import that the judging does not
+AFTER_JUDGING_PACKAGES = ("metaeval.study", "metaeval.calibration", "metaeval.analysis", "metaeval.planning",
+                          "metaeval.report")
+AFTER_JUDGING_MODULES = ("scipy.special", "threadpoolctl", "multiprocessing.pool", "metaeval.scoring",
+                         "metaeval.io.scores", "metaeval.io.transcripts", "metaeval.pipeline.health",
+                         "metaeval.pipeline.task_map", "metaeval.workflow.report", "rich.console", "rich.table")
+
+
+def import_study_and_report() -> None:
+    """Import every module of :data:`AFTER_JUDGING_PACKAGES` and :data:`AFTER_JUDGING_MODULES` (about 0.25 s):
+    what the study and the report would otherwise import after the judging, on its critical path.  The sweep
+    runs it while the assignment stage's last jobs are in flight (``Sweep.when_idle``: a thread, while the event
+    loop mostly waits on the judge's replies).  A module that does not import (an optional extra missing) is
+    skipped: the code that needs it says so when it runs."""
+    import importlib
+    import pkgutil
+
+    names: list[str] = []
+    for package in AFTER_JUDGING_PACKAGES:
+        try:
+            pkg = importlib.import_module(package)
+        except Exception:  # noqa: BLE001 - see the docstring
+            continue
+        names += [package] + [m.name for m in pkgutil.walk_packages(pkg.__path__, package + ".", onerror=lambda _: None)]
+    for name in [*names, *AFTER_JUDGING_MODULES]:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - see the docstring
+            continue
 
 
 def neighbour_comparison(layout: Any) -> dict[str, Any] | None:
