@@ -6,7 +6,8 @@ Runs ``metaeval ARGS`` in a child process whose named steps are timed (wall seco
 and the child's own CPU seconds in each; work in forked workers is not in that CPU), then prints one row per step and
 three rows the steps do not show: the interpreter's start before the timer, what ``main()`` did outside the steps
 (imports, argument parsing, the printed summary), and the time from ``main()``'s return to the process's end.  Steps: configuration
-(``compose_sweep``), the sweep (``run_sweep``: dataset, jobs, judging, store), the study's parts
+(``commands.sweep._composed``: ``compose_sweep`` in a forked child, beside the imports that follow it; its CPU column
+is this process's part only), the sweep (``run_sweep``: dataset, jobs, judging, store), the study's parts
 (``metaeval.study.run``: cell files, analysis, calibration, ``study.json``) and the report.  The child exits the way
 the ``metaeval`` command does (:func:`metaeval.quick_exit.exit_quickly`) and runs as its process does
 (``metaeval.cli.entry``: :mod:`metaeval.process_policy`, the drawing server).  Figures are
@@ -25,7 +26,8 @@ import time
 
 #: (module, function, shown as): the steps timed, in the order they run
 STEPS = (
-    ("metaeval.workflow.compose", "compose_sweep", "configuration (Hydra compose, typed settings)"),
+    # the sweep command composes in a forked child while it imports numpy, pandas and the pipeline: timed here
+    ("metaeval.commands.sweep", "_composed", "configuration (Hydra compose, typed settings)"),
     ("metaeval.pipeline.sweep", "run_sweep", "sweep: dataset, jobs, judging, store"),
     ("metaeval.study.run", "write_cell_files", "study: cell label and score files"),
     ("metaeval.study.run", "study_cells", "study: the cells' tasks (analysis, calibration, study.json figures)"),
