@@ -67,13 +67,18 @@ class AsyncioExecutor:
         #: runtime's start, as a Ray actor imports them while it starts); the sweep reports it apart from judging
         self.runtime_start_s = 0.0
         self.runtime_start_what = "judge SDK imports"
+        #: seconds the stages waited, after their last job, for ``when_draining`` to finish (its imports outlasted
+        #: the jobs in flight: a short offline judging); not judging, and the sweep does not count it as such
+        self.preparation_wait_s = 0.0
         self._started = False
 
     def run(self, jobs: Sequence[Job], on_result: OnResult, when_draining: Callable[[], Any] | None = None) -> None:
         """Run ``jobs``, calling ``on_result`` for each.  ``when_draining``: called once, in a thread of its own,
         when the last job has been taken and only the ones in flight remain (the event loop then mostly waits on
         the server: the driver gives it the imports of what follows the judging, which would otherwise run after
-        it); its exceptions are ignored, and it has finished when this returns (no thread outlives the stage)."""
+        it); its exceptions are ignored, and it has finished when this returns (no thread outlives the stage): the
+        time waited for it after the last job is added to :attr:`preparation_wait_s`.  Only when a job's judge calls a
+        model server: offline judges keep the loop busy computing, and a thread beside them would only slow them."""
         if not self._started and jobs:
             self._started = True
             deployments = [d for c in self.worker_configs.values() if (d := getattr(c, "deployment", None)) is not None]
@@ -85,15 +90,18 @@ class AsyncioExecutor:
                 t = time.perf_counter()
                 import_sdks(deployments)
                 self.runtime_start_s += time.perf_counter() - t
-        asyncio.run(self._run(jobs, on_result, when_draining))  # its end waits for the when_draining thread
+        waits = any(getattr(self.worker_configs.get(j.worker_id), "deployment", None) is not None
+                    for j in {j.worker_id: j for j in jobs}.values())
+        asyncio.run(self._run(jobs, on_result, when_draining if waits else None))
 
     async def _run(self, jobs: Sequence[Job], on_result: OnResult,
                    when_draining: Callable[[], Any] | None = None) -> None:
         pending = [when_draining] if when_draining is not None else []
+        started: list[asyncio.Future] = []
 
         def draining() -> None:  # the first drain task to find its queue empty starts it, once
             if pending:
-                asyncio.get_running_loop().run_in_executor(None, _ignoring_errors, pending.pop())
+                started.append(asyncio.get_running_loop().run_in_executor(None, _ignoring_errors, pending.pop()))
 
         queues: dict[str, asyncio.Queue] = {}
         for job in jobs:
@@ -107,6 +115,12 @@ class AsyncioExecutor:
                 tasks.append(asyncio.create_task(self._drain(worker, q, on_result, draining)))
         try:
             await asyncio.gather(*tasks)
+            if started:  # the jobs are done; the preparation may not be
+                import time
+
+                t0 = time.perf_counter()
+                await started[0]
+                self.preparation_wait_s += time.perf_counter() - t0
         finally:
             for t in tasks:
                 t.cancel()

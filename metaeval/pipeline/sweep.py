@@ -292,7 +292,9 @@ class Sweep:
         self.runtime_start_s = float(getattr(self._exec, "runtime_start_s", 0.0) or 0.0)
         self.runtime_start_what = str(getattr(self._exec, "runtime_start_what", "") or "")
         self.actors_start_s = float(getattr(self._exec, "actors_start_s", 0.0) or 0.0)
-        self.judging_s = time.perf_counter() - t0 - self.runtime_start_s
+        # ... less the wait, after the last job, for the preparation of the study (``when_idle``) to finish
+        prep = float(getattr(self._exec, "preparation_wait_s", 0.0) or 0.0)
+        self.judging_s = time.perf_counter() - t0 - self.runtime_start_s - prep
         self.store.close(keep_lock=self.hold_lock)
         out = self.outcome({} if self.dry_run else label_sets, {} if self.dry_run else samples)
         if self.hold_lock:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 from metaeval.pipeline.executors import AsyncioExecutor, Job
 
@@ -24,8 +25,18 @@ class _Slow:
         return {"i": payload["i"]}
 
 
+#: a worker config whose judge calls a model server (``deployment`` set): the only kind it is given to
+NETWORK = {"w": SimpleNamespace(deployment=SimpleNamespace(name="d"))}
+
+
 def _jobs(n):
     return [Job(key=f"k{i}", worker_id="w", stage="assign", payload={"i": i}) for i in range(n)]
+
+
+def _executor(log, configs=None, concurrency=3):
+    ex = AsyncioExecutor(lambda cfg: _Slow(log), configs or NETWORK, {"w": concurrency})
+    ex._started = True  # no SDK to import for these workers
+    return ex
 
 
 def test_it_runs_once_in_a_thread_after_the_last_job_started_and_before_run_returns():
@@ -38,32 +49,40 @@ def test_it_runs_once_in_a_thread_after_the_last_job_started_and_before_run_retu
         log.append(("prepared", None))
 
     got = []
-    AsyncioExecutor(lambda cfg: _Slow(log), {"w": {}}, {"w": 3}).run(_jobs(10), lambda j, r: got.append(r["i"]),
-                                                                   when_draining=prepare)
+    ex = _executor(log)
+    ex.run(_jobs(10), lambda j, r: got.append(r["i"]), when_draining=prepare)
     assert calls == [True]  # once, not on the main thread
     assert sorted(got) == list(range(10))
     at = log.index(("prepare", None))
     assert {("start", i) for i in range(10)} <= set(log[:at])  # every job had been taken
     assert any(e[0] == "end" for e in log[at:])  # some were still in flight: it overlapped them
     assert log[-1] == ("prepared", None)  # and it had finished when run() returned
+    # the wait for it after the last job (0.05 s of preparation against at most 0.02 s of jobs left) is recorded,
+    # so that the sweep does not count it as judging
+    assert 0.02 <= ex.preparation_wait_s <= 0.05 + 0.5
 
 
-def test_its_errors_are_ignored_and_without_it_nothing_changes():
-    got = []
+def test_its_errors_are_ignored_offline_judges_do_not_get_it_and_without_it_nothing_changes():
+    got, calls = [], []
 
     def broken():
         raise ImportError("an extra that is not installed")
 
-    AsyncioExecutor(lambda cfg: _Slow([]), {"w": {}}, {"w": 2}).run(_jobs(5), lambda j, r: got.append(r["i"]),
-                                                                  when_draining=broken)
-    AsyncioExecutor(lambda cfg: _Slow([]), {"w": {}}, {"w": 2}).run(_jobs(5), lambda j, r: got.append(r["i"]))
-    assert sorted(got) == sorted([*range(5), *range(5)])
+    _executor([], concurrency=2).run(_jobs(5), lambda j, r: got.append(r["i"]), when_draining=broken)
+    # offline judges (no deployment): the loop is busy computing, nothing to overlap
+    _executor([], {"w": {}}, 2).run(_jobs(5), lambda j, r: got.append(r["i"]), when_draining=lambda: calls.append(1))
+    _executor([], concurrency=2).run(_jobs(5), lambda j, r: got.append(r["i"]))
+    assert sorted(got) == sorted([*range(5)] * 3)
+    assert calls == []
 
 
 def test_the_sweep_gives_it_to_the_assignment_stage_only(monkeypatch, tmp_path):
-    """A demo sweep that creates, labels and assigns (``auto_auto``): the driver's ``import_study_and_report`` is
-    called once, from a thread, during the assignment stage."""
+    """A sweep against the test server (``judge=testserver``, a model server on 127.0.0.1): the driver's
+    ``import_study_and_report`` is called once, from a thread, during the assignment stage; a demo sweep that
+    creates, labels and assigns with an offline judge hands it only to the assignment stage, which does not call
+    it (nothing to wait on)."""
     from metaeval.pipeline import executors
+    from metaeval.testing.server import ChatTestServer, Faults
     from metaeval.workflow import sweep as workflow_sweep
     from metaeval.workflow.compose import compose_sweep
 
@@ -77,13 +96,20 @@ def test_the_sweep_gives_it_to_the_assignment_stage_only(monkeypatch, tmp_path):
     monkeypatch.setattr(executors.AsyncioExecutor, "run", run)
     monkeypatch.setattr(workflow_sweep, "import_study_and_report",
                         lambda: calls.append(threading.current_thread() is not threading.main_thread()))
-    ov = ["grid=single", "judge=lexical", "strategy=auto_auto", "runtime=serial", f"results_dir={tmp_path}",
-          "sweep.progress=false", "+report.enabled=false", "calibration.enabled=false"]
+    common = ["grid=single", "runtime=serial", "sweep.progress=false", "+report.enabled=false",
+              "calibration.enabled=false"]
+    with ChatTestServer(faults=Faults(latency_s=0.01)) as srv:
+        ov = [*common, "judge=testserver", f"judge.deployment.base_url={srv.openai_base_url}",
+              "strategy=human_auto", f"results_dir={tmp_path / 'net'}"]
+        settings, cells = compose_sweep(ov)
+        workflow_sweep.drive_sweep(settings, cells, ov)
+    assert stages == [("assign", True)] and calls == [True]
+    stages.clear()
+    ov = [*common, "judge=lexical", "strategy=auto_auto", f"results_dir={tmp_path / 'offline'}"]
     settings, cells = compose_sweep(ov)
     workflow_sweep.drive_sweep(settings, cells, ov)
-    assert [s for s, _ in stages] == ["create", "importance", "assign"]
-    assert [given for _, given in stages] == [False, False, True]
-    assert calls == [True]
+    assert stages == [("create", False), ("importance", False), ("assign", True)]
+    assert calls == [True]  # not called again: the offline judge's loop had nothing to wait on
 
 
 def test_the_preparation_imports_the_study_calibration_and_report_modules():
