@@ -9,6 +9,10 @@ same order, whatever the number of workers.
 
 Runs serially (the plain loop, in this process) when ``workers`` <= 1, with one item, where ``fork`` is not the
 platform's safe default (not Linux), or inside a daemonic worker process (which may not have children).
+
+Also here: :class:`WarmWorkers` (workers started before their items are known), :func:`start_forkserver` (the
+process they can be forked from) and :func:`call_in_fork` (one function in a forked child while this process does
+something else).
 """
 
 from __future__ import annotations
