@@ -68,7 +68,7 @@ class AsyncioExecutor:
         self.runtime_start_s = 0.0
         self.runtime_start_what = "judge SDK imports"
         #: seconds the stages waited, after their last job, for ``when_draining`` to finish (its imports outlasted
-        #: the jobs in flight: a short offline judging); not judging, and the sweep does not count it as such
+        #: the replies still in flight: a fast server); not judging, and the sweep does not count it as such
         self.preparation_wait_s = 0.0
         self._started = False
 
