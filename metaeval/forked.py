@@ -84,13 +84,18 @@ def one_blas_thread():
     return threadpool_limits(1)
 
 
-def preload(modules: Sequence[str]) -> None:
+def preload(modules: Sequence[str], skip_failures: bool = False) -> None:
     """Import ``modules`` in this process before a map forks its workers, so that each worker inherits them instead
-    of importing its own copy on its first task (``scipy.special`` alone is about 0.15 s per process)."""
+    of importing its own copy on its first task (``scipy.special`` alone is about 0.15 s per process).
+    ``skip_failures``: a module that does not import (an optional extra missing) is passed over, not raised (for
+    imports made ahead of time only: the code that needs the module says so when it runs)."""
     import importlib
 
     for name in modules:
-        importlib.import_module(name)
+        if skip_failures:
+            best_effort(lambda: importlib.import_module(name))
+        else:
+            importlib.import_module(name)
 
 
 def _run_item(i: int) -> Any:
@@ -211,7 +216,7 @@ def call_in_fork(fn: Callable[[], Any], meanwhile: Callable[[], Any] | None = No
     it is ignored: what it prepares is done again when needed).  Without a safe ``fork`` (not Linux, a daemonic
     process) it is the plain call, after ``meanwhile``."""
     if not can_fork():
-        _best_effort(meanwhile)
+        best_effort(meanwhile)
         return fn()
     import pickle
 
@@ -226,7 +231,7 @@ def call_in_fork(fn: Callable[[], Any], meanwhile: Callable[[], Any] | None = No
     os.close(write_end)
     done = False
     try:
-        _best_effort(meanwhile)
+        best_effort(meanwhile)
         with os.fdopen(read_end, "rb") as pipe:
             data = pipe.read()
         os.waitpid(pid, 0)
@@ -279,10 +284,14 @@ def _answer(fn: Callable[[], Any], fd: int) -> None:
         pipe.write(data)
 
 
-def _best_effort(fn: Callable[[], Any] | None) -> None:
+def best_effort(fn: Callable[[], Any] | None) -> None:
+    """``fn()`` (when given) with its exceptions logged at debug level and dropped: for preparations only (imports
+    made ahead of time), whose work is done again, and reported, where it is needed."""
     if fn is None:
         return
     try:
         fn()
-    except Exception:  # noqa: BLE001 - a preparation only; the work it prepares does it again and reports
-        pass
+    except Exception:  # noqa: BLE001 - see the docstring
+        import logging
+
+        logging.getLogger(__name__).debug("preparation failed", exc_info=True)

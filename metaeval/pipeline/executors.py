@@ -90,8 +90,8 @@ class AsyncioExecutor:
                 t = time.perf_counter()
                 import_sdks(deployments)
                 self.runtime_start_s += time.perf_counter() - t
-        waits = any(getattr(self.worker_configs.get(j.worker_id), "deployment", None) is not None
-                    for j in {j.worker_id: j for j in jobs}.values())
+        waits = any(getattr(self.worker_configs.get(w), "deployment", None) is not None
+                    for w in {j.worker_id for j in jobs})
         asyncio.run(self._run(jobs, on_result, when_draining if waits else None))
 
     async def _run(self, jobs: Sequence[Job], on_result: OnResult,
@@ -101,7 +101,9 @@ class AsyncioExecutor:
 
         def draining() -> None:  # the first drain task to find its queue empty starts it, once
             if pending:
-                started.append(asyncio.get_running_loop().run_in_executor(None, _ignoring_errors, pending.pop()))
+                from metaeval.forked import best_effort
+
+                started.append(asyncio.get_running_loop().run_in_executor(None, best_effort, pending.pop()))
 
         queues: dict[str, asyncio.Queue] = {}
         for job in jobs:
@@ -150,9 +152,3 @@ class AsyncioExecutor:
     def shutdown(self) -> None:
         pass
 
-
-def _ignoring_errors(fn: Callable[[], Any]) -> None:
-    try:
-        fn()
-    except Exception:  # noqa: BLE001 - a preparation only: what it prepares is done again when needed
-        log.debug("when_draining failed", exc_info=True)

@@ -108,7 +108,7 @@ def drive_sweep(settings: RunSettings, cells: list, overrides: Sequence[str],
     log_grid_notes(settings.document)  # judges left out of the grid, once (after the checks: an error stays one line)
     t0 = time.perf_counter()
     outcome = run_sweep(settings.pipeline, cells, progress, hold_lock=True,  # label sets (folder lock held)
-                        when_idle=lambda: import_study_and_report())  # while the last replies are awaited
+                        when_idle=import_study_and_report)  # while the last replies are awaited
     if outcome.dry_run:
         return SweepRun(summary=None, dry_run_cells=outcome.cells)
     from metaeval.pipeline.health import failed_rate_problems
@@ -152,6 +152,8 @@ def import_study_and_report() -> None:
     import importlib
     import pkgutil
 
+    from metaeval.forked import preload
+
     names: list[str] = []
     for package in AFTER_JUDGING_PACKAGES:
         try:
@@ -159,11 +161,7 @@ def import_study_and_report() -> None:
         except Exception:  # noqa: BLE001 - see the docstring
             continue
         names += [package] + [m.name for m in pkgutil.walk_packages(pkg.__path__, package + ".", onerror=lambda _: None)]
-    for name in [*names, *AFTER_JUDGING_MODULES]:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - see the docstring
-            continue
+    preload([*names, *AFTER_JUDGING_MODULES], skip_failures=True)
 
 
 def neighbour_comparison(layout: Any) -> dict[str, Any] | None:
