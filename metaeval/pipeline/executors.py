@@ -78,7 +78,7 @@ class AsyncioExecutor:
         the server: the driver gives it the imports of what follows the judging, which would otherwise run after
         it); its exceptions are ignored, and it has finished when this returns (no thread outlives the stage): the
         time waited for it after the last job is added to :attr:`preparation_wait_s`.  Only when a job's judge calls a
-        model server: offline judges keep the loop busy computing, and a thread beside them would only slow them."""
+        model server: offline judges keep the loop busy computing: there is no wait to overlap."""
         if not self._started and jobs:
             self._started = True
             deployments = [d for c in self.worker_configs.values() if (d := getattr(c, "deployment", None)) is not None]
